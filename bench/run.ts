@@ -1,0 +1,14 @@
+/** `npm run bench`: every benchmark in turn, then one report (bench/results/latest.{json,md}). */
+import { benchApiAuth } from './apiAuth.js';
+import { writeReport } from './lib.js';
+
+const only = process.argv[2];
+const benchmarks: Record<string, () => Promise<void>> = {
+  'api-auth': benchApiAuth,
+};
+
+for (const [name, run] of Object.entries(benchmarks)) {
+  if (only && only !== name) continue;
+  await run();
+}
+writeReport();

@@ -1,0 +1,114 @@
+/**
+ * Builds the Fastify application: infrastructure plugins, then feature routes. Tests call
+ * `buildApp` and drive it with `inject`; `serve` listens on a port.
+ */
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { AppContext } from './context.js';
+import { apiKeyHook } from './http/auth.js';
+import { ApiError, registerErrorHandling } from './http/errors.js';
+import { ErrorBody } from './http/schemas.js';
+import { registerValidators } from './http/validation.js';
+import { brandRoutes } from './modules/brands/routes.js';
+import { healthRoutes } from './modules/health/routes.js';
+
+export const API_PREFIX = '/api/v1';
+
+/** Accepts only plain request ids from clients, so they are safe to echo and to log. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.logger,
+    // Fastify's own two lines per request are replaced by one (onResponse hook below).
+    logController: new LogController({ disableRequestLogging: true }),
+    trustProxy: ctx.config.trustProxy,
+    bodyLimit: ctx.config.bodyLimitBytes,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    ajv: { customOptions: { allErrors: true } },
+    routerOptions: { ignoreTrailingSlash: true },
+    // Slow clients must not hold sockets for ever.
+    connectionTimeout: 30_000,
+    requestTimeout: 30_000,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  registerValidators(app);
+  registerErrorHandling(app);
+  registerJsonParser(app);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  // One log line per request (instead of Fastify's two) keeps logging cheap; the URL is
+  // logged without its query string, which may carry tokens.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        path: request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      'request',
+    );
+  });
+
+  app.addSchema(ErrorBody);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Affitrack API',
+        version: '1.0.0',
+        description:
+          'Affiliate tracking: offers, partners, clicks, conversions, reports and signed webhooks. ' +
+          'Authenticate with `Authorization: Bearer <API key>`. Errors are `{ "error": { "code", "message" } }`.',
+      },
+      servers: [{ url: ctx.config.publicUrl }],
+      components: {
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key of one brand.' } },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+
+  app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(healthRoutes(ctx));
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', apiKeyHook(ctx));
+      await api.register(brandRoutes(ctx));
+    },
+    { prefix: API_PREFIX },
+  );
+  return app;
+}
+
+/**
+ * JSON bodies: an empty body with a JSON content type means "no body" (clients send the
+ * header on every request, including bodiless POSTs); anything unparsable is 400.
+ */
+function registerJsonParser(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      // A "__proto__" key becomes a plain own property here and is then refused as an
+      // unknown field by the strict body schemas.
+      done(null, JSON.parse(text));
+    } catch {
+      done(new ApiError('invalid_json', 'The request body is not valid JSON.'), undefined);
+    }
+  });
+}

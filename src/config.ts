@@ -1,0 +1,120 @@
+/**
+ * Configuration is read from the environment exactly once, validated, and passed down as a
+ * typed object. Nothing else in the code reads `process.env` (STYLE §9).
+ */
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  rateLimitPerMinute: number;
+  applyRateLimitPerMinute: number;
+  webhookRetryDelaysMs: number[];
+  webhookMaxAttempts: number;
+  webhookTimeoutMs: number;
+  webhookAllowPrivateNetworks: boolean;
+  trustProxy: boolean;
+  logLevel: string;
+  bodyLimitBytes: number;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`Invalid ${variable}: ${message}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Parses `250ms`, `10s`, `5m`, `2h` (a bare number is milliseconds). */
+export function parseDuration(text: string): number | null {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
+  if (!match) return null;
+  const unit = DURATION_UNITS_MS[match[2] ?? 'ms'] ?? 1;
+  return Math.round(Number(match[1]) * unit);
+}
+
+function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `expected an integer, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}`);
+  return value;
+}
+
+function readBool(env: Env, name: string): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return false;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(name, `expected true or false, got "${env[name]}"`);
+}
+
+function readDuration(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = parseDuration(raw);
+  if (value === null || value <= 0) throw new ConfigError(name, `expected a duration like 10s, got "${raw}"`);
+  return value;
+}
+
+function readDelays(env: Env, name: string): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return [1000, 5000, 30_000, 300_000, 1_800_000, 7_200_000];
+  const delays = raw.split(',').map((part) => parseDuration(part));
+  if (delays.length === 0 || delays.some((d) => d === null || d < 0)) {
+    throw new ConfigError(name, `expected a comma list of durations like 1s,5s,30s, got "${raw}"`);
+  }
+  return delays as number[];
+}
+
+function readUrl(env: Env, name: string, protocols: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL');
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(name, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = readInt(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST?.trim() || '127.0.0.1';
+  const publicUrl = (readUrl(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const logLevel = env.LOG_LEVEL?.trim() || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  return {
+    port,
+    host,
+    publicUrl,
+    dataDir: path.resolve(env.DATA_DIR?.trim() || './data'),
+    databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 100_000_000),
+    applyRateLimitPerMinute: readInt(env, 'APPLY_RATE_LIMIT_PER_MINUTE', 10, 1, 100_000_000),
+    webhookRetryDelaysMs: readDelays(env, 'WEBHOOK_RETRY_DELAYS'),
+    webhookMaxAttempts: readInt(env, 'WEBHOOK_MAX_ATTEMPTS', 6, 1, 100),
+    webhookTimeoutMs: readDuration(env, 'WEBHOOK_TIMEOUT', 10_000),
+    webhookAllowPrivateNetworks: readBool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'),
+    trustProxy: readBool(env, 'TRUST_PROXY'),
+    logLevel,
+    bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
+  };
+}

@@ -1,0 +1,16 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import type { RateLimiter } from './http/rateLimit.js';
+import type { ApiKeyAuthenticator } from './modules/apiKeys/service.js';
+
+/** Everything a request handler or job needs, built once at start-up and passed down. */
+export interface AppContext {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  rateLimiter: RateLimiter;
+  authenticator: ApiKeyAuthenticator;
+  logger: FastifyBaseLogger;
+}

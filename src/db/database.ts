@@ -1,0 +1,164 @@
+/**
+ * One storage interface over two dialects. Reads go through `read`; every write goes
+ * through `transact`, which on SQLite is group-committed (see groupCommit.ts) and on
+ * PostgreSQL is an ordinary pooled transaction.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import { GroupCommitter } from './groupCommit.js';
+import type { Schema } from './schema.js';
+import { SharedFileSqliteDialect } from './sqliteDialect.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+export type Trx = Transaction<Schema>;
+/** What repositories take: `db.read` for reads, or the `trx` of the caller's transaction. */
+export type Queryable = Kysely<Schema>;
+export type TransactWork<T> = (trx: Trx) => Promise<T>;
+
+export interface DatabaseOptions {
+  /** `postgres://…`; when null, embedded SQLite in `dataDir`. */
+  databaseUrl: string | null;
+  dataDir: string;
+  /** PostgreSQL schema to use (tests give each file its own). */
+  schema?: string;
+  /** SQLite file name inside `dataDir`. */
+  sqliteFile?: string;
+  poolSize?: number;
+}
+
+/** How long a SQLite writer waits for another process's lock before failing. */
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
+// PostgreSQL returns BIGINT (20) and NUMERIC (1700, e.g. SUM of BIGINT) as strings so no
+// precision is lost. Every such value here is an epoch-ms timestamp or a cents total, far
+// below 2^53, so numbers are safe and keep both dialects returning the same types.
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+export class Database {
+  readonly dialect: Dialect;
+  readonly schema: string;
+  /** Connection for reads. On SQLite a second connection, so reads never queue behind a write batch. */
+  readonly read: Kysely<Schema>;
+  private readonly write: Kysely<Schema>;
+  private readonly committer: GroupCommitter | null;
+  private readonly afterCommitHooks = new WeakMap<Trx, Array<() => void>>();
+  private readonly pool: pg.Pool | null;
+
+  constructor(options: DatabaseOptions) {
+    if (options.databaseUrl) {
+      this.dialect = 'postgres';
+      this.schema = options.schema ?? 'public';
+      this.pool = new pg.Pool({
+        connectionString: options.databaseUrl,
+        max: options.poolSize ?? 10,
+        options: this.schema === 'public' ? undefined : `-c search_path=${this.schema}`,
+      });
+      // An idle client's error (e.g. the server restarting) must not crash the process;
+      // the next query reports it instead.
+      this.pool.on('error', () => {});
+      this.write = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: this.pool }) });
+      this.read = this.write;
+      this.committer = null;
+    } else {
+      this.dialect = 'sqlite';
+      this.schema = 'main';
+      this.pool = null;
+      mkdirSync(options.dataDir, { recursive: true });
+      const file = path.join(options.dataDir, options.sqliteFile ?? 'affitrack.db');
+      const writer = openSqlite(file);
+      const reader = openSqlite(file);
+      this.write = new Kysely<Schema>({ dialect: new SharedFileSqliteDialect(writer) });
+      this.read = new Kysely<Schema>({ dialect: new SqliteDialect({ database: reader }) });
+      this.committer = new GroupCommitter(this.write);
+    }
+  }
+
+  /**
+   * Runs `work` in a transaction and resolves once it is durably committed. `work` must
+   * do all its writes through the `trx` it is given and must not call `transact` again.
+   */
+  async transact<T>(work: TransactWork<T>): Promise<T> {
+    if (this.committer) {
+      return this.committer.run(work, (trx) => this.runAfterCommit(trx));
+    }
+    let committedTrx: Trx | null = null;
+    const result = await this.write.transaction().execute(async (trx) => {
+      committedTrx = trx;
+      return work(trx);
+    });
+    if (committedTrx) this.runAfterCommit(committedTrx);
+    return result;
+  }
+
+  /**
+   * Registers `hook` to run once `trx` has committed. Hooks are wake-up signals (e.g. "a
+   * delivery is due"): on SQLite a batch shares one transaction, so a hook of a unit that
+   * rolled back to its savepoint may still run, which a wake-up tolerates.
+   */
+  afterCommit(trx: Trx, hook: () => void): void {
+    const hooks = this.afterCommitHooks.get(trx);
+    if (hooks) hooks.push(hook);
+    else this.afterCommitHooks.set(trx, [hook]);
+  }
+
+  private runAfterCommit(trx: Trx): void {
+    const hooks = this.afterCommitHooks.get(trx);
+    if (!hooks) return;
+    this.afterCommitHooks.delete(trx);
+    for (const hook of hooks) hook();
+  }
+
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.read);
+  }
+
+  /** Kysely instance for administrative work (migrations). */
+  get admin(): Kysely<Schema> {
+    return this.write;
+  }
+
+  async close(): Promise<void> {
+    await this.committer?.drain();
+    if (this.read !== this.write) await this.read.destroy();
+    await this.write.destroy();
+  }
+}
+
+/** Prepared statements kept per connection; the app issues a few dozen distinct queries. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query anew; preparing costs more than running a point lookup, so
+ * statements are cached by SQL text (bounded, least recently used evicted). better-sqlite3
+ * statements are reusable and Kysely runs each to completion before the next.
+ */
+function withStatementCache(db: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((source: string) => {
+    let statement = cache.get(source);
+    if (statement) {
+      cache.delete(source);
+    } else {
+      statement = prepare(source);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    }
+    cache.set(source, statement);
+    return statement;
+  }) as typeof db.prepare;
+  return db;
+}
+
+function openSqlite(file: string): SQLite.Database {
+  const db = new SQLite(file);
+  db.pragma('journal_mode = WAL');
+  // FULL: a commit is on disk before it is acknowledged (WAL+NORMAL may lose the last commits on power loss).
+  db.pragma('synchronous = FULL');
+  db.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+  db.pragma('foreign_keys = ON');
+  return withStatementCache(db);
+}

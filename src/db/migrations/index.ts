@@ -1,0 +1,15 @@
+/**
+ * Forward-only, numbered migrations. Each file exports `up` only: a shipped migration is
+ * never edited, a change is a new file. Kysely's Migrator runs them in a transaction and,
+ * on PostgreSQL, under an advisory lock, so two processes starting at once are safe.
+ */
+import type { Migration, MigrationProvider } from 'kysely';
+import * as m0001 from './0001_foundation.js';
+
+const migrations: Record<string, Migration> = {
+  '0001_foundation': m0001,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};

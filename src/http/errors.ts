@@ -1,0 +1,131 @@
+/**
+ * The one error class of the API and the handler that renders every failure as
+ * `{ "error": { "code", "message", "details"? } }`. 5xx details go to the log only.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+export const ERROR_CODES = {
+  invalid_json: 400,
+  bad_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_error: 422,
+  rate_limit_exceeded: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.status = ERROR_CODES[code];
+  }
+
+  static notFound(what: string): ApiError {
+    return new ApiError('not_found', `${what} not found.`);
+  }
+
+  static validation(details: ErrorDetail[]): ApiError {
+    return new ApiError('validation_error', describeDetails(details), details);
+  }
+
+  static conflict(message: string): ApiError {
+    return new ApiError('conflict', message);
+  }
+}
+
+/** The spec says a 422 message "carries the validation details": list them in the text too. */
+function describeDetails(details: ErrorDetail[]): string {
+  const parts = details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message));
+  return `Validation failed: ${parts.join('; ')}.`;
+}
+
+interface AjvIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+function detailsFromAjv(issues: AjvIssue[], part: string | undefined): ErrorDetail[] {
+  const prefix = part === 'body' || !part ? '' : part === 'querystring' ? 'query' : part;
+  return issues.map((issue) => {
+    let field = issue.instancePath.replace(/^\//, '').replaceAll('/', '.');
+    let message = issue.message ?? 'is invalid';
+    if (issue.keyword === 'additionalProperties') {
+      const extra = String(issue.params.additionalProperty);
+      field = field ? `${field}.${extra}` : extra;
+      message = 'is not a known field';
+    } else if (issue.keyword === 'required') {
+      const missing = String(issue.params.missingProperty);
+      field = field ? `${field}.${missing}` : missing;
+      message = 'is required';
+    }
+    const path = [prefix, field].filter(Boolean).join('.');
+    return { path, message };
+  });
+}
+
+export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.headers) reply.headers(error.headers);
+  const body: { code: string; message: string; details?: ErrorDetail[] } = {
+    code: error.code,
+    message: error.message,
+  };
+  if (error.details) body.details = error.details;
+  return reply.code(error.status).type('application/json; charset=utf-8').send({ error: body });
+}
+
+/** Maps anything thrown during a request onto an ApiError. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const fe = error as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
+  if (fe?.validation) return ApiError.validation(detailsFromAjv(fe.validation, fe.validationContext));
+  switch (fe?.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('invalid_json', 'The request body is not valid JSON.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payload_too_large', 'The request body is too large.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError('unsupported_media_type', 'Send request bodies as application/json.');
+  }
+  if (error instanceof SyntaxError && fe.statusCode === 400) {
+    return new ApiError('invalid_json', 'The request body is not valid JSON.');
+  }
+  const status = fe?.statusCode;
+  if (status === 413) return new ApiError('payload_too_large', 'The request body is too large.');
+  if (status === 415) return new ApiError('unsupported_media_type', 'Send request bodies as application/json.');
+  if (status !== undefined && status >= 400 && status < 500) {
+    return new ApiError('bad_request', 'The request could not be understood.');
+  }
+  return new ApiError('internal_error', 'Something went wrong on our side. Please retry later.');
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request: FastifyRequest, reply) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendError(reply, apiError);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, new ApiError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`)),
+  );
+}

@@ -1,0 +1,40 @@
+import type { Selectable } from 'kysely';
+import { toIso } from '../../clock.js';
+import type { Database, Queryable } from '../../db/database.js';
+import type { BrandTable } from '../../db/schema.js';
+import type { Brand } from './schemas.js';
+
+export type BrandRow = Selectable<BrandTable>;
+
+export function brandToApi(row: BrandRow): Brand {
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    timezone: row.timezone,
+    currency: row.currency,
+    fraudThreshold: row.fraud_threshold,
+    autoBan:
+      row.auto_ban_high_risk_clicks !== null && row.auto_ban_window_minutes !== null
+        ? { highRiskClicks: row.auto_ban_high_risk_clicks, windowMinutes: row.auto_ban_window_minutes }
+        : null,
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+  };
+}
+
+export async function findBrandById(q: Queryable, id: string): Promise<BrandRow | undefined> {
+  return q.selectFrom('brands').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findBrandBySlug(db: Database, slug: string): Promise<BrandRow | undefined> {
+  return db.read.selectFrom('brands').selectAll().where('slug', '=', slug).executeTakeFirst();
+}
+
+export async function countBrands(db: Database): Promise<number> {
+  const row = await db.read
+    .selectFrom('brands')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

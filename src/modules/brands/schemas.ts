@@ -1,0 +1,37 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+export const AutoBanRule = Type.Object(
+  {
+    highRiskClicks: Type.Integer({ minimum: 1, maximum: 100_000, description: 'High-risk clicks that trigger a ban.' }),
+    windowMinutes: Type.Integer({ minimum: 1, maximum: 43_200, description: 'Window the clicks are counted in.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const Brand = Type.Object(
+  {
+    id: Type.String({ examples: ['brd_01JD0000000000000000000000'] }),
+    name: Type.String(),
+    slug: Type.String({ description: 'Used in the public application form URL.' }),
+    timezone: Type.String({ description: 'IANA time zone; caps and report days count in it.' }),
+    currency: Type.String({ description: 'ISO 4217 default currency.' }),
+    fraudThreshold: Type.Integer({ minimum: 0, maximum: 100 }),
+    autoBan: Type.Union([AutoBanRule, Type.Null()], { description: 'Automation ban rule; null when off.' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
+export type Brand = Static<typeof Brand>;
+
+export const UpdateBrandBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    currency: Type.Optional(Type.String({ minLength: 3, maxLength: 3 })),
+    fraudThreshold: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+    autoBan: Type.Optional(Type.Union([AutoBanRule, Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type UpdateBrandBody = Static<typeof UpdateBrandBody>;

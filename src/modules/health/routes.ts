@@ -1,0 +1,43 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import { ApiError } from '../../http/errors.js';
+import { errorResponses } from '../../http/schemas.js';
+
+export function healthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      '/health',
+      {
+        schema: {
+          tags: ['health'],
+          summary: 'Liveness: the process is up.',
+          response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+        },
+      },
+      async () => ({ status: 'ok' as const }),
+    );
+
+    app.get(
+      '/ready',
+      {
+        schema: {
+          tags: ['health'],
+          summary: 'Readiness: the database answers.',
+          response: {
+            200: Type.Object({ status: Type.Literal('ready'), database: Type.String() }),
+            503: errorResponses(503)[503],
+          },
+        },
+      },
+      async () => {
+        try {
+          await ctx.db.ping();
+        } catch {
+          throw new ApiError('service_unavailable', 'The database is not reachable.');
+        }
+        return { status: 'ready' as const, database: ctx.db.dialect };
+      },
+    );
+  };
+}

@@ -1,0 +1,46 @@
+/** Builds and tears down the shared context of a process (API, worker or CLI). */
+
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
+import { type Clock, systemClock } from './clock.js';
+import type { Config } from './config.js';
+import type { AppContext } from './context.js';
+import { Database } from './db/database.js';
+import { MemoryRateLimiter, RedisRateLimiter } from './http/rateLimit.js';
+import { ApiKeyAuthenticator } from './modules/apiKeys/service.js';
+
+/**
+ * Log objects are built by our own code, which never puts a key or secret in them; these
+ * paths are the safety net for the places a credential could ride along (request headers,
+ * a serialized config or subscription). Kept short: pino pays for each path on every line.
+ */
+const REDACT_PATHS = ['req.headers.authorization', 'headers.authorization', 'apiKey', 'secret', 'config.databaseUrl'];
+
+export function createLogger(config: Config, destination?: pino.DestinationStream): FastifyBaseLogger {
+  return pino(
+    { level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
+    destination ?? pino.destination({ fd: 1, sync: false }),
+  ) as FastifyBaseLogger;
+}
+
+export interface ContextOverrides {
+  clock?: Clock;
+  logger?: FastifyBaseLogger;
+  db?: Database;
+}
+
+export function createContext(config: Config, overrides: ContextOverrides = {}): AppContext {
+  const clock = overrides.clock ?? systemClock;
+  const logger = overrides.logger ?? createLogger(config);
+  const db = overrides.db ?? new Database({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const rateLimiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter(clock);
+  const authenticator = new ApiKeyAuthenticator(db, clock, (error) =>
+    logger.warn({ err: error }, 'could not record API key use'),
+  );
+  return { config, db, clock, logger, rateLimiter, authenticator };
+}
+
+export async function closeContext(ctx: AppContext): Promise<void> {
+  await ctx.rateLimiter.close();
+  await ctx.db.close();
+}

@@ -1,0 +1,53 @@
+/** `affitrack serve`: migrate, bootstrap, then run the API and/or the worker until a signal. */
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { migrateToLatest } from './db/migrate.js';
+import { bootstrapDefaultBrand } from './modules/brands/bootstrap.js';
+import { closeContext, createContext } from './runtime.js';
+import { createJobs } from './worker/jobs.js';
+import { Worker } from './worker/worker.js';
+
+export type Role = 'all' | 'api' | 'worker';
+
+export async function serve(config: Config, role: Role): Promise<void> {
+  const ctx = createContext(config);
+  const { applied } = await migrateToLatest(ctx.db);
+  if (applied.length > 0) ctx.logger.info({ applied }, 'migrations applied');
+
+  const first = await bootstrapDefaultBrand(ctx);
+  if (first) {
+    // Printed once, on purpose, outside the log stream: this is the only time the key exists in clear.
+    process.stdout.write(
+      [
+        '',
+        '  Affitrack is set up. A "Default" brand was created with this API key (shown once, store it now):',
+        '',
+        `    ${first.apiKey}`,
+        '',
+        `  Try: curl -H "Authorization: Bearer ${first.apiKey}" ${config.publicUrl}/api/v1/brand`,
+        '',
+        '',
+      ].join('\n'),
+    );
+  }
+
+  const app = role === 'worker' ? null : await buildApp(ctx);
+  const worker = role === 'api' ? null : new Worker(createJobs(ctx), ctx.logger);
+  if (app) await app.listen({ port: config.port, host: config.host });
+  worker?.start();
+  ctx.logger.info({ role, database: ctx.db.dialect, url: config.publicUrl }, 'affitrack started');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    ctx.logger.info({ signal }, 'shutting down: draining requests and jobs');
+    // Stop intake first (close waits for in-flight requests), then jobs, then storage.
+    await app?.close();
+    await worker?.stop();
+    await closeContext(ctx);
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig, parseDuration } from '../../src/config.js';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 3000);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.publicUrl, 'http://localhost:3000');
+    assert.equal(config.databaseUrl, null);
+    assert.equal(config.rateLimitPerMinute, 100);
+    assert.deepEqual(config.webhookRetryDelaysMs, [1000, 5000, 30_000, 300_000, 1_800_000, 7_200_000]);
+    assert.equal(config.webhookMaxAttempts, 6);
+    assert.equal(config.webhookTimeoutMs, 10_000);
+    assert.equal(config.webhookAllowPrivateNetworks, false);
+    assert.equal(config.trustProxy, false);
+  });
+
+  it('parses durations and delay lists', () => {
+    assert.equal(parseDuration('250ms'), 250);
+    assert.equal(parseDuration('5m'), 300_000);
+    assert.deepEqual(loadConfig({ WEBHOOK_RETRY_DELAYS: '10ms,20ms' }).webhookRetryDelaysMs, [10, 20]);
+  });
+
+  for (const [variable, value] of [
+    ['PORT', 'eighty'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['RATE_LIMIT_PER_MINUTE', '0'],
+    ['WEBHOOK_TIMEOUT', 'soon'],
+    ['WEBHOOK_RETRY_DELAYS', '1s,,x'],
+    ['TRUST_PROXY', 'maybe'],
+    ['LOG_LEVEL', 'loud'],
+    ['REDIS_URL', 'not a url'],
+  ] as const) {
+    it(`rejects ${variable}=${value} naming the variable`, () => {
+      assert.throws(
+        () => loadConfig({ [variable]: value }),
+        (error: unknown) =>
+          error instanceof ConfigError && error.variable === variable && error.message.includes(variable),
+      );
+    });
+  }
+});

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createTestDatabase, createTestEnv, DIALECTS, expectError, REDIS_URL, type TestEnv } from '../helpers.js';
+
+for (const dialect of DIALECTS) {
+  describe(`rate limit per API key (${dialect})`, () => {
+    let env: TestEnv;
+    before(async () => {
+      env = await createTestEnv(dialect, { env: { RATE_LIMIT_PER_MINUTE: '5' } });
+    });
+    after(() => env.close());
+
+    it('sends RateLimit headers and then 429 with Retry-After', async () => {
+      for (let i = 1; i <= 5; i++) {
+        const res = await env.request('GET', '/api/v1/brand');
+        assert.equal(res.status, 200);
+        assert.equal(res.headers['ratelimit-limit'], '5');
+        assert.equal(res.headers['ratelimit-remaining'], String(5 - i));
+        assert.equal(res.headers['ratelimit-reset'], '60');
+      }
+      env.clock.advance(20_500);
+      const blocked = await env.request('GET', '/api/v1/brand');
+      expectError(blocked, 429, 'rate_limit_exceeded');
+      assert.equal(blocked.headers['retry-after'], '40');
+      assert.equal(blocked.headers['ratelimit-remaining'], '0');
+      assert.equal(blocked.headers['ratelimit-reset'], '40');
+    });
+
+    it('counts each key separately', async () => {
+      const other = await env.createBrand('Second');
+      assert.equal((await env.request('GET', '/api/v1/brand', { key: other.apiKey })).status, 200);
+    });
+
+    it('frees requests when the window ends', async () => {
+      env.clock.advance(40_000);
+      const res = await env.request('GET', '/api/v1/brand');
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['ratelimit-remaining'], '4');
+    });
+
+    it('honours a per-key limit set by configuration', async () => {
+      const { insertApiKey } = await import('../../src/modules/apiKeys/service.js');
+      const { secret } = await env.ctx.db.transact((trx) =>
+        insertApiKey(trx, env.clock, { brandId: env.brand.id, rateLimitPerMinute: 1000 }),
+      );
+      for (let i = 0; i < 20; i++)
+        assert.equal((await env.request('GET', '/api/v1/brand', { key: secret })).status, 200);
+      const res = await env.request('GET', '/api/v1/brand', { key: secret });
+      assert.equal(res.headers['ratelimit-limit'], '1000');
+    });
+  });
+}
+
+describe('rate limit shared through Redis', { skip: REDIS_URL ? false : 'TEST_REDIS_URL not set' }, () => {
+  it('counts requests of two processes on one key together', async () => {
+    const database = await createTestDatabase(DIALECTS[DIALECTS.length - 1] ?? 'sqlite');
+    const settings = { env: { RATE_LIMIT_PER_MINUTE: '4', REDIS_URL: REDIS_URL as string }, database };
+    const first = await createTestEnv('sqlite', settings);
+    const second = await createTestEnv('sqlite', { ...settings, clock: first.clock });
+    try {
+      const key = first.brand.apiKey;
+      const statuses = [];
+      for (let i = 0; i < 3; i++) {
+        statuses.push((await first.request('GET', '/api/v1/brand', { key })).status);
+        statuses.push((await second.request('GET', '/api/v1/brand', { key })).status);
+      }
+      assert.deepEqual(statuses, [200, 200, 200, 200, 429, 429]);
+      const blocked = await second.request('GET', '/api/v1/brand', { key });
+      const retryAfter = Number(blocked.headers['retry-after']);
+      assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+    } finally {
+      await first.close();
+      await second.close();
+      await first.ctx.db.close();
+      await database.drop();
+    }
+  });
+});

@@ -1,0 +1,182 @@
+/**
+ * Test harness: every test file gets its own database (a fresh SQLite directory, or a fresh
+ * PostgreSQL schema when TEST_DATABASE_URL is set) and builds the real app on it.
+ */
+
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../src/app.js';
+import { type Clock, ManualClock } from '../src/clock.js';
+import { loadConfig } from '../src/config.js';
+import type { AppContext } from '../src/context.js';
+import { Database, type Dialect } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { insertApiKey } from '../src/modules/apiKeys/service.js';
+import { insertBrand } from '../src/modules/brands/service.js';
+import { closeContext, createContext, createLogger } from '../src/runtime.js';
+
+export const PG_URL = process.env.TEST_DATABASE_URL || null;
+export const REDIS_URL = process.env.TEST_REDIS_URL || null;
+
+/** The dialects this run covers: SQLite always, PostgreSQL when TEST_DATABASE_URL is set. */
+export const DIALECTS: Dialect[] = PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+export interface TestBrand {
+  id: string;
+  slug: string;
+  apiKey: string;
+  keyId: string;
+}
+
+export interface TestEnv {
+  ctx: AppContext;
+  app: FastifyInstance;
+  clock: ManualClock;
+  brand: TestBrand;
+  logs: string[];
+  createBrand(name?: string, options?: { timezone?: string }): Promise<TestBrand>;
+  /** `app.inject` with the JSON header and a Bearer key already set. */
+  request(
+    method: string,
+    url: string,
+    options?: { body?: unknown; key?: string | null; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Record<string, string | string[] | undefined> }>;
+  close(): Promise<void>;
+}
+
+export interface TestDatabase {
+  db: Database;
+  url: string | null;
+  schema: string | null;
+  dataDir: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty database of the given dialect. */
+export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'affitrack-test-'));
+  if (dialect === 'sqlite') {
+    const db = new Database({ databaseUrl: null, dataDir });
+    return {
+      db,
+      url: null,
+      schema: null,
+      dataDir,
+      drop: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
+  }
+  if (!PG_URL) throw new Error('TEST_DATABASE_URL is not set');
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const db = new Database({ databaseUrl: PG_URL, dataDir, schema, poolSize: 5 });
+  return {
+    db,
+    url: PG_URL,
+    schema,
+    dataDir,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query(`drop schema if exists ${schema} cascade`);
+      await client.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface TestEnvOptions {
+  env?: Record<string, string>;
+  clock?: ManualClock;
+  /** An existing database to share (e.g. two app instances on one database). */
+  database?: TestDatabase;
+}
+
+export async function createTestEnv(dialect: Dialect, options: TestEnvOptions = {}): Promise<TestEnv> {
+  const owned = !options.database;
+  const database = options.database ?? (await createTestDatabase(dialect));
+  const clock = options.clock ?? new ManualClock();
+  const config = loadConfig({
+    DATA_DIR: database.dataDir,
+    LOG_LEVEL: 'info',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    ...(database.url ? { DATABASE_URL: database.url } : {}),
+    ...options.env,
+  });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const ctx = createContext(config, { clock, db: database.db, logger: createLogger(config, sink) });
+  await migrateToLatest(ctx.db);
+  const app = await buildApp(ctx);
+
+  const createBrand = async (name = 'Test Brand', brandOptions: { timezone?: string } = {}): Promise<TestBrand> => {
+    const { brand, secret, key } = await ctx.db.transact(async (trx) => {
+      const brand = await insertBrand(trx, clock, { name, timezone: brandOptions.timezone });
+      const { key, secret } = await insertApiKey(trx, clock, { brandId: brand.id });
+      return { brand, key, secret };
+    });
+    return { id: brand.id, slug: brand.slug, apiKey: secret, keyId: key.id };
+  };
+  const brand = await createBrand();
+
+  return {
+    ctx,
+    app,
+    clock,
+    brand,
+    logs,
+    createBrand,
+    async request(method, url, requestOptions = {}) {
+      const key = requestOptions.key === undefined ? brand.apiKey : requestOptions.key;
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...requestOptions.headers };
+      if (key !== null) headers.authorization = `Bearer ${key}`;
+      const response = await app.inject({
+        method: method as 'GET',
+        url,
+        headers,
+        payload: requestOptions.body === undefined ? undefined : JSON.stringify(requestOptions.body),
+      });
+      let body: unknown = response.body;
+      if (String(response.headers['content-type'] ?? '').includes('json') && response.body) body = response.json();
+      return { status: response.statusCode, body, headers: response.headers as Record<string, string> };
+    },
+    async close() {
+      await app.close();
+      if (owned) {
+        await closeContext(ctx);
+        await database.drop();
+      } else {
+        await ctx.rateLimiter.close();
+      }
+    },
+  };
+}
+
+/** Asserts the spec's error shape and returns the error object. */
+export function expectError(
+  response: { status: number; body: any },
+  status: number,
+  code: string,
+): { code: string; message: string; details?: Array<{ path: string; message: string }> } {
+  if (response.status !== status || response.body?.error?.code !== code) {
+    throw new Error(`expected ${status} ${code}, got ${response.status} ${JSON.stringify(response.body)}`);
+  }
+  if (typeof response.body.error.message !== 'string' || response.body.error.message.length === 0) {
+    throw new Error(`error.message missing: ${JSON.stringify(response.body)}`);
+  }
+  return response.body.error;
+}
+
+export type { Clock };
