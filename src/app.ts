@@ -13,7 +13,12 @@ import { ApiError, registerErrorHandling } from './http/errors.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerValidators } from './http/validation.js';
 import { brandRoutes } from './modules/brands/routes.js';
+import { conversionRoutes } from './modules/conversions/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
+import { offerRoutes } from './modules/offers/routes.js';
+import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
+import { partnerRoutes } from './modules/partners/routes.js';
+import { reportRoutes } from './modules/reports/routes.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -84,10 +89,15 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes(ctx));
+  await app.register(partnerPublicRoutes(ctx));
   await app.register(
     async (api) => {
       api.addHook('onRequest', apiKeyHook(ctx));
       await api.register(brandRoutes(ctx));
+      await api.register(offerRoutes(ctx));
+      await api.register(partnerRoutes(ctx));
+      await api.register(conversionRoutes(ctx));
+      await api.register(reportRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

@@ -3,34 +3,54 @@ import { randomBytes } from 'node:crypto';
 /** Crockford base32: sortable as text, no ambiguous letters. */
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const TIME_CHARS = 10; // 48 bits of milliseconds, as in ULID
-const RANDOM_BYTES = 10; // 80 bits of randomness
+const RANDOM_BYTES = 10; // 80 bits
 
-export type IdPrefix = 'brd' | 'key' | 'off' | 'prt' | 'conv' | 'clk' | 'evt' | 'sub' | 'wh' | 'blk' | 'pbk' | 'usr';
+export type IdPrefix = 'brd' | 'key' | 'off' | 'prt' | 'conv' | 'clk' | 'evt' | 'sub' | 'wh' | 'blk' | 'pbk' | 'usr' | 'ses';
 
-/**
- * A prefixed ULID body (`conv_01JD…`): the time part makes ids sort by creation, so the
- * id alone is a stable cursor for "newest first" lists.
- */
-export function newId(prefix: IdPrefix, now: number = Date.now()): string {
-  let time = '';
-  let t = now;
+let lastTime = -1;
+let lastRandom = Buffer.alloc(RANDOM_BYTES);
+
+function encodeTime(ms: number): string {
+  let out = '';
+  let t = ms;
   for (let i = 0; i < TIME_CHARS; i++) {
-    time = ALPHABET[t % 32] + time;
+    out = ALPHABET[t % 32] + out;
     t = Math.floor(t / 32);
   }
-  const bytes = randomBytes(RANDOM_BYTES);
-  let random = '';
-  // 80 bits -> 16 base32 characters, five bits at a time.
+  return out;
+}
+
+function encodeRandom(bytes: Buffer): string {
+  let out = '';
   let buffer = 0;
   let bits = 0;
   for (const byte of bytes) {
     buffer = (buffer << 8) | byte;
     bits += 8;
     while (bits >= 5) {
-      random += ALPHABET[(buffer >> (bits - 5)) & 31];
+      out += ALPHABET[(buffer >> (bits - 5)) & 31];
       bits -= 5;
     }
     buffer &= (1 << bits) - 1;
   }
-  return `${prefix}_${time}${random}`;
+  return out;
+}
+
+/**
+ * A prefixed, monotonic ULID body (`conv_01JD…`). The time part makes ids sort by
+ * creation; within one millisecond (or if the clock steps back) the random part is
+ * incremented, so ids made by one process always sort in creation order and the id alone
+ * is a stable cursor for "newest first" lists.
+ */
+export function newId(prefix: IdPrefix, now: number = Date.now()): string {
+  if (now > lastTime) {
+    lastTime = now;
+    lastRandom = randomBytes(RANDOM_BYTES);
+  } else {
+    for (let i = RANDOM_BYTES - 1; i >= 0; i--) {
+      lastRandom[i] = ((lastRandom[i] ?? 0) + 1) & 0xff;
+      if (lastRandom[i] !== 0) break;
+    }
+  }
+  return `${prefix}_${encodeTime(lastTime)}${encodeRandom(lastRandom)}`;
 }

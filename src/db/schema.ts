@@ -29,11 +29,104 @@ export interface ApiKeyTable {
   revoked_at: number | null;
 }
 
-export interface MigrationLockRow {
-  id: Generated<number>;
+export type OfferStatus = 'active' | 'paused' | 'archived';
+export type ConversionStatus = 'pending' | 'approved' | 'rejected';
+export type PartnerStatus = 'applicant' | 'active' | 'banned';
+
+export interface OfferTable {
+  id: string;
+  brand_id: string;
+  name: string;
+  destination_url: string;
+  status: OfferStatus;
+  currency: string;
+  revenue_cents: number;
+  payout_cents: number;
+  conversion_status: 'pending' | 'approved';
+  hold_seconds: number | null;
+  cap_daily: number | null;
+  cap_weekly: number | null;
+  cap_monthly: number | null;
+  cap_global: number | null;
+  fallback_url: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PartnerTable {
+  id: string;
+  brand_id: string;
+  name: string;
+  email: string;
+  website: string | null;
+  status: PartnerStatus;
+  ban_reason: string | null;
+  created_at: number;
+  approved_at: number | null;
+  banned_at: number | null;
+  updated_at: number;
+}
+
+export interface ConversionTable {
+  id: string;
+  brand_id: string;
+  offer_id: string;
+  partner_id: string;
+  click_id: string | null;
+  status: ConversionStatus;
+  revenue_cents: number;
+  payout_cents: number;
+  currency: string;
+  sub1: string | null;
+  sub2: string | null;
+  sub3: string | null;
+  sub4: string | null;
+  sub5: string | null;
+  external_txn_id: string | null;
+  /** 0 or 1 (SQLite has no boolean). */
+  cap_exceeded: number;
+  hold_until: number | null;
+  approved_at: number | null;
+  approved_by: 'manual' | 'hold_expired' | null;
+  rejected_at: number | null;
+  rejection_reason: string | null;
+  /** Brand-local calendar day of creation (YYYY-MM-DD): the report day it counts on. */
+  local_day: string;
+  created_at: number;
+}
+
+export interface EventTable {
+  id: string;
+  brand_id: string;
+  type: string;
+  /** The full JSON envelope, exactly the bytes every delivery sends. */
+  payload: string;
+  created_at: number;
+}
+
+export interface RollupColumns {
+  brand_id: string;
+  day: string;
+  offer_id: string;
+  clicks: Generated<number>;
+  pending: Generated<number>;
+  approved: Generated<number>;
+  rejected: Generated<number>;
+  revenue_cents: Generated<number>;
+  payout_cents: Generated<number>;
+}
+
+export interface RollupOfferPartnerTable extends RollupColumns {
+  partner_id: string;
 }
 
 export interface Schema {
   brands: BrandTable;
   api_keys: ApiKeyTable;
+  offers: OfferTable;
+  partners: PartnerTable;
+  conversions: ConversionTable;
+  events: EventTable;
+  rollups_offer_partner: RollupOfferPartnerTable;
+  rollups_offer: RollupColumns;
 }

@@ -5,9 +5,11 @@
  */
 import type { Migration, MigrationProvider } from 'kysely';
 import * as m0001 from './0001_foundation.js';
+import * as m0002 from './0002_offers_partners_conversions.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
+  '0002_offers_partners_conversions': m0002,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,113 @@
+/**
+ * Brand-local calendar arithmetic on epoch milliseconds: which local day an instant falls
+ * on, and when a local day, week (Monday start) or month begins and ends. Reports and caps
+ * count in the brand's IANA time zone, DST included.
+ */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(timeZone: string): Intl.DateTimeFormat {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
+    formatters.set(timeZone, f);
+  }
+  return f;
+}
+
+export interface LocalDate {
+  year: number;
+  month: number; // 1-12
+  day: number;
+}
+
+function localParts(ms: number, timeZone: string): LocalDate & { hour: number; minute: number; second: number } {
+  const out = { year: 0, month: 0, day: 0, hour: 0, minute: 0, second: 0 };
+  for (const part of formatter(timeZone).formatToParts(ms)) {
+    if (part.type in out) out[part.type as keyof typeof out] = Number(part.value);
+  }
+  return out;
+}
+
+/** Offset of `timeZone` from UTC at instant `ms`, in milliseconds. */
+function offsetAt(ms: number, timeZone: string): number {
+  const p = localParts(ms, timeZone);
+  const asUtc = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+  return asUtc - Math.floor(ms / 1000) * 1000;
+}
+
+export function localDate(ms: number, timeZone: string): LocalDate {
+  const { year, month, day } = localParts(ms, timeZone);
+  return { year, month, day };
+}
+
+export function formatDay({ year, month, day }: LocalDate): string {
+  return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+}
+
+export function parseDay(text: string): LocalDate {
+  const [year, month, day] = text.split('-').map(Number);
+  return { year: year ?? 0, month: month ?? 0, day: day ?? 0 };
+}
+
+/** The brand-local day (`YYYY-MM-DD`) an instant falls on. */
+export function localDay(ms: number, timeZone: string): string {
+  return formatDay(localDate(ms, timeZone));
+}
+
+/** The instant local midnight of `date` begins in `timeZone`. */
+export function startOfLocalDay(date: LocalDate, timeZone: string): number {
+  const guess = Date.UTC(date.year, date.month - 1, date.day);
+  let result = guess - offsetAt(guess, timeZone);
+  // Near a DST change the offset at the guess can differ from the offset at the answer.
+  const corrected = guess - offsetAt(result, timeZone);
+  if (corrected !== result) result = corrected;
+  return result;
+}
+
+/** Calendar arithmetic on plain dates (no time zone involved). */
+export function addDays(date: LocalDate, days: number): LocalDate {
+  const d = new Date(Date.UTC(date.year, date.month - 1, date.day + days));
+  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
+}
+
+/** ISO weekday: Monday 1 … Sunday 7. */
+export function weekday(date: LocalDate): number {
+  const d = new Date(Date.UTC(date.year, date.month - 1, date.day)).getUTCDay();
+  return d === 0 ? 7 : d;
+}
+
+export function mondayOf(date: LocalDate): LocalDate {
+  return addDays(date, 1 - weekday(date));
+}
+
+export type Period = 'daily' | 'weekly' | 'monthly';
+
+/** [start, end) of the brand-local day, week (Monday start) or month containing `ms`. */
+export function periodBounds(period: Period, ms: number, timeZone: string): { start: number; end: number } {
+  const today = localDate(ms, timeZone);
+  let first: LocalDate;
+  let next: LocalDate;
+  if (period === 'daily') {
+    first = today;
+    next = addDays(today, 1);
+  } else if (period === 'weekly') {
+    first = mondayOf(today);
+    next = addDays(first, 7);
+  } else {
+    first = { year: today.year, month: today.month, day: 1 };
+    next =
+      today.month === 12
+        ? { year: today.year + 1, month: 1, day: 1 }
+        : { year: today.year, month: today.month + 1, day: 1 };
+  }
+  return { start: startOfLocalDay(first, timeZone), end: startOfLocalDay(next, timeZone) };
+}

@@ -1,0 +1,118 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import { ApiError } from '../../http/errors.js';
+import { pageSize, toPage } from '../../http/pagination.js';
+import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
+import { conversionToApi, findConversion, listConversions } from './repository.js';
+import { Conversion, CreateConversionBody, ListConversionsQuery, RejectBody } from './schemas.js';
+import { approveConversion, recordConversion, rejectConversion } from './service.js';
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const security = [{ bearerAuth: [] }];
+
+/** `2026-11-21` or a full ISO timestamp → epoch ms; a bare date's `to` means the end of that day. */
+function parseInstant(text: string, edge: 'from' | 'to', field: string): number {
+  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(text);
+  const ms = Date.parse(dateOnly ? `${text}T00:00:00.000Z` : text);
+  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}/.test(text)) {
+    throw ApiError.validation([{ path: `query.${field}`, message: 'must be an ISO 8601 date or timestamp' }]);
+  }
+  return dateOnly && edge === 'to' ? ms + 86_399_999 : ms;
+}
+
+export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/conversions',
+      {
+        schema: {
+          tags: ['conversions'],
+          summary:
+            'Record a conversion (server-side postback). 201 when new; 200 with the existing one for a repeated externalTxnId.',
+          security,
+          body: CreateConversionBody,
+          response: { 200: Conversion, 201: Conversion, ...errorResponses(...KEYED_ERRORS, 400, 422) },
+        },
+      },
+      async (request, reply) => {
+        const { row, created } = await recordConversion(ctx, request.auth.brandId, request.body);
+        return reply.code(created ? 201 : 200).send(conversionToApi(row));
+      },
+    );
+
+    app.get(
+      '/conversions',
+      {
+        schema: {
+          tags: ['conversions'],
+          summary: 'List conversions, newest first, with filters.',
+          security,
+          querystring: ListConversionsQuery,
+          response: { 200: ListOf(Conversion), ...errorResponses(...KEYED_ERRORS, 422) },
+        },
+      },
+      async (request) => {
+        const q = request.query;
+        const limit = pageSize(q.limit);
+        const rows = await listConversions(ctx.db.read, request.auth.brandId, {
+          ...q,
+          limit,
+          fromMs: q.from === undefined ? undefined : parseInstant(q.from, 'from', 'from'),
+          toMs: q.to === undefined ? undefined : parseInstant(q.to, 'to', 'to'),
+        });
+        return toPage(rows, limit, conversionToApi);
+      },
+    );
+
+    app.get(
+      '/conversions/:id',
+      {
+        schema: {
+          tags: ['conversions'],
+          summary: 'One conversion.',
+          security,
+          params: IdParams,
+          response: { 200: Conversion, ...errorResponses(...KEYED_ERRORS, 404) },
+        },
+      },
+      async (request) => {
+        const row = await findConversion(ctx.db.read, request.auth.brandId, request.params.id);
+        if (!row) throw ApiError.notFound('Conversion');
+        return conversionToApi(row);
+      },
+    );
+
+    app.post(
+      '/conversions/:id/approve',
+      {
+        schema: {
+          tags: ['conversions'],
+          summary: 'Approve a pending conversion (fires conversion.approved).',
+          security,
+          params: IdParams,
+          response: { 200: Conversion, ...errorResponses(...KEYED_ERRORS, 404, 409) },
+        },
+      },
+      async (request) => conversionToApi(await approveConversion(ctx, request.auth.brandId, request.params.id)),
+    );
+
+    app.post(
+      '/conversions/:id/reject',
+      {
+        schema: {
+          tags: ['conversions'],
+          summary: 'Reject a pending conversion (fires conversion.rejected).',
+          security,
+          params: IdParams,
+          body: Type.Optional(RejectBody),
+          response: { 200: Conversion, ...errorResponses(...KEYED_ERRORS, 404, 409, 422) },
+        },
+      },
+      async (request) =>
+        conversionToApi(
+          await rejectConversion(ctx, request.auth.brandId, request.params.id, request.body?.reason ?? null),
+        ),
+    );
+  };
+}

@@ -1,0 +1,92 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+
+const MAX_CENTS = 1_000_000_000_000;
+const Sub = Type.String({ maxLength: 255 });
+
+export const ConversionStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('approved'),
+  Type.Literal('rejected'),
+]);
+
+export const Conversion = Type.Object({
+  id: Type.String(),
+  offerId: Type.String(),
+  partnerId: Type.String(),
+  clickId: Nullable(Type.String()),
+  status: ConversionStatus,
+  revenueCents: Type.Integer(),
+  payoutCents: Type.Integer(),
+  currency: Type.String(),
+  sub1: Nullable(Type.String()),
+  sub2: Nullable(Type.String()),
+  sub3: Nullable(Type.String()),
+  sub4: Nullable(Type.String()),
+  sub5: Nullable(Type.String()),
+  externalTxnId: Nullable(Type.String()),
+  capExceeded: Type.Boolean(),
+  holdUntil: NullableTimestamp,
+  approvedAt: NullableTimestamp,
+  rejectedAt: NullableTimestamp,
+  rejectionReason: Nullable(Type.String()),
+  createdAt: Timestamp,
+});
+export type Conversion = Static<typeof Conversion>;
+
+export const CreateConversionBody = Type.Object(
+  {
+    clickId: Type.Optional(
+      Type.String({ maxLength: 64, description: 'Attribute to a click (offer, partner, subs come from it).' }),
+    ),
+    offerId: Type.Optional(Type.String({ maxLength: 64, description: 'With partnerId, when there is no click.' })),
+    partnerId: Type.Optional(Type.String({ maxLength: 64 })),
+    revenueCents: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: MAX_CENTS, description: "Defaults to the offer's." }),
+    ),
+    payoutCents: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: MAX_CENTS, description: "Defaults to the offer's." }),
+    ),
+    currency: Type.Optional(
+      Type.String({ minLength: 3, maxLength: 3, description: "ISO 4217; defaults to the offer's." }),
+    ),
+    sub1: Type.Optional(Sub),
+    sub2: Type.Optional(Sub),
+    sub3: Type.Optional(Sub),
+    sub4: Type.Optional(Sub),
+    sub5: Type.Optional(Sub),
+    externalTxnId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 255,
+        description: 'Your transaction id. A repeat for the same offer returns the existing conversion (200).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreateConversionBody = Static<typeof CreateConversionBody>;
+
+const Instant = Type.String({
+  maxLength: 40,
+  description: 'ISO 8601 timestamp, or a date (YYYY-MM-DD, UTC: from = its start, to = its end).',
+});
+
+export const ListConversionsQuery = Type.Object(
+  {
+    status: Type.Optional(ConversionStatus),
+    offerId: Type.Optional(Type.String({ maxLength: 64 })),
+    partnerId: Type.Optional(Type.String({ maxLength: 64 })),
+    externalTxnId: Type.Optional(Type.String({ maxLength: 255 })),
+    from: Type.Optional(Instant),
+    to: Type.Optional(Instant),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+export type ListConversionsQuery = Static<typeof ListConversionsQuery>;
+
+export const RejectBody = Type.Object(
+  { reason: Type.Optional(Nullable(Type.String({ maxLength: 500 }))) },
+  { additionalProperties: false },
+);

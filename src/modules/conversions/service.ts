@@ -1,0 +1,226 @@
+/**
+ * Conversion rules: attribution, defaults from the offer, the duplicate rule, the start
+ * status, hold time, and the pending → approved | rejected moves. Every change updates the
+ * report rollups and records its event in the same transaction.
+ */
+import { localDay } from '../../calendar.js';
+import type { AppContext } from '../../context.js';
+import type { Trx } from '../../db/database.js';
+import { ApiError, type ErrorDetail } from '../../http/errors.js';
+import { newId } from '../../ids.js';
+import { findBrandById } from '../brands/repository.js';
+import { recordEvent } from '../events/outbox.js';
+import { findOffer } from '../offers/repository.js';
+import { findPartner } from '../partners/repository.js';
+import { addToRollups } from '../reports/rollups.js';
+import { isCurrencyCode } from '../validation.js';
+import {
+  approvedEventData,
+  type ConversionRow,
+  createdEventData,
+  findConversion,
+  rejectedEventData,
+} from './repository.js';
+import type { CreateConversionBody } from './schemas.js';
+
+export interface RecordResult {
+  row: ConversionRow;
+  /** false when an earlier conversion with the same externalTxnId was returned. */
+  created: boolean;
+}
+
+function invalid(path: string, message: string): ApiError {
+  return ApiError.validation([{ path, message }]);
+}
+
+export async function recordConversion(
+  ctx: AppContext,
+  brandId: string,
+  input: CreateConversionBody,
+): Promise<RecordResult> {
+  const problems: ErrorDetail[] = [];
+  if (input.currency !== undefined && !isCurrencyCode(input.currency)) {
+    problems.push({ path: 'currency', message: 'must be an ISO 4217 currency code such as USD' });
+  }
+  if (!input.clickId && (!input.offerId || !input.partnerId)) {
+    problems.push({ path: 'clickId', message: 'give clickId, or offerId and partnerId' });
+  }
+  if (problems.length > 0) throw ApiError.validation(problems);
+  return ctx.db.transact((trx) => recordConversionInTrx(ctx, trx, brandId, input));
+}
+
+async function recordConversionInTrx(
+  ctx: AppContext,
+  trx: Trx,
+  brandId: string,
+  input: CreateConversionBody,
+): Promise<RecordResult> {
+  const brand = await findBrandById(trx, brandId);
+  if (!brand) throw ApiError.notFound('Brand');
+  if (input.clickId) throw invalid('clickId', 'no click with this id');
+  const offerId = input.offerId as string;
+  const partnerId = input.partnerId as string;
+
+  const [offer, partner] = await Promise.all([findOffer(trx, brandId, offerId), findPartner(trx, brandId, partnerId)]);
+  if (!offer) throw invalid('offerId', 'no offer with this id');
+  if (offer.status === 'archived') throw invalid('offerId', 'the offer is archived');
+  if (!partner) throw invalid('partnerId', 'no partner with this id');
+  if (partner.status !== 'active') throw invalid('partnerId', `the partner is ${partner.status}`);
+
+  const now = ctx.clock.now();
+  const status = offer.conversion_status;
+  const row: ConversionRow = {
+    id: newId('conv', now),
+    brand_id: brandId,
+    offer_id: offer.id,
+    partner_id: partner.id,
+    click_id: null,
+    status,
+    revenue_cents: input.revenueCents ?? offer.revenue_cents,
+    payout_cents: input.payoutCents ?? offer.payout_cents,
+    currency: input.currency ?? offer.currency,
+    sub1: input.sub1 ?? null,
+    sub2: input.sub2 ?? null,
+    sub3: input.sub3 ?? null,
+    sub4: input.sub4 ?? null,
+    sub5: input.sub5 ?? null,
+    external_txn_id: input.externalTxnId ?? null,
+    cap_exceeded: 0,
+    // Hold time only means something for conversions that start pending.
+    hold_until: status === 'pending' && offer.hold_seconds !== null ? now + offer.hold_seconds * 1000 : null,
+    approved_at: status === 'approved' ? now : null,
+    approved_by: null,
+    rejected_at: null,
+    rejection_reason: null,
+    local_day: localDay(now, brand.timezone),
+    created_at: now,
+  };
+
+  // The unique index decides duplicates: a concurrent twin either inserts first (and this
+  // insert does nothing) or finds this row. No read-then-write race.
+  const inserted = await trx
+    .insertInto('conversions')
+    .values(row)
+    .onConflict((oc) => oc.columns(['offer_id', 'external_txn_id']).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (!inserted) {
+    const existing = await trx
+      .selectFrom('conversions')
+      .selectAll()
+      .where('offer_id', '=', offer.id)
+      .where('external_txn_id', '=', row.external_txn_id)
+      .executeTakeFirstOrThrow();
+    return { row: existing, created: false };
+  }
+
+  await addToRollups(
+    trx,
+    { brandId, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id },
+    {
+      pending: status === 'pending' ? 1 : 0,
+      approved: status === 'approved' ? 1 : 0,
+      revenueCents: row.revenue_cents,
+      payoutCents: row.payout_cents,
+    },
+  );
+  await recordEvent(trx, ctx.clock, brandId, 'conversion.created', createdEventData(row));
+  return { row, created: true };
+}
+
+/**
+ * Moves a pending conversion to approved or rejected inside `trx`. The update is guarded
+ * by `status = 'pending'`, so of two concurrent deciders (two workers, or a worker and a
+ * person) exactly one wins; the loser gets null.
+ */
+async function decideInTrx(
+  ctx: AppContext,
+  trx: Trx,
+  row: ConversionRow,
+  decision: { to: 'approved'; by: 'manual' | 'hold_expired' } | { to: 'rejected'; reason: string | null },
+): Promise<ConversionRow | null> {
+  const now = ctx.clock.now();
+  const changes: Partial<ConversionRow> =
+    decision.to === 'approved'
+      ? { status: 'approved', approved_at: now, approved_by: decision.by }
+      : { status: 'rejected', rejected_at: now, rejection_reason: decision.reason };
+  const result = await trx
+    .updateTable('conversions')
+    .set(changes)
+    .where('id', '=', row.id)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) return null;
+  const updated = { ...row, ...changes };
+  const key = { brandId: row.brand_id, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id };
+  if (decision.to === 'approved') {
+    await addToRollups(trx, key, { pending: -1, approved: 1 });
+    await recordEvent(trx, ctx.clock, row.brand_id, 'conversion.approved', approvedEventData(updated, decision.by));
+  } else {
+    // Revenue and payout count pending + approved conversions only.
+    await addToRollups(trx, key, {
+      pending: -1,
+      rejected: 1,
+      revenueCents: -row.revenue_cents,
+      payoutCents: -row.payout_cents,
+    });
+    await recordEvent(trx, ctx.clock, row.brand_id, 'conversion.rejected', rejectedEventData(updated));
+  }
+  return updated;
+}
+
+export async function approveConversion(ctx: AppContext, brandId: string, id: string): Promise<ConversionRow> {
+  return decideManually(ctx, brandId, id, { to: 'approved', by: 'manual' });
+}
+
+export async function rejectConversion(
+  ctx: AppContext,
+  brandId: string,
+  id: string,
+  reason: string | null,
+): Promise<ConversionRow> {
+  return decideManually(ctx, brandId, id, { to: 'rejected', reason });
+}
+
+async function decideManually(
+  ctx: AppContext,
+  brandId: string,
+  id: string,
+  decision: Parameters<typeof decideInTrx>[3],
+): Promise<ConversionRow> {
+  return ctx.db.transact(async (trx) => {
+    const row = await findConversion(trx, brandId, id);
+    if (!row) throw ApiError.notFound('Conversion');
+    const updated = row.status === 'pending' ? await decideInTrx(ctx, trx, row, decision) : null;
+    if (!updated) throw ApiError.conflict(`Only pending conversions can be ${decision.to}; this one is ${row.status}.`);
+    return updated;
+  });
+}
+
+/** Conversions approved per run of the hold job at most, so one run stays short. */
+const HOLD_BATCH = 200;
+
+/**
+ * Approves pending conversions whose hold time has passed (never those over a cap).
+ * Returns how many this call approved; safe to run in several workers at once.
+ */
+export async function approveExpiredHolds(ctx: AppContext): Promise<number> {
+  const now = ctx.clock.now();
+  const due = await ctx.db.read
+    .selectFrom('conversions')
+    .selectAll()
+    .where('status', '=', 'pending')
+    .where('hold_until', '<=', now)
+    .where('cap_exceeded', '=', 0)
+    .orderBy('hold_until')
+    .limit(HOLD_BATCH)
+    .execute();
+  if (due.length === 0) return 0;
+  return ctx.db.transact(async (trx) => {
+    let approved = 0;
+    for (const row of due) {
+      if (await decideInTrx(ctx, trx, row, { to: 'approved', by: 'hold_expired' })) approved += 1;
+    }
+    return approved;
+  });
+}

@@ -1,0 +1,32 @@
+/**
+ * The transactional outbox: every state change calls `recordEvent` inside its own
+ * transaction, so the change and its event commit together or not at all. The envelope is
+ * serialised once, here, and stored; every delivery sends exactly these bytes.
+ */
+import { type Clock, toIso } from '../../clock.js';
+import type { Trx } from '../../db/database.js';
+import { newId } from '../../ids.js';
+import type { EventData, EventName } from './schemas.js';
+
+export interface RecordedEvent {
+  id: string;
+  type: EventName;
+  brandId: string;
+  payload: string;
+  createdAt: number;
+}
+
+export async function recordEvent<E extends EventName>(
+  trx: Trx,
+  clock: Clock,
+  brandId: string,
+  type: E,
+  data: EventData<E>,
+): Promise<RecordedEvent> {
+  const createdAt = clock.now();
+  const id = newId('evt', createdAt);
+  // Key order follows the spec's envelope table: id, event, createdAt, brandId, data.
+  const payload = JSON.stringify({ id, event: type, createdAt: toIso(createdAt), brandId, data });
+  await trx.insertInto('events').values({ id, brand_id: brandId, type, payload, created_at: createdAt }).execute();
+  return { id, type, brandId, payload, createdAt };
+}

@@ -1,0 +1,130 @@
+/**
+ * The `data` of every webhook event, as TypeBox schemas. The code that builds payloads is
+ * typed by these schemas and the public event catalogue is generated from them, so what
+ * the catalogue documents and what is sent cannot drift apart.
+ */
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+
+const Id = (description: string) => Type.String({ description });
+const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+const NullableTime = (description: string) =>
+  Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description });
+
+const conversionFields = {
+  conversionId: Id('Identifier of the conversion (conv_…).'),
+  partnerId: Id('Identifier of the partner (prt_…).'),
+  offerId: Id('Identifier of the offer (off_…).'),
+  revenueCents: Type.Integer({ description: 'Revenue in minor currency units.' }),
+  payoutCents: Type.Integer({ description: 'Partner payout in minor currency units.' }),
+  currency: Type.String({ description: 'ISO 4217 currency code.' }),
+};
+
+export const ConversionCreatedData = Type.Object(
+  {
+    ...conversionFields,
+    status: Type.Union([Type.Literal('pending'), Type.Literal('approved')]),
+    sub1: NullableString('Sub-tracking value supplied with the conversion; null when none was.'),
+    externalTxnId: NullableString("Transaction id in the advertiser's own system; null when none was."),
+  },
+  { additionalProperties: false },
+);
+
+const decisionFields = {
+  sub1: NullableString('Sub-tracking value supplied with the conversion.'),
+  externalTxnId: NullableString("Transaction id in the advertiser's own system."),
+  approvedAt: NullableTime('When the conversion was approved.'),
+  rejectedAt: NullableTime('When the conversion was rejected.'),
+  rejectionReason: NullableString('Reason given for the rejection.'),
+};
+
+export const ConversionApprovedData = Type.Object(
+  {
+    ...conversionFields,
+    status: Type.Literal('approved'),
+    ...decisionFields,
+    approvedBy: Type.Union([Type.Literal('manual'), Type.Literal('hold_expired')], {
+      description: 'manual (API or dashboard) or hold_expired (automatic after the hold time).',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+export const ConversionRejectedData = Type.Object(
+  { ...conversionFields, status: Type.Literal('rejected'), ...decisionFields, approvedBy: Type.Null() },
+  { additionalProperties: false },
+);
+
+const partnerFields = {
+  partnerId: Id('Identifier of the partner (prt_…).'),
+  name: Type.String(),
+  email: Type.String(),
+  website: NullableString('Website given by the partner.'),
+};
+
+export const PartnerAppliedData = Type.Object(
+  { ...partnerFields, status: Type.Literal('applicant') },
+  { additionalProperties: false },
+);
+export const PartnerApprovedData = Type.Object(
+  { ...partnerFields, status: Type.Literal('active') },
+  { additionalProperties: false },
+);
+export const PartnerBannedData = Type.Object(
+  {
+    ...partnerFields,
+    status: Type.Literal('banned'),
+    reason: NullableString('Why the partner was banned.'),
+    bannedBy: Type.Union([Type.Literal('manual'), Type.Literal('automation')]),
+  },
+  { additionalProperties: false },
+);
+
+export const FRAUD_SIGNALS = [
+  'high_risk_score',
+  'datacenter_ip',
+  'blocklist_hit',
+  'bot_user_agent',
+  'click_velocity',
+] as const;
+export type FraudSignal = (typeof FRAUD_SIGNALS)[number];
+
+export const FraudHighRiskData = Type.Object(
+  {
+    clickId: Id('Identifier of the click (clk_…).'),
+    offerId: Id('Offer clicked.'),
+    partnerId: Id('Partner whose link was clicked.'),
+    score: Type.Integer({ minimum: 0, maximum: 100 }),
+    threshold: Type.Integer({ minimum: 0, maximum: 100, description: "The brand's threshold the score exceeded." }),
+    signals: Type.Array(Type.Union(FRAUD_SIGNALS.map((s) => Type.Literal(s)))),
+    ip: Type.String(),
+    userAgent: NullableString('User agent of the click.'),
+  },
+  { additionalProperties: false },
+);
+
+export const CapReachedData = Type.Object(
+  {
+    offerId: Id('Offer whose cap was reached.'),
+    cap: Type.Union([Type.Literal('daily'), Type.Literal('weekly'), Type.Literal('monthly'), Type.Literal('global')]),
+    limit: Type.Integer(),
+    count: Type.Integer(),
+    periodStart: NullableTime('Start of the capped period; null for the global cap.'),
+    periodEnd: NullableTime('End (exclusive) of the capped period; null for the global cap.'),
+  },
+  { additionalProperties: false },
+);
+
+export const EVENT_SCHEMAS = {
+  'conversion.created': ConversionCreatedData,
+  'conversion.approved': ConversionApprovedData,
+  'conversion.rejected': ConversionRejectedData,
+  'partner.applied': PartnerAppliedData,
+  'partner.approved': PartnerApprovedData,
+  'partner.banned': PartnerBannedData,
+  'fraud.high_risk': FraudHighRiskData,
+  'cap.reached': CapReachedData,
+} satisfies Record<string, TSchema>;
+
+export type EventName = keyof typeof EVENT_SCHEMAS;
+export const EVENT_NAMES = Object.keys(EVENT_SCHEMAS) as EventName[];
+export type EventData<E extends EventName> = Static<(typeof EVENT_SCHEMAS)[E]>;

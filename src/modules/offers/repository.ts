@@ -1,0 +1,44 @@
+import type { Selectable } from 'kysely';
+import { toIso } from '../../clock.js';
+import type { Queryable } from '../../db/database.js';
+import type { OfferTable } from '../../db/schema.js';
+import type { Offer } from './schemas.js';
+
+export type OfferRow = Selectable<OfferTable>;
+
+export function offerToApi(row: OfferRow): Offer {
+  return {
+    id: row.id,
+    name: row.name,
+    destinationUrl: row.destination_url,
+    status: row.status,
+    currency: row.currency,
+    revenueCents: row.revenue_cents,
+    payoutCents: row.payout_cents,
+    conversionStatus: row.conversion_status,
+    holdSeconds: row.hold_seconds,
+    caps: { daily: row.cap_daily, weekly: row.cap_weekly, monthly: row.cap_monthly, global: row.cap_global },
+    fallbackUrl: row.fallback_url,
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+  };
+}
+
+/** The offer with this id, only if it belongs to `brandId` (another brand's offer is "not found"). */
+export function findOffer(q: Queryable, brandId: string, id: string): Promise<OfferRow | undefined> {
+  return q.selectFrom('offers').selectAll().where('id', '=', id).where('brand_id', '=', brandId).executeTakeFirst();
+}
+
+export function listOffers(
+  q: Queryable,
+  brandId: string,
+  filter: { status?: string; cursor?: string; limit: number },
+): Promise<OfferRow[]> {
+  let query = q.selectFrom('offers').selectAll().where('brand_id', '=', brandId);
+  if (filter.status) query = query.where('status', '=', filter.status as OfferRow['status']);
+  if (filter.cursor) query = query.where('id', '<', filter.cursor);
+  return query
+    .orderBy('id', 'desc')
+    .limit(filter.limit + 1)
+    .execute();
+}

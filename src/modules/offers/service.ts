@@ -1,0 +1,88 @@
+import type { AppContext } from '../../context.js';
+import { ApiError, type ErrorDetail } from '../../http/errors.js';
+import { newId } from '../../ids.js';
+import { findBrandById } from '../brands/repository.js';
+import { isHttpUrl } from '../urls.js';
+import { isCurrencyCode } from '../validation.js';
+import { findOffer, type OfferRow } from './repository.js';
+import type { CreateOfferBody, UpdateOfferBody } from './schemas.js';
+
+function validateOffer(input: UpdateOfferBody): void {
+  const problems: ErrorDetail[] = [];
+  if (input.destinationUrl !== undefined && !isHttpUrl(input.destinationUrl)) {
+    problems.push({ path: 'destinationUrl', message: 'must be an absolute http(s) URL' });
+  }
+  if (input.fallbackUrl != null && !isHttpUrl(input.fallbackUrl)) {
+    problems.push({ path: 'fallbackUrl', message: 'must be an absolute http(s) URL' });
+  }
+  if (input.currency !== undefined && !isCurrencyCode(input.currency)) {
+    problems.push({ path: 'currency', message: 'must be an ISO 4217 currency code such as USD' });
+  }
+  if (problems.length > 0) throw ApiError.validation(problems);
+}
+
+/** Columns changed by a create or patch body (caps merge key by key; null clears one). */
+function changesFrom(input: UpdateOfferBody): Partial<OfferRow> {
+  const changes: Partial<OfferRow> = {};
+  if (input.name !== undefined) changes.name = input.name;
+  if (input.destinationUrl !== undefined) changes.destination_url = input.destinationUrl;
+  if (input.status !== undefined) changes.status = input.status;
+  if (input.currency !== undefined) changes.currency = input.currency;
+  if (input.revenueCents !== undefined) changes.revenue_cents = input.revenueCents;
+  if (input.payoutCents !== undefined) changes.payout_cents = input.payoutCents;
+  if (input.conversionStatus !== undefined) changes.conversion_status = input.conversionStatus;
+  if (input.holdSeconds !== undefined) changes.hold_seconds = input.holdSeconds;
+  if (input.fallbackUrl !== undefined) changes.fallback_url = input.fallbackUrl;
+  if (input.caps?.daily !== undefined) changes.cap_daily = input.caps.daily;
+  if (input.caps?.weekly !== undefined) changes.cap_weekly = input.caps.weekly;
+  if (input.caps?.monthly !== undefined) changes.cap_monthly = input.caps.monthly;
+  if (input.caps?.global !== undefined) changes.cap_global = input.caps.global;
+  return changes;
+}
+
+export async function createOffer(ctx: AppContext, brandId: string, input: CreateOfferBody): Promise<OfferRow> {
+  validateOffer(input);
+  return ctx.db.transact(async (trx) => {
+    const brand = await findBrandById(trx, brandId);
+    if (!brand) throw ApiError.notFound('Brand');
+    const now = ctx.clock.now();
+    const row: OfferRow = {
+      id: newId('off', now),
+      brand_id: brandId,
+      name: input.name,
+      destination_url: input.destinationUrl,
+      status: 'active',
+      currency: brand.currency,
+      revenue_cents: 0,
+      payout_cents: 0,
+      conversion_status: 'pending',
+      hold_seconds: null,
+      cap_daily: null,
+      cap_weekly: null,
+      cap_monthly: null,
+      cap_global: null,
+      fallback_url: null,
+      created_at: now,
+      updated_at: now,
+      ...changesFrom(input),
+    };
+    await trx.insertInto('offers').values(row).execute();
+    return row;
+  });
+}
+
+export async function updateOffer(
+  ctx: AppContext,
+  brandId: string,
+  offerId: string,
+  patch: UpdateOfferBody,
+): Promise<OfferRow> {
+  validateOffer(patch);
+  return ctx.db.transact(async (trx) => {
+    const existing = await findOffer(trx, brandId, offerId);
+    if (!existing) throw ApiError.notFound('Offer');
+    const changes = { ...changesFrom(patch), updated_at: ctx.clock.now() };
+    await trx.updateTable('offers').set(changes).where('id', '=', offerId).execute();
+    return { ...existing, ...changes };
+  });
+}

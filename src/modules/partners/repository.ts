@@ -1,0 +1,39 @@
+import type { Selectable } from 'kysely';
+import { toIso, toIsoOrNull } from '../../clock.js';
+import type { Queryable } from '../../db/database.js';
+import type { PartnerTable } from '../../db/schema.js';
+import type { Partner } from './schemas.js';
+
+export type PartnerRow = Selectable<PartnerTable>;
+
+export function partnerToApi(row: PartnerRow): Partner {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    website: row.website,
+    status: row.status,
+    banReason: row.ban_reason,
+    createdAt: toIso(row.created_at),
+    approvedAt: toIsoOrNull(row.approved_at),
+    bannedAt: toIsoOrNull(row.banned_at),
+  };
+}
+
+export function findPartner(q: Queryable, brandId: string, id: string): Promise<PartnerRow | undefined> {
+  return q.selectFrom('partners').selectAll().where('id', '=', id).where('brand_id', '=', brandId).executeTakeFirst();
+}
+
+export function listPartners(
+  q: Queryable,
+  brandId: string,
+  filter: { status?: string; cursor?: string; limit: number },
+): Promise<PartnerRow[]> {
+  let query = q.selectFrom('partners').selectAll().where('brand_id', '=', brandId);
+  if (filter.status) query = query.where('status', '=', filter.status as PartnerRow['status']);
+  if (filter.cursor) query = query.where('id', '<', filter.cursor);
+  return query
+    .orderBy('id', 'desc')
+    .limit(filter.limit + 1)
+    .execute();
+}
