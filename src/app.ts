@@ -19,6 +19,7 @@ import { offerRoutes } from './modules/offers/routes.js';
 import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
 import { partnerRoutes } from './modules/partners/routes.js';
 import { reportRoutes } from './modules/reports/routes.js';
+import { webhookCatalogueRoutes, webhookRoutes } from './modules/webhooks/routes.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -100,6 +101,14 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       await api.register(reportRoutes(ctx));
     },
     { prefix: API_PREFIX },
+  );
+  await app.register(webhookCatalogueRoutes());
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', apiKeyHook(ctx));
+      await api.register(webhookRoutes(ctx));
+    },
+    { prefix: '/api/public' },
   );
   return app;
 }

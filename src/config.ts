@@ -17,6 +17,9 @@ export interface Config {
   webhookMaxAttempts: number;
   webhookTimeoutMs: number;
   webhookAllowPrivateNetworks: boolean;
+  /** Attempts in flight at once in one worker, and per subscription. */
+  webhookConcurrency: number;
+  webhookConcurrencyPerSubscription: number;
   trustProxy: boolean;
   logLevel: string;
   bodyLimitBytes: number;
@@ -113,6 +116,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookMaxAttempts: readInt(env, 'WEBHOOK_MAX_ATTEMPTS', 6, 1, 100),
     webhookTimeoutMs: readDuration(env, 'WEBHOOK_TIMEOUT', 10_000),
     webhookAllowPrivateNetworks: readBool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'),
+    webhookConcurrency: readInt(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000),
+    webhookConcurrencyPerSubscription: readInt(env, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', 16, 1, 10_000),
     trustProxy: readBool(env, 'TRUST_PROXY'),
     logLevel,
     bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),

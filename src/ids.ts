@@ -5,7 +5,20 @@ const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const TIME_CHARS = 10; // 48 bits of milliseconds, as in ULID
 const RANDOM_BYTES = 10; // 80 bits
 
-export type IdPrefix = 'brd' | 'key' | 'off' | 'prt' | 'conv' | 'clk' | 'evt' | 'sub' | 'wh' | 'blk' | 'pbk' | 'usr' | 'ses';
+export type IdPrefix =
+  | 'brd'
+  | 'key'
+  | 'off'
+  | 'prt'
+  | 'conv'
+  | 'clk'
+  | 'evt'
+  | 'sub'
+  | 'wh'
+  | 'blk'
+  | 'pbk'
+  | 'usr'
+  | 'ses';
 
 let lastTime = -1;
 let lastRandom = Buffer.alloc(RANDOM_BYTES);

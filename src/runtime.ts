@@ -8,6 +8,7 @@ import type { AppContext } from './context.js';
 import { Database } from './db/database.js';
 import { MemoryRateLimiter, RedisRateLimiter } from './http/rateLimit.js';
 import { ApiKeyAuthenticator } from './modules/apiKeys/service.js';
+import { WakeSignal } from './signals.js';
 
 /**
  * Log objects are built by our own code, which never puts a key or secret in them; these
@@ -37,7 +38,7 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
   const authenticator = new ApiKeyAuthenticator(db, clock, (error) =>
     logger.warn({ err: error }, 'could not record API key use'),
   );
-  return { config, db, clock, logger, rateLimiter, authenticator };
+  return { config, db, clock, logger, rateLimiter, authenticator, deliveriesQueued: new WakeSignal() };
 }
 
 export async function closeContext(ctx: AppContext): Promise<void> {

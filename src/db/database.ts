@@ -29,6 +29,9 @@ export interface DatabaseOptions {
   poolSize?: number;
 }
 
+/** Pause before a lost LISTEN connection is re-opened. */
+const LISTEN_RETRY_MS = 1000;
+
 /** How long a SQLite writer waits for another process's lock before failing. */
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
@@ -47,10 +50,12 @@ export class Database {
   private readonly committer: GroupCommitter | null;
   private readonly afterCommitHooks = new WeakMap<Trx, Array<() => void>>();
   private readonly pool: pg.Pool | null;
+  private readonly connectionString: string | null;
 
   constructor(options: DatabaseOptions) {
     if (options.databaseUrl) {
       this.dialect = 'postgres';
+      this.connectionString = options.databaseUrl;
       this.schema = options.schema ?? 'public';
       this.pool = new pg.Pool({
         connectionString: options.databaseUrl,
@@ -65,6 +70,7 @@ export class Database {
       this.committer = null;
     } else {
       this.dialect = 'sqlite';
+      this.connectionString = null;
       this.schema = 'main';
       this.pool = null;
       mkdirSync(options.dataDir, { recursive: true });
@@ -110,6 +116,42 @@ export class Database {
     if (!hooks) return;
     this.afterCommitHooks.delete(trx);
     for (const hook of hooks) hook();
+  }
+
+  /**
+   * PostgreSQL only: LISTEN on `channel` with a dedicated connection, calling `onNotify`
+   * for each notification. Reconnects after errors (callers also poll, so a gap only
+   * delays work). Returns a function that stops listening.
+   */
+  listen(channel: string, onNotify: () => void): () => Promise<void> {
+    if (!this.connectionString) return async () => {};
+    let client: pg.Client | null = null;
+    let stopped = false;
+    let retry: NodeJS.Timeout | null = null;
+    const connect = async () => {
+      if (stopped) return;
+      const next = new pg.Client({ connectionString: this.connectionString ?? undefined });
+      next.on('notification', onNotify);
+      next.on('error', () => {
+        next.end().catch(() => {});
+        if (!stopped) retry = setTimeout(connect, LISTEN_RETRY_MS);
+      });
+      try {
+        await next.connect();
+        await next.query(`LISTEN ${channel}`);
+        client = next;
+        if (stopped) await next.end();
+      } catch {
+        next.end().catch(() => {});
+        if (!stopped) retry = setTimeout(connect, LISTEN_RETRY_MS);
+      }
+    };
+    void connect();
+    return async () => {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      await client?.end().catch(() => {});
+    };
   }
 
   async ping(): Promise<void> {

@@ -120,6 +120,50 @@ export interface RollupOfferPartnerTable extends RollupColumns {
   partner_id: string;
 }
 
+export type DeliveryStatus = 'attempting' | 'retry_scheduled' | 'succeeded' | 'failed';
+
+export interface WebhookSubscriptionTable {
+  id: string;
+  brand_id: string;
+  url: string;
+  /** JSON array of event names. */
+  events: string;
+  /** Signing secret; never returned by the API nor logged. */
+  secret: string | null;
+  status: 'active' | 'disabled';
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookDeliveryTable {
+  id: string;
+  brand_id: string;
+  kind: 'webhook' | 'postback';
+  subscription_id: string;
+  event_id: string;
+  event: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  /** Attempts made before the current sequence (a redelivery starts a new one). */
+  attempt_base: number;
+  /** When the next attempt is due; null once the delivery is final. */
+  next_attempt_at: number | null;
+  lease_until: number | null;
+  lease_owner: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookAttemptTable {
+  delivery_id: string;
+  number: number;
+  attempted_at: number;
+  status_code: number | null;
+  latency_ms: number;
+  response_body: string | null;
+  error: string | null;
+}
+
 export interface Schema {
   brands: BrandTable;
   api_keys: ApiKeyTable;
@@ -129,4 +173,7 @@ export interface Schema {
   events: EventTable;
   rollups_offer_partner: RollupOfferPartnerTable;
   rollups_offer: RollupColumns;
+  webhook_subscriptions: WebhookSubscriptionTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_attempts: WebhookAttemptTable;
 }

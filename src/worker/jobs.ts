@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.js';
 import { approveExpiredHolds } from '../modules/conversions/service.js';
+import { Dispatcher } from '../modules/webhooks/dispatcher.js';
 import { type Job, sleep } from './worker.js';
 
 /**
@@ -27,5 +28,8 @@ export function periodicJob(name: string, ctx: AppContext, intervalMs: number, s
 
 /** The jobs a worker process runs. */
 export function createJobs(ctx: AppContext): Job[] {
-  return [periodicJob('hold-approvals', ctx, HOLD_POLL_INTERVAL_MS, () => approveExpiredHolds(ctx))];
+  return [
+    periodicJob('hold-approvals', ctx, HOLD_POLL_INTERVAL_MS, () => approveExpiredHolds(ctx)),
+    new Dispatcher(ctx),
+  ];
 }

@@ -124,7 +124,7 @@ async function recordConversionInTrx(
       payoutCents: row.payout_cents,
     },
   );
-  await recordEvent(trx, ctx.clock, brandId, 'conversion.created', createdEventData(row));
+  await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row));
   return { row, created: true };
 }
 
@@ -155,7 +155,7 @@ async function decideInTrx(
   const key = { brandId: row.brand_id, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id };
   if (decision.to === 'approved') {
     await addToRollups(trx, key, { pending: -1, approved: 1 });
-    await recordEvent(trx, ctx.clock, row.brand_id, 'conversion.approved', approvedEventData(updated, decision.by));
+    await recordEvent(ctx, trx, row.brand_id, 'conversion.approved', approvedEventData(updated, decision.by));
   } else {
     // Revenue and payout count pending + approved conversions only.
     await addToRollups(trx, key, {
@@ -164,7 +164,7 @@ async function decideInTrx(
       revenueCents: -row.revenue_cents,
       payoutCents: -row.payout_cents,
     });
-    await recordEvent(trx, ctx.clock, row.brand_id, 'conversion.rejected', rejectedEventData(updated));
+    await recordEvent(ctx, trx, row.brand_id, 'conversion.rejected', rejectedEventData(updated));
   }
   return updated;
 }

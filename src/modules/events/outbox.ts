@@ -1,11 +1,14 @@
 /**
  * The transactional outbox: every state change calls `recordEvent` inside its own
  * transaction, so the change and its event commit together or not at all. The envelope is
- * serialised once, here, and stored; every delivery sends exactly these bytes.
+ * serialised once, here, and stored; every delivery sends exactly these bytes. One delivery
+ * per matching subscription is inserted in the same transaction (webhooks/fanout.ts).
  */
-import { type Clock, toIso } from '../../clock.js';
+import { toIso } from '../../clock.js';
+import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
 import { newId } from '../../ids.js';
+import { enqueueDeliveries } from '../webhooks/fanout.js';
 import type { EventData, EventName } from './schemas.js';
 
 export interface RecordedEvent {
@@ -17,16 +20,18 @@ export interface RecordedEvent {
 }
 
 export async function recordEvent<E extends EventName>(
+  ctx: AppContext,
   trx: Trx,
-  clock: Clock,
   brandId: string,
   type: E,
   data: EventData<E>,
 ): Promise<RecordedEvent> {
-  const createdAt = clock.now();
+  const createdAt = ctx.clock.now();
   const id = newId('evt', createdAt);
   // Key order follows the spec's envelope table: id, event, createdAt, brandId, data.
   const payload = JSON.stringify({ id, event: type, createdAt: toIso(createdAt), brandId, data });
   await trx.insertInto('events').values({ id, brand_id: brandId, type, payload, created_at: createdAt }).execute();
-  return { id, type, brandId, payload, createdAt };
+  const event = { id, type, brandId, payload, createdAt };
+  await enqueueDeliveries(ctx, trx, event);
+  return event;
 }

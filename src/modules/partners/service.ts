@@ -53,7 +53,7 @@ export async function createPartner(ctx: AppContext, brandId: string, input: Cre
   validateWebsite(input.website);
   return ctx.db.transact(async (trx) => {
     const row = await insertPartner(trx, ctx.clock, brandId, input, 'active');
-    await recordEvent(trx, ctx.clock, brandId, 'partner.approved', { ...partnerFields(row), status: 'active' });
+    await recordEvent(ctx, trx, brandId, 'partner.approved', { ...partnerFields(row), status: 'active' });
     return row;
   });
 }
@@ -65,7 +65,7 @@ export async function applyAsPartner(ctx: AppContext, input: ApplyBody): Promise
   if (!brand) throw ApiError.validation([{ path: 'brandSlug', message: 'no brand has this slug' }]);
   return ctx.db.transact(async (trx) => {
     const row = await insertPartner(trx, ctx.clock, brand.id, input, 'applicant');
-    await recordEvent(trx, ctx.clock, brand.id, 'partner.applied', { ...partnerFields(row), status: 'applicant' });
+    await recordEvent(ctx, trx, brand.id, 'partner.applied', { ...partnerFields(row), status: 'applicant' });
     return row;
   });
 }
@@ -83,7 +83,7 @@ export async function approvePartner(ctx: AppContext, brandId: string, partnerId
       .set({ status: 'active', approved_at: now, updated_at: now })
       .where('id', '=', row.id)
       .execute();
-    await recordEvent(trx, ctx.clock, brandId, 'partner.approved', { ...partnerFields(updated), status: 'active' });
+    await recordEvent(ctx, trx, brandId, 'partner.approved', { ...partnerFields(updated), status: 'active' });
     return updated;
   });
 }
@@ -93,14 +93,14 @@ export async function approvePartner(ctx: AppContext, brandId: string, partnerId
  * callers decide whether that is a conflict (manual) or nothing to do (automation).
  */
 export async function banPartnerInTrx(
+  ctx: AppContext,
   trx: Trx,
-  clock: Clock,
   row: PartnerRow,
   reason: string | null,
   bannedBy: 'manual' | 'automation',
 ): Promise<PartnerRow | null> {
   if (row.status === 'banned') return null;
-  const now = clock.now();
+  const now = ctx.clock.now();
   const result = await trx
     .updateTable('partners')
     .set({ status: 'banned', ban_reason: reason, banned_at: now, updated_at: now })
@@ -109,7 +109,7 @@ export async function banPartnerInTrx(
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) return null;
   const updated: PartnerRow = { ...row, status: 'banned', ban_reason: reason, banned_at: now, updated_at: now };
-  await recordEvent(trx, clock, row.brand_id, 'partner.banned', {
+  await recordEvent(ctx, trx, row.brand_id, 'partner.banned', {
     ...partnerFields(updated),
     status: 'banned',
     reason,
@@ -127,7 +127,7 @@ export async function banPartner(
   return ctx.db.transact(async (trx) => {
     const row = await findPartner(trx, brandId, partnerId);
     if (!row) throw ApiError.notFound('Partner');
-    const banned = await banPartnerInTrx(trx, ctx.clock, row, reason, 'manual');
+    const banned = await banPartnerInTrx(ctx, trx, row, reason, 'manual');
     if (!banned) throw ApiError.conflict('This partner is already banned.');
     return banned;
   });

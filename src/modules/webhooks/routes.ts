@@ -1,0 +1,224 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import { ApiError } from '../../http/errors.js';
+import { pageSize, toPage } from '../../http/pagination.js';
+import { errorResponses, KEYED_ERRORS, ListOf, PageQuery } from '../../http/schemas.js';
+import { eventCatalogue } from './catalogue.js';
+import {
+  attemptToApi,
+  deliveryToApi,
+  findDelivery,
+  findSubscription,
+  listAttempts,
+  listDeliveries,
+  listSubscriptions,
+  subscriptionToApi,
+} from './repository.js';
+import {
+  CreateSubscriptionBody,
+  Delivery,
+  DeliveryWithAttempts,
+  ListDeliveriesQuery,
+  Subscription,
+  UpdateSubscriptionBody,
+} from './schemas.js';
+import { createSubscription, deleteSubscription, redeliver, updateSubscription } from './service.js';
+
+const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const security = [{ bearerAuth: [] }];
+const tags = ['webhooks'];
+
+/** Routes that take an API key (mounted under /api/public behind the key hook). */
+export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/webhooks',
+      {
+        schema: {
+          tags,
+          summary: 'Subscribe a URL to events of the calling key’s brand.',
+          security,
+          body: CreateSubscriptionBody,
+          response: { 201: Subscription, ...errorResponses(...KEYED_ERRORS, 400, 422) },
+        },
+      },
+      async (request, reply) =>
+        reply.code(201).send(subscriptionToApi(await createSubscription(ctx, request.auth.brandId, request.body))),
+    );
+
+    app.get(
+      '/webhooks',
+      {
+        schema: {
+          tags,
+          summary: 'List subscriptions, newest first.',
+          security,
+          querystring: Type.Object(PageQuery, { additionalProperties: false }),
+          response: { 200: ListOf(Subscription), ...errorResponses(...KEYED_ERRORS, 422) },
+        },
+      },
+      async (request) => {
+        const limit = pageSize(request.query.limit);
+        const rows = await listSubscriptions(ctx.db.read, request.auth.brandId, { ...request.query, limit });
+        return toPage(rows, limit, subscriptionToApi);
+      },
+    );
+
+    app.get(
+      '/webhooks/:id',
+      {
+        schema: {
+          tags,
+          summary: 'One subscription.',
+          security,
+          params: IdParams,
+          response: { 200: Subscription, ...errorResponses(...KEYED_ERRORS, 404) },
+        },
+      },
+      async (request) => {
+        const row = await findSubscription(ctx.db.read, request.auth.brandId, request.params.id);
+        if (!row) throw ApiError.notFound('Subscription');
+        return subscriptionToApi(row);
+      },
+    );
+
+    app.patch(
+      '/webhooks/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Change url, events, secret (null removes it) or status (active|disabled).',
+          security,
+          params: IdParams,
+          body: UpdateSubscriptionBody,
+          response: { 200: Subscription, ...errorResponses(...KEYED_ERRORS, 400, 404, 422) },
+        },
+      },
+      async (request) =>
+        subscriptionToApi(await updateSubscription(ctx, request.auth.brandId, request.params.id, request.body ?? {})),
+    );
+
+    app.delete(
+      '/webhooks/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Delete a subscription and its delivery log.',
+          security,
+          params: IdParams,
+          response: { 204: Type.Null(), ...errorResponses(...KEYED_ERRORS, 404) },
+        },
+      },
+      async (request, reply) => {
+        await deleteSubscription(ctx, request.auth.brandId, request.params.id);
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.get(
+      '/webhooks/:id/deliveries',
+      {
+        schema: {
+          tags,
+          summary: 'Delivery log of one subscription, newest first.',
+          security,
+          params: IdParams,
+          querystring: ListDeliveriesQuery,
+          response: { 200: ListOf(Delivery), ...errorResponses(...KEYED_ERRORS, 404, 422) },
+        },
+      },
+      async (request) => {
+        const subscription = await findSubscription(ctx.db.read, request.auth.brandId, request.params.id);
+        if (!subscription) throw ApiError.notFound('Subscription');
+        const limit = pageSize(request.query.limit);
+        const rows = await listDeliveries(ctx.db.read, request.auth.brandId, {
+          ...request.query,
+          subscriptionId: subscription.id,
+          limit,
+        });
+        return toPage(rows, limit, deliveryToApi);
+      },
+    );
+
+    app.get(
+      '/webhook-deliveries',
+      {
+        schema: {
+          tags,
+          summary: 'The whole delivery log of the brand (webhooks and postback sends), newest first.',
+          security,
+          querystring: ListDeliveriesQuery,
+          response: { 200: ListOf(Delivery), ...errorResponses(...KEYED_ERRORS, 422) },
+        },
+      },
+      async (request) => {
+        const limit = pageSize(request.query.limit);
+        const rows = await listDeliveries(ctx.db.read, request.auth.brandId, { ...request.query, limit });
+        return toPage(rows, limit, deliveryToApi);
+      },
+    );
+
+    app.get(
+      '/webhook-deliveries/:id',
+      {
+        schema: {
+          tags,
+          summary: 'One delivery with every attempt.',
+          security,
+          params: IdParams,
+          response: { 200: DeliveryWithAttempts, ...errorResponses(...KEYED_ERRORS, 404) },
+        },
+      },
+      async (request) => {
+        const row = await findDelivery(ctx.db.read, request.auth.brandId, request.params.id);
+        if (!row) throw ApiError.notFound('Delivery');
+        const attempts = await listAttempts(ctx.db.read, row.id);
+        return { ...deliveryToApi(row), attempts: attempts.map(attemptToApi) };
+      },
+    );
+
+    app.post(
+      '/webhook-deliveries/:id/redeliver',
+      {
+        schema: {
+          tags,
+          summary: 'Queue a succeeded or failed delivery again (same wh_ id, same evt_ id and body).',
+          security,
+          params: IdParams,
+          response: { 200: Delivery, ...errorResponses(...KEYED_ERRORS, 404, 409) },
+        },
+      },
+      async (request) => deliveryToApi(await redeliver(ctx, request.auth.brandId, request.params.id)),
+    );
+  };
+}
+
+/** The public event catalogue (no key). */
+export function webhookCatalogueRoutes(): FastifyPluginAsyncTypebox {
+  const catalogue = eventCatalogue();
+  return async (app) => {
+    app.get(
+      '/api/public/webhook-events',
+      {
+        schema: {
+          tags,
+          summary: 'Every webhook event with its description, the JSON Schema of its data, and an example delivery.',
+          response: {
+            200: Type.Object({
+              data: Type.Array(
+                Type.Object({
+                  name: Type.String(),
+                  description: Type.String(),
+                  schema: Type.Object({}, { additionalProperties: true }),
+                  example: Type.Object({}, { additionalProperties: true }),
+                }),
+              ),
+            }),
+          },
+        },
+      },
+      async () => catalogue,
+    );
+  };
+}

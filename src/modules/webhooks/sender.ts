@@ -1,0 +1,92 @@
+/**
+ * One HTTP attempt: POST the stored body with the spec's headers, under a hard total
+ * time-out (connect + headers + body), following no redirects, reading at most
+ * RESPONSE_BODY_LIMIT bytes of the answer. Never throws: every outcome is data.
+ */
+import { Agent, request } from 'undici';
+import { assertLiteralAllowed, guardedLookup } from './ssrf.js';
+
+/** Bytes of a receiver's answer kept for the delivery log (spec: the first 16 KiB). */
+export const RESPONSE_BODY_LIMIT = 16 * 1024;
+
+export interface AttemptOutcome {
+  statusCode: number | null;
+  latencyMs: number;
+  responseBody: string | null;
+  error: string | null;
+}
+
+export interface OutgoingRequest {
+  url: string;
+  method: 'POST' | 'GET';
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+export class Sender {
+  private readonly agent: Agent;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly allowPrivate: boolean,
+  ) {
+    this.agent = new Agent({
+      connect: { lookup: guardedLookup(allowPrivate), timeout: timeoutMs },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      keepAliveTimeout: 4000,
+      connections: 256,
+    });
+  }
+
+  async send(outgoing: OutgoingRequest): Promise<AttemptOutcome> {
+    const started = performance.now();
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new Error(`timed out after ${this.timeoutMs} ms`)), this.timeoutMs);
+    const elapsed = () => Math.round(performance.now() - started);
+    try {
+      const url = new URL(outgoing.url);
+      assertLiteralAllowed(url, this.allowPrivate);
+      const response = await request(url, {
+        method: outgoing.method,
+        headers: outgoing.headers,
+        body: outgoing.body,
+        dispatcher: this.agent,
+        signal: controller.signal,
+      });
+      const responseBody = await readCapped(response.body);
+      return { statusCode: response.statusCode, latencyMs: elapsed(), responseBody, error: null };
+    } catch (error) {
+      return { statusCode: null, latencyMs: elapsed(), responseBody: null, error: describe(error, controller.signal) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= RESPONSE_BODY_LIMIT) {
+      // Enough for the log: stop reading rather than download a huge answer.
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8');
+}
+
+function describe(error: unknown, signal: AbortSignal): string {
+  if (signal.aborted) return String((signal.reason as Error)?.message ?? 'timed out');
+  const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const code = e.cause?.code ?? e.code;
+  const message = e.cause?.message ?? e.message ?? String(error);
+  return code && !message.includes(code) ? `${code}: ${message}` : message;
+}

@@ -1,0 +1,112 @@
+/** Subscriptions and the delivery log's one write: redelivery. */
+import type { AppContext } from '../../context.js';
+import { ApiError } from '../../http/errors.js';
+import { newId } from '../../ids.js';
+import { isHttpUrl } from '../urls.js';
+import { announceDeliveries } from './fanout.js';
+import { type DeliveryRow, findDelivery, findSubscription, type SubscriptionRow } from './repository.js';
+import type { CreateSubscriptionBody, UpdateSubscriptionBody } from './schemas.js';
+import { checkUrlTarget } from './ssrf.js';
+
+/** Subscriptions per brand at most: plenty for real integrations, bounded fan-out per event. */
+export const MAX_SUBSCRIPTIONS_PER_BRAND = 50;
+
+/** Refuses URLs that are not absolute http(s) or that point into private networks (422). */
+export async function validateTargetUrl(ctx: AppContext, url: string, path = 'url'): Promise<void> {
+  if (!isHttpUrl(url)) throw ApiError.validation([{ path, message: 'must be an absolute http(s) URL' }]);
+  const refusal = await checkUrlTarget(url, ctx.config.webhookAllowPrivateNetworks);
+  if (refusal) throw ApiError.validation([{ path, message: refusal }]);
+}
+
+export async function createSubscription(
+  ctx: AppContext,
+  brandId: string,
+  input: CreateSubscriptionBody,
+): Promise<SubscriptionRow> {
+  await validateTargetUrl(ctx, input.url);
+  return ctx.db.transact(async (trx) => {
+    const count = await trx
+      .selectFrom('webhook_subscriptions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('brand_id', '=', brandId)
+      .executeTakeFirstOrThrow();
+    if (Number(count.n) >= MAX_SUBSCRIPTIONS_PER_BRAND) {
+      throw ApiError.validation([
+        { path: '', message: `a brand can have at most ${MAX_SUBSCRIPTIONS_PER_BRAND} subscriptions` },
+      ]);
+    }
+    const now = ctx.clock.now();
+    const row: SubscriptionRow = {
+      id: newId('sub', now),
+      brand_id: brandId,
+      url: input.url,
+      events: JSON.stringify(input.events),
+      secret: input.secret ?? null,
+      status: 'active',
+      created_at: now,
+      updated_at: now,
+    };
+    await trx.insertInto('webhook_subscriptions').values(row).execute();
+    return row;
+  });
+}
+
+export async function updateSubscription(
+  ctx: AppContext,
+  brandId: string,
+  id: string,
+  patch: UpdateSubscriptionBody,
+): Promise<SubscriptionRow> {
+  if (patch.url !== undefined) await validateTargetUrl(ctx, patch.url);
+  return ctx.db.transact(async (trx) => {
+    const existing = await findSubscription(trx, brandId, id);
+    if (!existing) throw ApiError.notFound('Subscription');
+    const changes: Partial<SubscriptionRow> = { updated_at: ctx.clock.now() };
+    if (patch.url !== undefined) changes.url = patch.url;
+    if (patch.events !== undefined) changes.events = JSON.stringify(patch.events);
+    if (patch.secret !== undefined) changes.secret = patch.secret;
+    if (patch.status !== undefined) changes.status = patch.status;
+    await trx.updateTable('webhook_subscriptions').set(changes).where('id', '=', id).execute();
+    // Re-enabling may make waiting deliveries claimable again.
+    if (patch.status === 'active') await announceDeliveries(ctx, trx);
+    return { ...existing, ...changes };
+  });
+}
+
+/** Deletes a subscription with its deliveries and their attempts. */
+export async function deleteSubscription(ctx: AppContext, brandId: string, id: string): Promise<void> {
+  await ctx.db.transact(async (trx) => {
+    const existing = await findSubscription(trx, brandId, id);
+    if (!existing) throw ApiError.notFound('Subscription');
+    const deliveries = trx.selectFrom('webhook_deliveries').select('id').where('subscription_id', '=', id);
+    await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveries).execute();
+    await trx.deleteFrom('webhook_deliveries').where('subscription_id', '=', id).execute();
+    await trx.deleteFrom('webhook_subscriptions').where('id', '=', id).execute();
+  });
+}
+
+/**
+ * Queues a finished (succeeded or failed) delivery again: same delivery id, same event and
+ * body, a fresh retry sequence; attempt numbers in the log continue.
+ */
+export async function redeliver(ctx: AppContext, brandId: string, id: string): Promise<DeliveryRow> {
+  return ctx.db.transact(async (trx) => {
+    const row = await findDelivery(trx, brandId, id);
+    if (!row) throw ApiError.notFound('Delivery');
+    if (row.status !== 'succeeded' && row.status !== 'failed') {
+      throw ApiError.conflict(`Only succeeded or failed deliveries can be redelivered; this one is ${row.status}.`);
+    }
+    const now = ctx.clock.now();
+    const changes = {
+      status: 'attempting' as const,
+      attempt_base: row.attempt_count,
+      next_attempt_at: now,
+      lease_until: null,
+      lease_owner: null,
+      updated_at: now,
+    };
+    await trx.updateTable('webhook_deliveries').set(changes).where('id', '=', id).execute();
+    await announceDeliveries(ctx, trx);
+    return { ...row, ...changes };
+  });
+}
