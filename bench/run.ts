@@ -1,10 +1,14 @@
 /** `npm run bench`: every benchmark in turn, then one report (bench/results/latest.{json,md}). */
 import { benchApiAuth } from './apiAuth.js';
+import { benchConversionIngest } from './conversionIngest.js';
 import { writeReport } from './lib.js';
+import { benchReports } from './reports.js';
 
 const only = process.argv[2];
 const benchmarks: Record<string, () => Promise<void>> = {
   'api-auth': benchApiAuth,
+  'conversion-ingest': benchConversionIngest,
+  reports: benchReports,
 };
 
 for (const [name, run] of Object.entries(benchmarks)) {

@@ -14,6 +14,7 @@ const Events = Type.Array(EventName, { minItems: 1, maxItems: EVENT_NAMES.length
 const Url = Type.String({
   minLength: 1,
   maxLength: MAX_URL_LENGTH,
+  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
   description: 'Absolute http(s) URL receiving deliveries.',
 });
 const Secret = Type.String({
