@@ -23,6 +23,8 @@ import { webhookCatalogueRoutes, webhookRoutes } from './modules/webhooks/routes
 
 export const API_PREFIX = '/api/v1';
 
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
 /** Accepts only plain request ids from clients, so they are safe to echo and to log. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -51,6 +53,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
+  });
+  // A write sent without a body (or with an empty JSON body) is validated as `{}`: bodiless
+  // POSTs with only optional fields succeed, and others list their required fields.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && BODY_METHODS.has(request.method)) request.body = {};
   });
   // One log line per request (instead of Fastify's two) keeps logging cheap; the URL is
   // logged without its query string, which may carry tokens.

@@ -58,6 +58,11 @@ export function parseDay(text: string): LocalDate {
   return { year: year ?? 0, month: month ?? 0, day: day ?? 0 };
 }
 
+/** True for a `YYYY-MM-DD` that exists on the calendar (not 2026-02-30). */
+export function isRealDay(text: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) && formatDay(addDays(parseDay(text), 0)) === text;
+}
+
 /** The brand-local day (`YYYY-MM-DD`) an instant falls on. */
 export function localDay(ms: number, timeZone: string): string {
   return formatDay(localDate(ms, timeZone));

@@ -164,6 +164,51 @@ export interface WebhookAttemptTable {
   error: string | null;
 }
 
+export interface ClickTable {
+  id: string;
+  brand_id: string;
+  offer_id: string;
+  partner_id: string;
+  ip: string;
+  user_agent: string | null;
+  referer: string | null;
+  sub1: string | null;
+  sub2: string | null;
+  sub3: string | null;
+  sub4: string | null;
+  sub5: string | null;
+  fraud_score: number;
+  /** JSON array of signal names. */
+  fraud_signals: string;
+  /** 1 when the score exceeded the brand's threshold at click time. */
+  high_risk: number;
+  created_at: number;
+}
+
+export interface BlocklistTable {
+  id: string;
+  brand_id: string;
+  type: 'ip' | 'cidr' | 'userAgent';
+  value: string;
+  created_at: number;
+}
+
+export type CapName = 'daily' | 'weekly' | 'monthly' | 'global';
+
+export interface CapCounterTable {
+  offer_id: string;
+  cap: CapName;
+  period_start: number;
+  count: number;
+}
+
+export interface CapNotificationTable {
+  offer_id: string;
+  cap: CapName;
+  period_start: number;
+  created_at: number;
+}
+
 export interface Schema {
   brands: BrandTable;
   api_keys: ApiKeyTable;
@@ -176,4 +221,8 @@ export interface Schema {
   webhook_subscriptions: WebhookSubscriptionTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
+  clicks: ClickTable;
+  fraud_blocklist: BlocklistTable;
+  cap_counters: CapCounterTable;
+  cap_notifications: CapNotificationTable;
 }

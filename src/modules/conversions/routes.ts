@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { isRealDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
@@ -11,15 +12,25 @@ import { approveConversion, recordConversion, rejectConversion } from './service
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const security = [{ bearerAuth: [] }];
 
-/** `2026-11-21` or a full ISO timestamp → epoch ms; a bare date's `to` means the end of that day. */
-function parseInstant(text: string, edge: 'from' | 'to', field: string): number {
-  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(text);
-  const ms = Date.parse(dateOnly ? `${text}T00:00:00.000Z` : text);
-  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}/.test(text)) {
-    throw ApiError.validation([{ path: `query.${field}`, message: 'must be an ISO 8601 date or timestamp' }]);
+const TIMESTAMP = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * `2026-11-21` (a UTC day; as `to` it means the end of that day) or an ISO 8601 timestamp
+ * with a zone (`Z` or an offset: a zoneless time would depend on the server's zone).
+ */
+function parseInstant(text: string, edge: 'from' | 'to'): number {
+  const timestamp = TIMESTAMP.exec(text);
+  const day = timestamp ? timestamp[1] : text;
+  const ms = timestamp ? Date.parse(text) : Date.parse(`${text}T00:00:00.000Z`);
+  if (!day || !isRealDay(day) || Number.isNaN(ms)) {
+    throw ApiError.validation([
+      { path: `query.${edge}`, message: 'must be a date (YYYY-MM-DD) or an ISO 8601 timestamp with a zone' },
+    ]);
   }
-  return dateOnly && edge === 'to' ? ms + 86_399_999 : ms;
+  return !timestamp && edge === 'to' ? ms + MS_PER_DAY - 1 : ms;
 }
+
+const MS_PER_DAY = 86_400_000;
 
 export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -58,8 +69,8 @@ export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const rows = await listConversions(ctx.db.read, request.auth.brandId, {
           ...q,
           limit,
-          fromMs: q.from === undefined ? undefined : parseInstant(q.from, 'from', 'from'),
-          toMs: q.to === undefined ? undefined : parseInstant(q.to, 'to', 'to'),
+          fromMs: q.from === undefined ? undefined : parseInstant(q.from, 'from'),
+          toMs: q.to === undefined ? undefined : parseInstant(q.to, 'to'),
         });
         return toPage(rows, limit, conversionToApi);
       },

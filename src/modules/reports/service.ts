@@ -4,7 +4,7 @@
  * which keeps the SQL identical on both dialects.
  */
 import { sql } from 'kysely';
-import { addDays, formatDay, localDay, mondayOf, parseDay } from '../../calendar.js';
+import { addDays, formatDay, isRealDay, localDay, mondayOf, parseDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { findBrandById } from '../brands/repository.js';
@@ -44,11 +44,6 @@ function parseGroupBy(text: string | undefined): GroupKey[] {
     throw ApiError.validation([{ path: 'query.groupBy', message: 'use at most one of day, week, month' }]);
   }
   return keys as GroupKey[];
-}
-
-function isRealDay(text: string): boolean {
-  const d = parseDay(text);
-  return formatDay(addDays(d, 0)) === text;
 }
 
 function metricsOf(s: Sums): Metrics {

@@ -1,0 +1,186 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+
+const APPLY = '/api/public/partners/apply';
+const APPLY_LIMIT = 3;
+
+for (const dialect of DIALECTS) {
+  describe(`public partner applications (${dialect})`, () => {
+    let env: TestEnv;
+    before(async () => {
+      env = await createTestEnv(dialect, { env: { APPLY_RATE_LIMIT_PER_MINUTE: String(APPLY_LIMIT) } });
+    });
+    after(() => env.close());
+    // The limit is per client IP and every inject comes from 127.0.0.1: start each test
+    // in a fresh window so tests do not use up each other's allowance.
+    beforeEach(() => env.clock.advance(61_000));
+
+    const applyAs = (body: Record<string, unknown>) => env.request('POST', APPLY, { key: null, body });
+    const appliedEvents = async () => {
+      const rows = await env.ctx.db.read
+        .selectFrom('events')
+        .select('payload')
+        .where('type', '=', 'partner.applied')
+        .orderBy('id')
+        .execute();
+      return rows.map((r) => JSON.parse(r.payload));
+    };
+    const form = (slug: string, fields: Record<string, string>, remoteAddress?: string) =>
+      env.app.inject({
+        method: 'POST',
+        url: `/apply/${slug}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams(fields).toString(),
+        ...(remoteAddress ? { remoteAddress } : {}),
+      });
+
+    describe('POST /api/public/partners/apply', () => {
+      it('creates an applicant without an API key and answers 201 with id and status', async () => {
+        const res = await applyAs({
+          brandSlug: env.brand.slug,
+          name: 'Bob Blogs',
+          email: 'bob@blogs.example',
+          website: 'https://bob.example',
+        });
+        assert.equal(res.status, 201);
+        assert.deepEqual(Object.keys(res.body).sort(), ['id', 'status']);
+        assert.match(res.body.id, /^prt_[0-9A-Z]{26}$/);
+        assert.equal(res.body.status, 'applicant');
+        const stored = await env.request('GET', `/api/v1/partners/${res.body.id}`);
+        assert.equal(stored.body.status, 'applicant');
+        assert.equal(stored.body.approvedAt, null);
+      });
+
+      it('fires partner.applied with the envelope and every data field', async () => {
+        const res = await applyAs({ brandSlug: env.brand.slug, name: 'Carol', email: 'carol@example.com' });
+        const events = (await appliedEvents()).filter((e) => e.data.partnerId === res.body.id);
+        assert.equal(events.length, 1);
+        const event = events[0];
+        assert.deepEqual(Object.keys(event), ['id', 'event', 'createdAt', 'brandId', 'data']);
+        assert.match(event.id, /^evt_[0-9A-Z]{26}$/);
+        assert.equal(event.event, 'partner.applied');
+        assert.match(event.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        assert.equal(event.createdAt, new Date(env.clock.now()).toISOString());
+        assert.equal(event.brandId, env.brand.id);
+        assert.deepEqual(event.data, {
+          partnerId: res.body.id,
+          name: 'Carol',
+          email: 'carol@example.com',
+          website: null,
+          status: 'applicant',
+        });
+      });
+
+      it('answers 422 for an unknown brandSlug and creates nothing', async () => {
+        const before = (await appliedEvents()).length;
+        const res = await applyAs({ brandSlug: 'no-such-brand', name: 'Dan', email: 'dan@example.com' });
+        const error = expectError(res, 422, 'validation_error');
+        assert.deepEqual(
+          error.details?.map((d) => d.path),
+          ['brandSlug'],
+        );
+        assert.equal((await appliedEvents()).length, before);
+      });
+
+      it('answers 422 for a bad email', async () => {
+        const res = await applyAs({ brandSlug: env.brand.slug, name: 'Eve', email: 'eve-at-example' });
+        const error = expectError(res, 422, 'validation_error');
+        assert.deepEqual(
+          error.details?.map((d) => d.path),
+          ['email'],
+        );
+      });
+
+      it('answers 429 with Retry-After once the per-IP limit is used up', async () => {
+        const body = { brandSlug: env.brand.slug, name: 'Eager', email: 'eager@example.com' };
+        for (let i = 0; i < APPLY_LIMIT; i++) assert.equal((await applyAs(body)).status, 201, `request ${i + 1}`);
+        env.clock.advance(15_000);
+        const blocked = await applyAs(body);
+        expectError(blocked, 429, 'rate_limit_exceeded');
+        assert.equal(blocked.headers['retry-after'], '45');
+        const eager = (await appliedEvents()).filter((e) => e.data.name === 'Eager');
+        assert.equal(eager.length, APPLY_LIMIT, 'the refused application is not recorded');
+      });
+
+      it('counts the limit for each client IP separately', async () => {
+        const body = { brandSlug: env.brand.slug, name: 'Shared', email: 'shared@example.com' };
+        for (let i = 0; i < APPLY_LIMIT; i++) await applyAs(body);
+        expectError(await applyAs(body), 429, 'rate_limit_exceeded');
+        const other = await env.app.inject({
+          method: 'POST',
+          url: APPLY,
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify(body),
+          remoteAddress: '203.0.113.9',
+        });
+        assert.equal(other.statusCode, 201);
+      });
+    });
+
+    describe('GET /apply/:brandSlug', () => {
+      it('returns an HTML form with labelled name, email and website fields', async () => {
+        const res = await env.app.inject({ method: 'GET', url: `/apply/${env.brand.slug}` });
+        assert.equal(res.statusCode, 200);
+        assert.match(String(res.headers['content-type']), /^text\/html/);
+        assert.match(res.body, /<form [^>]*method="post"[^>]*action="\/apply\//);
+        for (const field of ['name', 'email', 'website']) {
+          assert.match(res.body, new RegExp(`<label for="${field}">`), `label for ${field}`);
+          assert.match(res.body, new RegExp(`<input id="${field}" name="${field}"`), `input ${field}`);
+        }
+      });
+
+      it('answers a 404 page for an unknown slug', async () => {
+        const res = await env.app.inject({ method: 'GET', url: '/apply/no-such-brand' });
+        assert.equal(res.statusCode, 404);
+        assert.match(String(res.headers['content-type']), /^text\/html/);
+        assert.match(res.body, /Not found/);
+        assert.doesNotMatch(res.body, /<form/);
+      });
+    });
+
+    describe('POST /apply/:brandSlug (form post)', () => {
+      it('shows the confirmation and creates an applicant', async () => {
+        const res = await form(env.brand.slug, {
+          name: 'Fiona Forms',
+          email: 'fiona@example.com',
+          website: 'https://fiona.example',
+        });
+        assert.equal(res.statusCode, 200);
+        assert.match(String(res.headers['content-type']), /^text\/html/);
+        assert.match(res.body, /Thank you/);
+        const list = await env.request('GET', '/api/v1/partners?status=applicant');
+        const fiona = list.body.data.find((p: { name: string }) => p.name === 'Fiona Forms');
+        assert.ok(fiona, 'the applicant is listed');
+        assert.equal(fiona.email, 'fiona@example.com');
+        assert.equal(fiona.website, 'https://fiona.example');
+        const events = (await appliedEvents()).filter((e) => e.data.partnerId === fiona.id);
+        assert.equal(events.length, 1);
+      });
+
+      it('shows the form again with the problem for a bad email, creating nothing', async () => {
+        const before = (await appliedEvents()).length;
+        const res = await form(env.brand.slug, { name: 'Gus', email: 'nope' });
+        assert.equal(res.statusCode, 422);
+        assert.match(res.body, /role="alert"/);
+        assert.match(res.body, /email/);
+        assert.match(res.body, /value="Gus"/);
+        assert.equal((await appliedEvents()).length, before);
+      });
+
+      it('answers a 404 page for an unknown slug', async () => {
+        const res = await form('no-such-brand', { name: 'Hal', email: 'hal@example.com' });
+        assert.equal(res.statusCode, 404);
+        assert.match(res.body, /Not found/);
+      });
+
+      it('counts form posts against the same per-IP limit as the JSON endpoint', async () => {
+        const body = { brandSlug: env.brand.slug, name: 'Ivy', email: 'ivy@example.com' };
+        for (let i = 0; i < APPLY_LIMIT; i++) assert.equal((await applyAs(body)).status, 201);
+        const blocked = await form(env.brand.slug, { name: 'Ivy late', email: 'ivy@example.com' });
+        assert.equal(blocked.statusCode, 429);
+        assert.match(String(blocked.headers['retry-after']), /^\d+$/);
+      });
+    });
+  });
+}
