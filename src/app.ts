@@ -13,7 +13,9 @@ import { ApiError, registerErrorHandling } from './http/errors.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerValidators } from './http/validation.js';
 import { brandRoutes } from './modules/brands/routes.js';
+import { clickRoutes, trackingRoutes } from './modules/clicks/routes.js';
 import { conversionRoutes } from './modules/conversions/routes.js';
+import { fraudRoutes } from './modules/fraud/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { offerRoutes } from './modules/offers/routes.js';
 import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
@@ -98,6 +100,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   await app.register(healthRoutes(ctx));
   await app.register(partnerPublicRoutes(ctx));
+  await app.register(trackingRoutes(ctx));
   await app.register(
     async (api) => {
       api.addHook('onRequest', apiKeyHook(ctx));
@@ -106,6 +109,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       await api.register(partnerRoutes(ctx));
       await api.register(conversionRoutes(ctx));
       await api.register(reportRoutes(ctx));
+      await api.register(clickRoutes(ctx));
+      await api.register(fraudRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

@@ -4,11 +4,14 @@
  * report rollups and records its event in the same transaction.
  */
 import { localDay } from '../../calendar.js';
+import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
 import { ApiError, type ErrorDetail } from '../../http/errors.js';
 import { newId } from '../../ids.js';
 import { findBrandById } from '../brands/repository.js';
+import { countTowardsCaps, uncountFromCaps } from '../caps/service.js';
+import { findClick } from '../clicks/repository.js';
 import { recordEvent } from '../events/outbox.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
@@ -57,9 +60,14 @@ async function recordConversionInTrx(
 ): Promise<RecordResult> {
   const brand = await findBrandById(trx, brandId);
   if (!brand) throw ApiError.notFound('Brand');
-  if (input.clickId) throw invalid('clickId', 'no click with this id');
-  const offerId = input.offerId as string;
-  const partnerId = input.partnerId as string;
+  const click = input.clickId ? await findClick(trx, brandId, input.clickId) : undefined;
+  if (input.clickId && !click) throw invalid('clickId', 'no click with this id');
+  if (click && input.offerId && input.offerId !== click.offer_id) throw invalid('offerId', 'does not match the click');
+  if (click && input.partnerId && input.partnerId !== click.partner_id) {
+    throw invalid('partnerId', 'does not match the click');
+  }
+  const offerId = click?.offer_id ?? (input.offerId as string);
+  const partnerId = click?.partner_id ?? (input.partnerId as string);
 
   const [offer, partner] = await Promise.all([findOffer(trx, brandId, offerId), findPartner(trx, brandId, partnerId)]);
   if (!offer) throw invalid('offerId', 'no offer with this id');
@@ -68,26 +76,30 @@ async function recordConversionInTrx(
   if (partner.status !== 'active') throw invalid('partnerId', `the partner is ${partner.status}`);
 
   const now = ctx.clock.now();
-  const status = offer.conversion_status;
+  // A conversion from a high-risk click waits for a person: pending, no automatic approval.
+  const highRisk = click?.high_risk === 1;
+  const status = highRisk ? 'pending' : offer.conversion_status;
+  const sub = (n: 1 | 2 | 3 | 4 | 5) => input[`sub${n}`] ?? click?.[`sub${n}`] ?? null;
   const row: ConversionRow = {
     id: newId('conv', now),
     brand_id: brandId,
     offer_id: offer.id,
     partner_id: partner.id,
-    click_id: null,
+    click_id: click?.id ?? null,
     status,
     revenue_cents: input.revenueCents ?? offer.revenue_cents,
     payout_cents: input.payoutCents ?? offer.payout_cents,
     currency: input.currency ?? offer.currency,
-    sub1: input.sub1 ?? null,
-    sub2: input.sub2 ?? null,
-    sub3: input.sub3 ?? null,
-    sub4: input.sub4 ?? null,
-    sub5: input.sub5 ?? null,
+    sub1: sub(1),
+    sub2: sub(2),
+    sub3: sub(3),
+    sub4: sub(4),
+    sub5: sub(5),
     external_txn_id: input.externalTxnId ?? null,
     cap_exceeded: 0,
     // Hold time only means something for conversions that start pending.
-    hold_until: status === 'pending' && offer.hold_seconds !== null ? now + offer.hold_seconds * 1000 : null,
+    hold_until:
+      status === 'pending' && !highRisk && offer.hold_seconds !== null ? now + offer.hold_seconds * 1000 : null,
     approved_at: status === 'approved' ? now : null,
     approved_by: null,
     rejected_at: null,
@@ -114,17 +126,39 @@ async function recordConversionInTrx(
     return { row: existing, created: false };
   }
 
+  // Over a reached cap the conversion is still recorded, but waits pending and is never
+  // approved automatically.
+  const caps = await countTowardsCaps(trx, offer, brand.timezone, now);
+  if (caps.exceeded) {
+    Object.assign(row, { cap_exceeded: 1, status: 'pending', approved_at: null, hold_until: null });
+    await trx
+      .updateTable('conversions')
+      .set({ cap_exceeded: 1, status: 'pending', approved_at: null, hold_until: null })
+      .where('id', '=', row.id)
+      .execute();
+  }
+
   await addToRollups(
     trx,
     { brandId, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id },
     {
-      pending: status === 'pending' ? 1 : 0,
-      approved: status === 'approved' ? 1 : 0,
+      pending: row.status === 'pending' ? 1 : 0,
+      approved: row.status === 'approved' ? 1 : 0,
       revenueCents: row.revenue_cents,
       payoutCents: row.payout_cents,
     },
   );
   await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row));
+  for (const cap of caps.reached) {
+    await recordEvent(ctx, trx, brandId, 'cap.reached', {
+      offerId: offer.id,
+      cap: cap.cap,
+      limit: cap.limit,
+      count: cap.count,
+      periodStart: cap.cap === 'global' ? null : toIso(cap.periodStart),
+      periodEnd: cap.periodEnd === null ? null : toIso(cap.periodEnd),
+    });
+  }
   return { row, created: true };
 }
 
@@ -157,7 +191,10 @@ async function decideInTrx(
     await addToRollups(trx, key, { pending: -1, approved: 1 });
     await recordEvent(ctx, trx, row.brand_id, 'conversion.approved', approvedEventData(updated, decision.by));
   } else {
-    // Revenue and payout count pending + approved conversions only.
+    // Rejected conversions no longer count towards caps, nor towards revenue and payout.
+    const offer = await findOffer(trx, row.brand_id, row.offer_id);
+    const brand = await findBrandById(trx, row.brand_id);
+    if (offer && brand) await uncountFromCaps(trx, offer, brand.timezone, row.created_at);
     await addToRollups(trx, key, {
       pending: -1,
       rejected: 1,

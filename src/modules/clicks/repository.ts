@@ -1,0 +1,47 @@
+import type { Selectable } from 'kysely';
+import { toIso } from '../../clock.js';
+import type { Queryable } from '../../db/database.js';
+import type { ClickTable } from '../../db/schema.js';
+import type { Click } from './schemas.js';
+
+export type ClickRow = Selectable<ClickTable>;
+
+export function clickToApi(row: ClickRow): Click {
+  return {
+    id: row.id,
+    offerId: row.offer_id,
+    partnerId: row.partner_id,
+    ip: row.ip,
+    userAgent: row.user_agent,
+    referer: row.referer,
+    sub1: row.sub1,
+    sub2: row.sub2,
+    sub3: row.sub3,
+    sub4: row.sub4,
+    sub5: row.sub5,
+    fraudScore: row.fraud_score,
+    fraudSignals: JSON.parse(row.fraud_signals) as string[],
+    highRisk: row.high_risk === 1,
+    createdAt: toIso(row.created_at),
+  };
+}
+
+export function findClick(q: Queryable, brandId: string, id: string): Promise<ClickRow | undefined> {
+  return q.selectFrom('clicks').selectAll().where('id', '=', id).where('brand_id', '=', brandId).executeTakeFirst();
+}
+
+export function listClicks(
+  q: Queryable,
+  brandId: string,
+  f: { offerId?: string; partnerId?: string; highRisk?: boolean; cursor?: string; limit: number },
+): Promise<ClickRow[]> {
+  let query = q.selectFrom('clicks').selectAll().where('brand_id', '=', brandId);
+  if (f.offerId) query = query.where('offer_id', '=', f.offerId);
+  if (f.partnerId) query = query.where('partner_id', '=', f.partnerId);
+  if (f.highRisk !== undefined) query = query.where('high_risk', '=', f.highRisk ? 1 : 0);
+  if (f.cursor) query = query.where('id', '<', f.cursor);
+  return query
+    .orderBy('id', 'desc')
+    .limit(f.limit + 1)
+    .execute();
+}

@@ -1,0 +1,39 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Nullable, PageQuery, Timestamp } from '../../http/schemas.js';
+
+export const Click = Type.Object({
+  id: Type.String(),
+  offerId: Type.String(),
+  partnerId: Type.String(),
+  ip: Type.String(),
+  userAgent: Nullable(Type.String()),
+  referer: Nullable(Type.String()),
+  sub1: Nullable(Type.String()),
+  sub2: Nullable(Type.String()),
+  sub3: Nullable(Type.String()),
+  sub4: Nullable(Type.String()),
+  sub5: Nullable(Type.String()),
+  fraudScore: Type.Integer({ minimum: 0, maximum: 100 }),
+  fraudSignals: Type.Array(Type.String()),
+  highRisk: Type.Boolean({ description: "The score exceeded the brand's threshold when the click was made." }),
+  createdAt: Timestamp,
+});
+export type Click = Static<typeof Click>;
+
+export const ListClicksQuery = Type.Object(
+  {
+    offerId: Type.Optional(Type.String({ maxLength: 64 })),
+    partnerId: Type.Optional(Type.String({ maxLength: 64 })),
+    highRisk: Type.Optional(Type.Boolean()),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+export type ListClicksQuery = Static<typeof ListClicksQuery>;
+
+const Sub = Type.Optional(Type.String({ maxLength: 255 }));
+export const TrackingQuery = Type.Object(
+  { sub1: Sub, sub2: Sub, sub3: Sub, sub4: Sub, sub5: Sub },
+  // Tracking links travel through ad networks that append their own parameters: ignore them.
+  { additionalProperties: true },
+);

@@ -1,0 +1,145 @@
+/**
+ * The tracking click: validate the link, score the click, store it (durably, before the
+ * redirect is answered), update the report rollups, fire fraud.high_risk and apply the
+ * automation ban rule — then tell the caller where to redirect.
+ */
+import { localDay } from '../../calendar.js';
+import type { AppContext } from '../../context.js';
+import type { Trx } from '../../db/database.js';
+import { newId } from '../../ids.js';
+import { type BrandRow, findBrandById } from '../brands/repository.js';
+import { isAnyCapReached } from '../caps/service.js';
+import { recordEvent } from '../events/outbox.js';
+import type { FraudSignal } from '../events/schemas.js';
+import { isBlocklisted } from '../fraud/blocklist.js';
+import { loadDatacenterRanges } from '../fraud/datacenter.js';
+import { detectSignals, isHighRisk, scoreSignals, VELOCITY_WINDOW_MS } from '../fraud/scoring.js';
+import { findPartner, type PartnerRow } from '../partners/repository.js';
+import { banPartnerInTrx } from '../partners/service.js';
+import { addToRollups } from '../reports/rollups.js';
+import { fillMacros } from './macros.js';
+import type { ClickRow } from './repository.js';
+
+export interface ClickInput {
+  offerId: string;
+  partnerId: string;
+  ip: string;
+  userAgent: string | null;
+  referer: string | null;
+  subs: Array<string | null>;
+}
+
+export type ClickOutcome = { found: false } | { found: true; location: string; click: ClickRow };
+
+/** `::ffff:203.0.113.7` → `203.0.113.7`, so IPv4 clients look the same however they connected. */
+export function normaliseIp(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  return mapped?.[1] ?? ip.toLowerCase();
+}
+
+export async function trackClick(ctx: AppContext, input: ClickInput): Promise<ClickOutcome> {
+  const offer = await ctx.db.read.selectFrom('offers').selectAll().where('id', '=', input.offerId).executeTakeFirst();
+  if (!offer || offer.status !== 'active') return { found: false };
+  const [partner, brand] = await Promise.all([
+    findPartner(ctx.db.read, offer.brand_id, input.partnerId),
+    findBrandById(ctx.db.read, offer.brand_id),
+  ]);
+  if (!partner || partner.status !== 'active' || !brand) return { found: false };
+
+  const ip = normaliseIp(input.ip);
+  const [datacenter, blocklisted] = await Promise.all([
+    loadDatacenterRanges().then((ranges) => ranges.contains(ip)),
+    isBlocklisted(ctx, brand.id, ip, input.userAgent),
+  ]);
+
+  const { click, capReached } = await ctx.db.transact(async (trx) => {
+    const now = ctx.clock.now();
+    const recent = await trx
+      .selectFrom('clicks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('offer_id', '=', offer.id)
+      .where('ip', '=', ip)
+      .where('created_at', '>', now - VELOCITY_WINDOW_MS)
+      .executeTakeFirstOrThrow();
+    const detected = detectSignals({
+      blocklisted,
+      datacenter,
+      userAgent: input.userAgent,
+      recentClicksFromIp: Number(recent.n),
+    });
+    const score = scoreSignals(detected);
+    const highRisk = isHighRisk(score, brand.fraud_threshold);
+    const signals: FraudSignal[] = highRisk ? ['high_risk_score', ...detected] : detected;
+    const row: ClickRow = {
+      id: newId('clk', now),
+      brand_id: brand.id,
+      offer_id: offer.id,
+      partner_id: partner.id,
+      ip,
+      user_agent: input.userAgent,
+      referer: input.referer,
+      sub1: input.subs[0] ?? null,
+      sub2: input.subs[1] ?? null,
+      sub3: input.subs[2] ?? null,
+      sub4: input.subs[3] ?? null,
+      sub5: input.subs[4] ?? null,
+      fraud_score: score,
+      fraud_signals: JSON.stringify(signals),
+      high_risk: highRisk ? 1 : 0,
+      created_at: now,
+    };
+    await trx.insertInto('clicks').values(row).execute();
+    await addToRollups(
+      trx,
+      { brandId: brand.id, day: localDay(now, brand.timezone), offerId: offer.id, partnerId: partner.id },
+      { clicks: 1 },
+    );
+    if (highRisk) {
+      await recordEvent(ctx, trx, brand.id, 'fraud.high_risk', {
+        clickId: row.id,
+        offerId: offer.id,
+        partnerId: partner.id,
+        score,
+        threshold: brand.fraud_threshold,
+        signals,
+        ip,
+        userAgent: input.userAgent,
+      });
+      await applyAutoBan(ctx, trx, brand, partner, now);
+    }
+    return { click: row, capReached: await isAnyCapReached(trx, offer, brand.timezone, now) };
+  });
+
+  const target = capReached && offer.fallback_url ? offer.fallback_url : offer.destination_url;
+  const location = fillMacros(target, {
+    click_id: click.id,
+    partner_id: partner.id,
+    offer_id: offer.id,
+    sub1: click.sub1,
+    sub2: click.sub2,
+    sub3: click.sub3,
+    sub4: click.sub4,
+    sub5: click.sub5,
+  });
+  return { found: true, location, click };
+}
+
+/**
+ * The brand's automation rule: ban a partner once its high-risk clicks within the window
+ * reach the configured count (this click included). Off when the brand has no rule.
+ */
+async function applyAutoBan(ctx: AppContext, trx: Trx, brand: BrandRow, partner: PartnerRow, now: number) {
+  const limit = brand.auto_ban_high_risk_clicks;
+  const minutes = brand.auto_ban_window_minutes;
+  if (limit === null || minutes === null) return;
+  const { n } = await trx
+    .selectFrom('clicks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('partner_id', '=', partner.id)
+    .where('high_risk', '=', 1)
+    .where('created_at', '>', now - minutes * 60_000)
+    .executeTakeFirstOrThrow();
+  if (Number(n) < limit) return;
+  const reason = `Automation rule: ${limit} high-risk clicks within ${minutes} minutes`;
+  await banPartnerInTrx(ctx, trx, partner, reason, 'automation');
+}

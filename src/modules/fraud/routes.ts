@@ -1,0 +1,71 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import { pageSize, toPage } from '../../http/pagination.js';
+import { errorResponses, KEYED_ERRORS, ListOf, PageQuery, Timestamp } from '../../http/schemas.js';
+import { addBlocklistEntry, blocklistToApi, listBlocklist, removeBlocklistEntry } from './blocklist.js';
+
+const EntryType = Type.Union([Type.Literal('ip'), Type.Literal('cidr'), Type.Literal('userAgent')]);
+const Entry = Type.Object({ id: Type.String(), type: EntryType, value: Type.String(), createdAt: Timestamp });
+const security = [{ bearerAuth: [] }];
+const tags = ['fraud'];
+
+export function fraudRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      '/fraud/blocklist',
+      {
+        schema: {
+          tags,
+          summary: "The brand's fraud blocklist (IPs, CIDR ranges, user-agent substrings).",
+          security,
+          querystring: Type.Object(PageQuery, { additionalProperties: false }),
+          response: { 200: ListOf(Entry), ...errorResponses(...KEYED_ERRORS, 422) },
+        },
+      },
+      async (request) => {
+        const limit = pageSize(request.query.limit);
+        return toPage(
+          await listBlocklist(ctx, request.auth.brandId, { ...request.query, limit }),
+          limit,
+          blocklistToApi,
+        );
+      },
+    );
+
+    app.post(
+      '/fraud/blocklist',
+      {
+        schema: {
+          tags,
+          summary: 'Add a blocklist entry; clicks matching it get the blocklist_hit signal.',
+          security,
+          body: Type.Object(
+            { type: EntryType, value: Type.String({ minLength: 1, maxLength: 512 }) },
+            { additionalProperties: false },
+          ),
+          response: { 201: Entry, ...errorResponses(...KEYED_ERRORS, 400, 422) },
+        },
+      },
+      async (request, reply) =>
+        reply.code(201).send(blocklistToApi(await addBlocklistEntry(ctx, request.auth.brandId, request.body))),
+    );
+
+    app.delete(
+      '/fraud/blocklist/:id',
+      {
+        schema: {
+          tags,
+          summary: 'Remove a blocklist entry.',
+          security,
+          params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+          response: { 204: Type.Null(), ...errorResponses(...KEYED_ERRORS, 404) },
+        },
+      },
+      async (request, reply) => {
+        await removeBlocklistEntry(ctx, request.auth.brandId, request.params.id);
+        return reply.code(204).send(null);
+      },
+    );
+  };
+}
