@@ -20,6 +20,8 @@ import { healthRoutes } from './modules/health/routes.js';
 import { offerRoutes } from './modules/offers/routes.js';
 import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
 import { partnerRoutes } from './modules/partners/routes.js';
+import { pixelPostbackRoutes } from './modules/postbacks/pixel.js';
+import { postbackRoutes } from './modules/postbacks/routes.js';
 import { reportRoutes } from './modules/reports/routes.js';
 import { webhookCatalogueRoutes, webhookRoutes } from './modules/webhooks/routes.js';
 
@@ -101,6 +103,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(healthRoutes(ctx));
   await app.register(partnerPublicRoutes(ctx));
   await app.register(trackingRoutes(ctx));
+  await app.register(pixelPostbackRoutes(ctx));
   await app.register(
     async (api) => {
       api.addHook('onRequest', apiKeyHook(ctx));
@@ -111,6 +114,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       await api.register(reportRoutes(ctx));
       await api.register(clickRoutes(ctx));
       await api.register(fraudRoutes(ctx));
+      await api.register(postbackRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

@@ -13,6 +13,7 @@ export interface Config {
   redisUrl: string | null;
   rateLimitPerMinute: number;
   applyRateLimitPerMinute: number;
+  postbackRateLimitPerMinute: number;
   webhookRetryDelaysMs: number[];
   webhookMaxAttempts: number;
   webhookTimeoutMs: number;
@@ -112,6 +113,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 100_000_000),
     applyRateLimitPerMinute: readInt(env, 'APPLY_RATE_LIMIT_PER_MINUTE', 10, 1, 100_000_000),
+    postbackRateLimitPerMinute: readInt(env, 'POSTBACK_RATE_LIMIT_PER_MINUTE', 600, 1, 100_000_000),
     webhookRetryDelaysMs: readDelays(env, 'WEBHOOK_RETRY_DELAYS'),
     webhookMaxAttempts: readInt(env, 'WEBHOOK_MAX_ATTEMPTS', 6, 1, 100),
     webhookTimeoutMs: readDuration(env, 'WEBHOOK_TIMEOUT', 10_000),

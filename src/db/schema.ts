@@ -49,6 +49,8 @@ export interface OfferTable {
   cap_monthly: number | null;
   cap_global: number | null;
   fallback_url: string | null;
+  /** Token authorising the pixel postback for this offer; null until first asked for. */
+  postback_token: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -150,8 +152,23 @@ export interface WebhookDeliveryTable {
   next_attempt_at: number | null;
   lease_until: number | null;
   lease_owner: string | null;
+  /** Postbacks: the filled-in URL and HTTP method; null for webhooks (subscription URL, POST). */
+  target_url: string | null;
+  method: 'GET' | 'POST' | null;
   created_at: number;
   updated_at: number;
+}
+
+export interface PartnerPostbackTable {
+  id: string;
+  brand_id: string;
+  partner_id: string;
+  /** null = every offer of the partner (a per-offer template overrides it). */
+  offer_id: string | null;
+  url: string;
+  /** JSON array of conversion event names. */
+  events: string;
+  created_at: number;
 }
 
 export interface WebhookAttemptTable {
@@ -225,4 +242,5 @@ export interface Schema {
   fraud_blocklist: BlocklistTable;
   cap_counters: CapCounterTable;
   cap_notifications: CapNotificationTable;
+  partner_postbacks: PartnerPostbackTable;
 }

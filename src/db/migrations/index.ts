@@ -8,12 +8,14 @@ import * as m0001 from './0001_foundation.js';
 import * as m0002 from './0002_offers_partners_conversions.js';
 import * as m0003 from './0003_webhooks.js';
 import * as m0004 from './0004_clicks_fraud_caps.js';
+import * as m0005 from './0005_postbacks.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_offers_partners_conversions': m0002,
   '0003_webhooks': m0003,
   '0004_clicks_fraud_caps': m0004,
+  '0005_postbacks': m0005,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -15,6 +15,7 @@ import { findClick } from '../clicks/repository.js';
 import { recordEvent } from '../events/outbox.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
+import { queuePartnerPostbacks } from '../postbacks/service.js';
 import { addToRollups } from '../reports/rollups.js';
 import { isCurrencyCode } from '../validation.js';
 import {
@@ -148,7 +149,12 @@ async function recordConversionInTrx(
       payoutCents: row.payout_cents,
     },
   );
-  await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row));
+  await queuePartnerPostbacks(
+    ctx,
+    trx,
+    row,
+    await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row)),
+  );
   for (const cap of caps.reached) {
     await recordEvent(ctx, trx, brandId, 'cap.reached', {
       offerId: offer.id,
@@ -189,7 +195,14 @@ async function decideInTrx(
   const key = { brandId: row.brand_id, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id };
   if (decision.to === 'approved') {
     await addToRollups(trx, key, { pending: -1, approved: 1 });
-    await recordEvent(ctx, trx, row.brand_id, 'conversion.approved', approvedEventData(updated, decision.by));
+    const event = await recordEvent(
+      ctx,
+      trx,
+      row.brand_id,
+      'conversion.approved',
+      approvedEventData(updated, decision.by),
+    );
+    await queuePartnerPostbacks(ctx, trx, updated, event);
   } else {
     // Rejected conversions no longer count towards caps, nor towards revenue and payout.
     const offer = await findOffer(trx, row.brand_id, row.offer_id);
@@ -201,7 +214,12 @@ async function decideInTrx(
       revenueCents: -row.revenue_cents,
       payoutCents: -row.payout_cents,
     });
-    await recordEvent(ctx, trx, row.brand_id, 'conversion.rejected', rejectedEventData(updated));
+    await queuePartnerPostbacks(
+      ctx,
+      trx,
+      updated,
+      await recordEvent(ctx, trx, row.brand_id, 'conversion.rejected', rejectedEventData(updated)),
+    );
   }
   return updated;
 }

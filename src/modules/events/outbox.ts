@@ -11,9 +11,9 @@ import { newId } from '../../ids.js';
 import { enqueueDeliveries } from '../webhooks/fanout.js';
 import type { EventData, EventName } from './schemas.js';
 
-export interface RecordedEvent {
+export interface RecordedEvent<E extends EventName = EventName> {
   id: string;
-  type: EventName;
+  type: E;
   brandId: string;
   payload: string;
   createdAt: number;
@@ -25,7 +25,7 @@ export async function recordEvent<E extends EventName>(
   brandId: string,
   type: E,
   data: EventData<E>,
-): Promise<RecordedEvent> {
+): Promise<RecordedEvent<E>> {
   const createdAt = ctx.clock.now();
   const id = newId('evt', createdAt);
   // Key order follows the spec's envelope table: id, event, createdAt, brandId, data.

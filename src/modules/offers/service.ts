@@ -62,6 +62,7 @@ export async function createOffer(ctx: AppContext, brandId: string, input: Creat
       cap_monthly: null,
       cap_global: null,
       fallback_url: null,
+      postback_token: null,
       created_at: now,
       updated_at: now,
       ...changesFrom(input),

@@ -17,6 +17,8 @@ export interface ClaimedDelivery {
   event: string;
   attemptCount: number;
   attemptBase: number;
+  kind: 'webhook' | 'postback';
+  method: 'GET' | 'POST';
   payload: string;
   url: string;
   secret: string | null;
@@ -30,11 +32,12 @@ export async function claimDueDeliveries(
   return ctx.db.transact(async (trx) => {
     let candidates = trx
       .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+      .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
       .select('d.id')
       .where('d.next_attempt_at', '<=', now)
       .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<=', now)]))
-      .where('s.status', '=', 'active')
+      // Webhooks wait while their subscription is disabled; postbacks have no subscription.
+      .where((eb) => eb.or([eb('d.kind', '=', 'postback'), eb('s.status', '=', 'active')]))
       .orderBy('d.next_attempt_at')
       .limit(options.limit);
     if (options.excludeSubscriptions.length > 0) {
@@ -59,7 +62,7 @@ async function loadClaimed(trx: Trx, ids: string[]): Promise<ClaimedDelivery[]> 
   const rows = await trx
     .selectFrom('webhook_deliveries as d')
     .innerJoin('events as e', 'e.id', 'd.event_id')
-    .innerJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+    .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
     .select([
       'd.id',
       'd.brand_id',
@@ -68,6 +71,9 @@ async function loadClaimed(trx: Trx, ids: string[]): Promise<ClaimedDelivery[]> 
       'd.event',
       'd.attempt_count',
       'd.attempt_base',
+      'd.kind',
+      'd.target_url',
+      'd.method',
       'e.payload',
       's.url',
       's.secret',
@@ -83,9 +89,11 @@ async function loadClaimed(trx: Trx, ids: string[]): Promise<ClaimedDelivery[]> 
     event: r.event,
     attemptCount: r.attempt_count,
     attemptBase: r.attempt_base,
+    kind: r.kind,
+    method: r.method ?? 'POST',
     payload: r.payload,
-    url: r.url,
-    secret: r.secret,
+    url: r.target_url ?? r.url ?? '',
+    secret: r.secret ?? null,
   }));
 }
 

@@ -13,7 +13,7 @@ import type { AppContext } from '../../context.js';
 import type { Job } from '../../worker/worker.js';
 import { type ClaimedDelivery, claimDueDeliveries, completeAttempt, releaseClaims } from './claims.js';
 import { DELIVERY_CHANNEL } from './fanout.js';
-import { Sender } from './sender.js';
+import { type OutgoingRequest, Sender } from './sender.js';
 import { signatureHeader } from './signature.js';
 
 /** Poll for due retries this often when nothing wakes the dispatcher sooner. */
@@ -153,20 +153,7 @@ export class Dispatcher implements Job {
     const log = this.ctx.logger.child({ deliveryId: delivery.id, eventId: delivery.eventId });
     try {
       const attemptedAt = this.ctx.clock.now();
-      const headers: Record<string, string> = {
-        'content-type': 'application/json',
-        'user-agent': USER_AGENT,
-        'x-service-event': delivery.event,
-        'x-service-webhook-id': delivery.id,
-      };
-      if (delivery.secret) {
-        headers['x-service-signature'] = signatureHeader(
-          delivery.secret,
-          Math.floor(attemptedAt / 1000),
-          delivery.payload,
-        );
-      }
-      const outcome = await this.sender.send({ url: delivery.url, method: 'POST', headers, body: delivery.payload });
+      const outcome = await this.sender.send(outgoingRequest(delivery, attemptedAt));
       const { recorded, verdict } = await completeAttempt(this.ctx, delivery, this.owner, attemptedAt, outcome);
       if (!recorded) log.warn('lease lost during the attempt; another worker owns this delivery now');
       else if (verdict.status === 'failed') {
@@ -187,4 +174,24 @@ export class Dispatcher implements Job {
   private async drain(): Promise<void> {
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
   }
+}
+
+/**
+ * A webhook is the stored envelope POSTed with the spec's headers (signed when the
+ * subscription has a secret); a postback is a GET of its filled-in URL, no body.
+ */
+function outgoingRequest(delivery: ClaimedDelivery, attemptedAt: number): OutgoingRequest {
+  if (delivery.kind === 'postback') {
+    return { url: delivery.url, method: delivery.method, headers: { 'user-agent': USER_AGENT }, body: null };
+  }
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'x-service-event': delivery.event,
+    'x-service-webhook-id': delivery.id,
+  };
+  if (delivery.secret) {
+    headers['x-service-signature'] = signatureHeader(delivery.secret, Math.floor(attemptedAt / 1000), delivery.payload);
+  }
+  return { url: delivery.url, method: 'POST', headers, body: delivery.payload };
 }

@@ -38,6 +38,8 @@ export async function enqueueDeliveries(ctx: AppContext, trx: Trx, event: Record
         next_attempt_at: now,
         lease_until: null,
         lease_owner: null,
+        target_url: null,
+        method: null,
         created_at: now,
         updated_at: now,
       })),

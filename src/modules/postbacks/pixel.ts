@@ -1,0 +1,138 @@
+/**
+ * Pixel-style inbound postback, for advertisers who can only fire a URL:
+ * `GET /postback?token=…&click_id=…&amount=…&txn_id=…&sub1=…[&pixel=1]`. It records a
+ * conversion exactly like `POST /api/v1/conversions` with `clickId` (same dedupe on txn_id,
+ * same events, caps and fraud rules). Authorised by the offer's postback token — never an
+ * API key in a URL — and rate-limited per token.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import { enforceRateLimit } from '../../http/auth.js';
+import { ApiError } from '../../http/errors.js';
+import { errorResponses } from '../../http/schemas.js';
+import { findClick } from '../clicks/repository.js';
+import { recordConversion } from '../conversions/service.js';
+import { findOffer, type OfferRow } from '../offers/repository.js';
+import { parseMajorUnits } from './macros.js';
+
+const TOKEN_PREFIX = 'pbt_';
+const TRANSPARENT_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+
+export function newPostbackToken(): string {
+  return TOKEN_PREFIX + randomBytes(24).toString('base64url');
+}
+
+export function pixelUrl(ctx: AppContext, token: string): string {
+  return `${ctx.config.publicUrl}/postback?token=${token}&click_id={click_id}&amount={amount}&txn_id={txn_id}`;
+}
+
+/** The offer's token, created on first request. */
+export async function getPostbackToken(ctx: AppContext, brandId: string, offerId: string): Promise<OfferRow> {
+  const offer = await findOffer(ctx.db.read, brandId, offerId);
+  if (!offer) throw ApiError.notFound('Offer');
+  if (offer.postback_token) return offer;
+  return rotatePostbackToken(ctx, brandId, offerId, true);
+}
+
+/** Replaces the token: the old one is refused from now on. */
+export async function rotatePostbackToken(
+  ctx: AppContext,
+  brandId: string,
+  offerId: string,
+  onlyIfMissing = false,
+): Promise<OfferRow> {
+  return ctx.db.transact(async (trx) => {
+    const offer = await findOffer(trx, brandId, offerId);
+    if (!offer) throw ApiError.notFound('Offer');
+    if (onlyIfMissing && offer.postback_token) return offer;
+    const token = newPostbackToken();
+    await trx.updateTable('offers').set({ postback_token: token }).where('id', '=', offer.id).execute();
+    return { ...offer, postback_token: token };
+  });
+}
+
+const Text = (max: number) => Type.Optional(Type.String({ maxLength: max }));
+
+const PixelQuery = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: 128, description: "The offer's postback token." }),
+    click_id: Type.String({ minLength: 1, maxLength: 64 }),
+    amount: Type.Optional(
+      Type.String({ maxLength: 32, description: "Revenue in major units (12.50); defaults to the offer's." }),
+    ),
+    payout: Type.Optional(
+      Type.String({ maxLength: 32, description: "Payout in major units; defaults to the offer's." }),
+    ),
+    currency: Type.Optional(Type.String({ minLength: 3, maxLength: 3 })),
+    txn_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Dedupe key, as externalTxnId.' })),
+    sub1: Text(255),
+    sub2: Text(255),
+    sub3: Text(255),
+    sub4: Text(255),
+    sub5: Text(255),
+    pixel: Type.Optional(Type.String({ maxLength: 5, description: '1: answer with a 1×1 GIF instead of text.' })),
+  },
+  { additionalProperties: true },
+);
+
+export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      '/postback',
+      {
+        schema: {
+          tags: ['postbacks'],
+          summary: 'Pixel-style inbound postback: records a conversion for a click (200 text, or a GIF with pixel=1).',
+          querystring: PixelQuery,
+          response: errorResponses(401, 422, 429),
+        },
+      },
+      async (request, reply) => {
+        const q = request.query;
+        // Limited per token (hashed: the counter key need not hold the secret itself).
+        const tokenKey = createHash('sha256').update(q.token).digest('base64url');
+        await enforceRateLimit(ctx, request, reply, `postback:${tokenKey}`, ctx.config.postbackRateLimitPerMinute);
+        const offer = q.token.startsWith(TOKEN_PREFIX)
+          ? await ctx.db.read.selectFrom('offers').selectAll().where('postback_token', '=', q.token).executeTakeFirst()
+          : undefined;
+        if (!offer) throw new ApiError('unauthorized', 'The postback token is invalid or has been rotated.');
+        const click = await findClick(ctx.db.read, offer.brand_id, q.click_id);
+        if (!click || click.offer_id !== offer.id) {
+          throw ApiError.validation([{ path: 'query.click_id', message: 'no click of this offer has this id' }]);
+        }
+        const currency = q.currency ?? offer.currency;
+        const amounts: { revenueCents?: number; payoutCents?: number } = {};
+        for (const [field, key] of [
+          ['amount', 'revenueCents'],
+          ['payout', 'payoutCents'],
+        ] as const) {
+          const text = q[field];
+          if (text === undefined || text === '') continue;
+          const cents = parseMajorUnits(text, currency);
+          if (cents === null) {
+            throw ApiError.validation([
+              { path: `query.${field}`, message: `must be an amount in ${currency} such as 12.50` },
+            ]);
+          }
+          amounts[key] = cents;
+        }
+        await recordConversion(ctx, offer.brand_id, {
+          clickId: click.id,
+          ...amounts,
+          ...(q.currency ? { currency: q.currency } : {}),
+          ...(q.txn_id ? { externalTxnId: q.txn_id } : {}),
+          ...(q.sub1 ? { sub1: q.sub1 } : {}),
+          ...(q.sub2 ? { sub2: q.sub2 } : {}),
+          ...(q.sub3 ? { sub3: q.sub3 } : {}),
+          ...(q.sub4 ? { sub4: q.sub4 } : {}),
+          ...(q.sub5 ? { sub5: q.sub5 } : {}),
+        });
+        reply.header('cache-control', 'no-store');
+        if (q.pixel === '1' || q.pixel === 'true') return reply.type('image/gif').send(TRANSPARENT_GIF);
+        return reply.type('text/plain; charset=utf-8').send('OK');
+      },
+    );
+  };
+}

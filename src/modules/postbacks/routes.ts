@@ -1,0 +1,99 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import { errorResponses, KEYED_ERRORS } from '../../http/schemas.js';
+import { getPostbackToken, pixelUrl, rotatePostbackToken } from './pixel.js';
+import { CreatePostbackBody, Postback, PostbackToken } from './schemas.js';
+import { createPostback, deletePostback, listPostbacks, postbackToApi } from './service.js';
+
+const security = [{ bearerAuth: [] }];
+const tags = ['postbacks'];
+const PartnerParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+export function postbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      '/partners/:id/postbacks',
+      {
+        schema: {
+          tags,
+          summary: "The partner's postback URL templates.",
+          security,
+          params: PartnerParams,
+          response: { 200: Type.Object({ data: Type.Array(Postback) }), ...errorResponses(...KEYED_ERRORS, 404) },
+        },
+      },
+      async (request) => ({
+        data: (await listPostbacks(ctx, request.auth.brandId, request.params.id)).map(postbackToApi),
+      }),
+    );
+
+    app.post(
+      '/partners/:id/postbacks',
+      {
+        schema: {
+          tags,
+          summary: 'Add a postback URL template (global, or for one offer) for conversion events.',
+          security,
+          params: PartnerParams,
+          body: CreatePostbackBody,
+          response: { 201: Postback, ...errorResponses(...KEYED_ERRORS, 400, 404, 422) },
+        },
+      },
+      async (request, reply) =>
+        reply
+          .code(201)
+          .send(postbackToApi(await createPostback(ctx, request.auth.brandId, request.params.id, request.body))),
+    );
+
+    app.delete(
+      '/partners/:id/postbacks/:postbackId',
+      {
+        schema: {
+          tags,
+          summary: 'Remove a postback template.',
+          security,
+          params: Type.Object({ id: Type.String({ maxLength: 64 }), postbackId: Type.String({ maxLength: 64 }) }),
+          response: { 204: Type.Null(), ...errorResponses(...KEYED_ERRORS, 404) },
+        },
+      },
+      async (request, reply) => {
+        await deletePostback(ctx, request.auth.brandId, request.params.id, request.params.postbackId);
+        return reply.code(204).send(null);
+      },
+    );
+
+    const tokenResponse = { 200: PostbackToken, ...errorResponses(...KEYED_ERRORS, 404) };
+    const toToken = (offer: { id: string; postback_token: string | null }) => ({
+      offerId: offer.id,
+      token: offer.postback_token ?? '',
+      postbackUrl: pixelUrl(ctx, offer.postback_token ?? ''),
+    });
+    app.get(
+      '/offers/:id/postback-token',
+      {
+        schema: {
+          tags,
+          summary: "The offer's pixel postback token (created on first request).",
+          security,
+          params: PartnerParams,
+          response: tokenResponse,
+        },
+      },
+      async (request) => toToken(await getPostbackToken(ctx, request.auth.brandId, request.params.id)),
+    );
+    app.post(
+      '/offers/:id/postback-token',
+      {
+        schema: {
+          tags,
+          summary: 'Rotate the token: the old one is refused from now on.',
+          security,
+          params: PartnerParams,
+          response: tokenResponse,
+        },
+      },
+      async (request) => toToken(await rotatePostbackToken(ctx, request.auth.brandId, request.params.id)),
+    );
+  };
+}

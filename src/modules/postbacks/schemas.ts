@@ -1,0 +1,42 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Nullable, Timestamp } from '../../http/schemas.js';
+import { MAX_URL_LENGTH } from '../urls.js';
+
+export const POSTBACK_EVENTS = ['conversion.created', 'conversion.approved', 'conversion.rejected'] as const;
+export type PostbackEvent = (typeof POSTBACK_EVENTS)[number];
+
+export const Postback = Type.Object({
+  id: Type.String(),
+  partnerId: Type.String(),
+  offerId: Nullable(Type.String({ description: 'null: every offer (a per-offer template overrides it).' })),
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  createdAt: Timestamp,
+});
+export type Postback = Static<typeof Postback>;
+
+export const CreatePostbackBody = Type.Object(
+  {
+    url: Type.String({
+      minLength: 1,
+      maxLength: MAX_URL_LENGTH,
+      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+      description:
+        'http(s) URL template; macros {click_id} {conversion_id} {offer_id} {partner_id} {payout} {currency} {status} {sub1}…{sub5} {txn_id} are filled in, URL-encoded.',
+    }),
+    offerId: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+    events: Type.Array(Type.Union(POSTBACK_EVENTS.map((e) => Type.Literal(e))), {
+      minItems: 1,
+      maxItems: POSTBACK_EVENTS.length,
+      uniqueItems: true,
+    }),
+  },
+  { additionalProperties: false },
+);
+export type CreatePostbackBody = Static<typeof CreatePostbackBody>;
+
+export const PostbackToken = Type.Object({
+  offerId: Type.String(),
+  token: Type.String(),
+  postbackUrl: Type.String({ description: 'Ready-made pixel postback URL with the macros advertisers fill in.' }),
+});
