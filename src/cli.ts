@@ -8,9 +8,11 @@ import pino from 'pino';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import type { AppContext } from './context.js';
 import { migrateToLatest } from './db/migrate.js';
+import { ApiError } from './http/errors.js';
 import { apiKeyToView, insertApiKey, listApiKeys, revokeApiKey } from './modules/apiKeys/service.js';
 import { brandToApi, findBrandById } from './modules/brands/repository.js';
 import { insertBrand } from './modules/brands/service.js';
+import { createUser, generatePassword } from './modules/users/service.js';
 import { closeContext, createContext, createLogger } from './runtime.js';
 import { type Role, serve } from './server.js';
 
@@ -23,6 +25,7 @@ Commands:
   keys create --brand ID [--name N] [--rate-limit N] [--json]
   keys list --brand ID [--json]
   keys revoke KEY_ID [--json]
+  users create --brand ID --email E [--password P] [--json]   Dashboard sign-in (a password is generated when omitted)
 
 Environment: DATABASE_URL (unset = SQLite in DATA_DIR), DATA_DIR, PORT, HOST, … (see README).`;
 
@@ -55,6 +58,8 @@ async function main(argv: string[]): Promise<void> {
       currency: { type: 'string' },
       brand: { type: 'string' },
       'rate-limit': { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -103,6 +108,27 @@ async function main(argv: string[]): Promise<void> {
       });
     case 'keys':
       return keysCommand(config, sub, arg, values, json);
+    case 'users': {
+      if (sub !== 'create') throw new UsageError('Try: affitrack users create --brand ID --email E');
+      const { brand, email } = values;
+      if (!brand || !email) throw new UsageError('--brand and --email are required');
+      return withContext(config, async (ctx) => {
+        const password = values.password ?? generatePassword();
+        let user: Awaited<ReturnType<typeof createUser>>;
+        try {
+          user = await createUser(ctx, { brandId: brand, email, password });
+        } catch (error) {
+          if (error instanceof ApiError) throw new UsageError(error.message);
+          throw error;
+        }
+        const generated = values.password === undefined;
+        print(
+          json,
+          { user, ...(generated ? { password } : {}) },
+          `Dashboard user ${user.email} created. Sign in at ${config.publicUrl}/dashboard${generated ? ` with password (shown once): ${password}` : ''}`,
+        );
+      });
+    }
     default:
       throw new UsageError(`Unknown command "${command}"`);
   }

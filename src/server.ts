@@ -26,6 +26,10 @@ export async function serve(config: Config, role: Role): Promise<void> {
         '',
         `  Try: curl -H "Authorization: Bearer ${first.apiKey}" ${config.publicUrl}/api/v1/brand`,
         '',
+        '  To sign in to the dashboard, create a user:',
+        `    npx affitrack users create --brand ${first.brand.id} --email you@example.com`,
+        `  then open ${config.publicUrl}/dashboard`,
+        '',
         '',
       ].join('\n'),
     );

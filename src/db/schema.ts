@@ -226,6 +226,26 @@ export interface CapNotificationTable {
   created_at: number;
 }
 
+export interface DashboardUserTable {
+  id: string;
+  brand_id: string;
+  email: string;
+  /** `scrypt$N$r$p$salt$hash` (base64url parts). */
+  password_hash: string;
+  created_at: number;
+  last_login_at: number | null;
+}
+
+export interface DashboardSessionTable {
+  /** SHA-256 (hex) of the session cookie value. */
+  id: string;
+  user_id: string;
+  brand_id: string;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Schema {
   brands: BrandTable;
   api_keys: ApiKeyTable;
@@ -243,4 +263,6 @@ export interface Schema {
   cap_counters: CapCounterTable;
   cap_notifications: CapNotificationTable;
   partner_postbacks: PartnerPostbackTable;
+  dashboard_users: DashboardUserTable;
+  dashboard_sessions: DashboardSessionTable;
 }

@@ -9,6 +9,7 @@ import * as m0002 from './0002_offers_partners_conversions.js';
 import * as m0003 from './0003_webhooks.js';
 import * as m0004 from './0004_clicks_fraud_caps.js';
 import * as m0005 from './0005_postbacks.js';
+import * as m0006 from './0006_dashboard.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0003_webhooks': m0003,
   '0004_clicks_fraud_caps': m0004,
   '0005_postbacks': m0005,
+  '0006_dashboard': m0006,
 };
 
 export const migrationProvider: MigrationProvider = {
