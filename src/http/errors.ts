@@ -92,9 +92,47 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).type('application/json; charset=utf-8').send({ error: body });
 }
 
+/** Error codes of a database that is down or restarting (PostgreSQL SQLSTATE class 08/57P, sockets, SQLite locks). */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  'SQLITE_BUSY',
+]);
+
+/** True when the storage is unreachable rather than the request wrong: the client may retry. */
+export function isStorageUnavailable(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  if (!e) return false;
+  if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+  return (
+    typeof e.message === 'string' &&
+    /Connection terminated|connection timeout|Client has encountered a connection error/i.test(e.message)
+  );
+}
+
 /** Maps anything thrown during a request onto an ApiError. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (isStorageUnavailable(error)) {
+    return new ApiError(
+      'service_unavailable',
+      'The service is temporarily unavailable. Please retry shortly.',
+      undefined,
+      {
+        'Retry-After': '1',
+      },
+    );
+  }
   const fe = error as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
   if (fe?.validation) return ApiError.validation(detailsFromAjv(fe.validation, fe.validationContext));
   switch (fe?.code) {
@@ -122,7 +160,8 @@ export function toApiError(error: unknown): ApiError {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request: FastifyRequest, reply) => {
     const apiError = toApiError(error);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (apiError.status === 503) request.log.warn({ err: error }, 'storage unavailable');
+    else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(reply, apiError);
   });
   app.setNotFoundHandler((request, reply) =>
