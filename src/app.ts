@@ -10,11 +10,13 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { AppContext } from './context.js';
 import { apiKeyHook } from './http/auth.js';
 import { ApiError, registerErrorHandling } from './http/errors.js';
+import { refuseNulBytes } from './http/nulBytes.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerValidators } from './http/validation.js';
 import { brandRoutes } from './modules/brands/routes.js';
 import { clickRoutes, trackingRoutes } from './modules/clicks/routes.js';
 import { conversionRoutes } from './modules/conversions/routes.js';
+import { dashboardRoutes } from './modules/dashboard/routes.js';
 import { fraudRoutes } from './modules/fraud/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { offerRoutes } from './modules/offers/routes.js';
@@ -63,6 +65,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && BODY_METHODS.has(request.method)) request.body = {};
   });
+  app.addHook('preValidation', refuseNulBytes);
   // One log line per request (instead of Fastify's two) keeps logging cheap; the URL is
   // logged without its query string, which may carry tokens.
   app.addHook('onResponse', async (request, reply) => {
@@ -104,6 +107,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(partnerPublicRoutes(ctx));
   await app.register(trackingRoutes(ctx));
   await app.register(pixelPostbackRoutes(ctx));
+  await app.register(dashboardRoutes(ctx));
   await app.register(
     async (api) => {
       api.addHook('onRequest', apiKeyHook(ctx));

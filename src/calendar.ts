@@ -68,14 +68,29 @@ export function localDay(ms: number, timeZone: string): string {
   return formatDay(localDate(ms, timeZone));
 }
 
-/** The instant local midnight of `date` begins in `timeZone`. */
+/** Longest DST jump of any zone (Lord Howe's is 30 min, most are 1 h): the search window below. */
+const MAX_DST_SHIFT_MS = 3 * 3_600_000;
+
+/**
+ * The first instant of `date` in `timeZone`: local midnight, or — where a DST change skips
+ * midnight (America/Santiago, Asia/Beirut…) — the first local time that exists that day.
+ */
 export function startOfLocalDay(date: LocalDate, timeZone: string): number {
   const guess = Date.UTC(date.year, date.month - 1, date.day);
-  let result = guess - offsetAt(guess, timeZone);
+  const first = guess - offsetAt(guess, timeZone);
   // Near a DST change the offset at the guess can differ from the offset at the answer.
-  const corrected = guess - offsetAt(result, timeZone);
-  if (corrected !== result) result = corrected;
-  return result;
+  const candidate = guess - offsetAt(first, timeZone);
+  const day = formatDay(date);
+  if (localDay(candidate, timeZone) === day && localDay(candidate - 1, timeZone) !== day) return candidate;
+  // Midnight does not exist (or was found ambiguous): search for the day's first instant.
+  let lo = Math.min(first, candidate) - MAX_DST_SHIFT_MS;
+  let hi = Math.max(first, candidate) + MAX_DST_SHIFT_MS;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (localDay(mid, timeZone) >= day) hi = mid;
+    else lo = mid;
+  }
+  return hi;
 }
 
 /** Calendar arithmetic on plain dates (no time zone involved). */

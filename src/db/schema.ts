@@ -87,6 +87,8 @@ export interface ConversionTable {
   external_txn_id: string | null;
   /** 0 or 1 (SQLite has no boolean). */
   cap_exceeded: number;
+  /** JSON `[{ cap, periodStart }]` of the cap counters this conversion incremented; null when none. */
+  cap_periods: string | null;
   hold_until: number | null;
   approved_at: number | null;
   approved_by: 'manual' | 'hold_expired' | null;

@@ -10,6 +10,7 @@ import * as m0003 from './0003_webhooks.js';
 import * as m0004 from './0004_clicks_fraud_caps.js';
 import * as m0005 from './0005_postbacks.js';
 import * as m0006 from './0006_dashboard.js';
+import * as m0007 from './0007_conversion_cap_periods.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0004_clicks_fraud_caps': m0004,
   '0005_postbacks': m0005,
   '0006_dashboard': m0006,
+  '0007_conversion_cap_periods': m0007,
 };
 
 export const migrationProvider: MigrationProvider = {

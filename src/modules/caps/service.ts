@@ -50,10 +50,11 @@ export async function countTowardsCaps(
   offer: OfferRow,
   timeZone: string,
   at: number,
-): Promise<{ exceeded: boolean; reached: ReachedCap[] }> {
+): Promise<{ exceeded: boolean; reached: ReachedCap[]; counted: CountedPeriod[] }> {
   let exceeded = false;
   const reached: ReachedCap[] = [];
-  for (const period of capPeriods(offer, timeZone, at)) {
+  const periods = capPeriods(offer, timeZone, at);
+  for (const period of periods) {
     const { count } = await trx
       .insertInto('cap_counters')
       .values({ offer_id: offer.id, cap: period.cap, period_start: period.periodStart, count: 1 })
@@ -76,16 +77,21 @@ export async function countTowardsCaps(
       if (first) reached.push({ ...period, count: n });
     }
   }
-  return { exceeded, reached };
+  return { exceeded, reached, counted: periods.map((p) => ({ cap: p.cap, periodStart: p.periodStart })) };
 }
 
-/** A rejected conversion no longer counts: lowers the counters of the periods it was counted in. */
-export async function uncountFromCaps(trx: Trx, offer: OfferRow, timeZone: string, createdAt: number): Promise<void> {
-  for (const period of capPeriods(offer, timeZone, createdAt)) {
+export interface CountedPeriod {
+  cap: CapName;
+  periodStart: number;
+}
+
+/** A rejected conversion no longer counts: lowers exactly the counters it incremented. */
+export async function uncountFromCaps(trx: Trx, offerId: string, counted: CountedPeriod[]): Promise<void> {
+  for (const period of counted) {
     await trx
       .updateTable('cap_counters')
       .set({ count: sql`${sql.ref('count')} - 1` })
-      .where('offer_id', '=', offer.id)
+      .where('offer_id', '=', offerId)
       .where('cap', '=', period.cap)
       .where('period_start', '=', period.periodStart)
       .where('count', '>', 0)

@@ -12,9 +12,20 @@ const NOT_FOUND_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-
 <body style="font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem">
 <h1>This link is not active</h1><p>The offer behind this link is paused or no longer available.</p></body></html>`;
 
-function header(value: string | string[] | undefined): string | null {
-  const text = Array.isArray(value) ? value[0] : value;
-  return text ? text.slice(0, 1024) : null;
+/** Longest sub value kept; longer ones are cut rather than refused. */
+const MAX_SUB_LENGTH = 255;
+const MAX_HEADER_LENGTH = 1024;
+
+/** First value, without NUL characters (PostgreSQL text cannot hold them), cut to `max`. */
+function clean(value: unknown, max: number): string | null {
+  const first = Array.isArray(value) ? value[0] : value;
+  if (typeof first !== 'string') return null;
+  const text = first.replaceAll('\u0000', '').slice(0, max);
+  return text === '' ? null : text;
+}
+
+function subsFromQuery(query: Record<string, unknown>): Array<string | null> {
+  return [1, 2, 3, 4, 5].map((n) => clean(query[`sub${n}`], MAX_SUB_LENGTH));
 }
 
 /** The public tracking link. */
@@ -23,6 +34,9 @@ export function trackingRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/t/:offerId/:partnerId',
       {
+        config: { cleansNulBytes: true },
+        // A HEAD (link previews, crawlers) must not count as a click.
+        exposeHeadRoute: false,
         schema: {
           tags: ['tracking'],
           summary: "Tracking link: records the click and redirects (302) to the offer's URL with macros filled in.",
@@ -31,14 +45,14 @@ export function trackingRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const q = request.query;
         const outcome = await trackClick(ctx, {
           offerId: request.params.offerId,
           partnerId: request.params.partnerId,
           ip: request.ip,
-          userAgent: header(request.headers['user-agent']),
-          referer: header(request.headers.referer),
-          subs: [q.sub1 ?? null, q.sub2 ?? null, q.sub3 ?? null, q.sub4 ?? null, q.sub5 ?? null],
+          socketIp: request.socket.remoteAddress ?? '',
+          userAgent: clean(request.headers['user-agent'], MAX_HEADER_LENGTH),
+          referer: clean(request.headers.referer, MAX_HEADER_LENGTH),
+          subs: subsFromQuery(request.query as Record<string, unknown>),
         });
         reply.header('cache-control', 'no-store');
         if (!outcome.found) return reply.code(404).type('text/html; charset=utf-8').send(NOT_FOUND_PAGE);

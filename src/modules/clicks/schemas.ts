@@ -31,9 +31,9 @@ export const ListClicksQuery = Type.Object(
 );
 export type ListClicksQuery = Static<typeof ListClicksQuery>;
 
-const Sub = Type.Optional(Type.String({ maxLength: 255 }));
-export const TrackingQuery = Type.Object(
-  { sub1: Sub, sub2: Sub, sub3: Sub, sub4: Sub, sub5: Sub },
-  // Tracking links travel through ad networks that append their own parameters: ignore them.
-  { additionalProperties: true },
-);
+/**
+ * Tracking links travel through ad networks and must never lose a click to bad input:
+ * any query is accepted (unknown parameters ignored; a repeated sub keeps its first value;
+ * long values are cut) — see `subsFromQuery`.
+ */
+export const TrackingQuery = Type.Object({}, { additionalProperties: true });

@@ -3,6 +3,7 @@
  * redirect is answered), update the report rollups, fire fraud.high_risk and apply the
  * automation ban rule — then tell the caller where to redirect.
  */
+import { isIP } from 'node:net';
 import { localDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
@@ -23,7 +24,10 @@ import type { ClickRow } from './repository.js';
 export interface ClickInput {
   offerId: string;
   partnerId: string;
+  /** The client IP as the proxy settings see it (X-Forwarded-For with TRUST_PROXY). */
   ip: string;
+  /** The socket's peer address, used when `ip` is not a valid address. */
+  socketIp: string;
   userAgent: string | null;
   referer: string | null;
   subs: Array<string | null>;
@@ -31,13 +35,23 @@ export interface ClickInput {
 
 export type ClickOutcome = { found: false } | { found: true; location: string; click: ClickRow };
 
-/** `::ffff:203.0.113.7` → `203.0.113.7`, so IPv4 clients look the same however they connected. */
-export function normaliseIp(ip: string): string {
+/**
+ * One spelling per address, so velocity and blocklist matching compare like with like:
+ * `::ffff:203.0.113.7` → `203.0.113.7`, IPv6 in canonical compressed lowercase form.
+ * Returns null for anything that is not an IP address (e.g. a garbled X-Forwarded-For).
+ */
+export function normaliseIp(ip: string): string | null {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  return mapped?.[1] ?? ip.toLowerCase();
+  if (mapped?.[1]) return mapped[1];
+  const family = isIP(ip);
+  if (family === 4) return ip;
+  if (family === 6) return new URL(`http://[${ip}]/`).hostname.slice(1, -1);
+  return null;
 }
 
 export async function trackClick(ctx: AppContext, input: ClickInput): Promise<ClickOutcome> {
+  // An id with a NUL character cannot exist (and PostgreSQL cannot even compare it).
+  if (input.offerId.includes('\u0000') || input.partnerId.includes('\u0000')) return { found: false };
   const offer = await ctx.db.read.selectFrom('offers').selectAll().where('id', '=', input.offerId).executeTakeFirst();
   if (!offer || offer.status !== 'active') return { found: false };
   const [partner, brand] = await Promise.all([
@@ -46,7 +60,7 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
   ]);
   if (!partner || partner.status !== 'active' || !brand) return { found: false };
 
-  const ip = normaliseIp(input.ip);
+  const ip = normaliseIp(input.ip) ?? normaliseIp(input.socketIp) ?? input.socketIp;
   const [datacenter, blocklisted] = await Promise.all([
     loadDatacenterRanges().then((ranges) => ranges.contains(ip)),
     isBlocklisted(ctx, brand.id, ip, input.userAgent),

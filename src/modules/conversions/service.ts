@@ -10,7 +10,7 @@ import type { Trx } from '../../db/database.js';
 import { ApiError, type ErrorDetail } from '../../http/errors.js';
 import { newId } from '../../ids.js';
 import { findBrandById } from '../brands/repository.js';
-import { countTowardsCaps, uncountFromCaps } from '../caps/service.js';
+import { type CountedPeriod, countTowardsCaps, uncountFromCaps } from '../caps/service.js';
 import { findClick } from '../clicks/repository.js';
 import { recordEvent } from '../events/outbox.js';
 import { findOffer } from '../offers/repository.js';
@@ -98,6 +98,7 @@ async function recordConversionInTrx(
     sub5: sub(5),
     external_txn_id: input.externalTxnId ?? null,
     cap_exceeded: 0,
+    cap_periods: null,
     // Hold time only means something for conversions that start pending.
     hold_until:
       status === 'pending' && !highRisk && offer.hold_seconds !== null ? now + offer.hold_seconds * 1000 : null,
@@ -130,13 +131,12 @@ async function recordConversionInTrx(
   // Over a reached cap the conversion is still recorded, but waits pending and is never
   // approved automatically.
   const caps = await countTowardsCaps(trx, offer, brand.timezone, now);
-  if (caps.exceeded) {
-    Object.assign(row, { cap_exceeded: 1, status: 'pending', approved_at: null, hold_until: null });
-    await trx
-      .updateTable('conversions')
-      .set({ cap_exceeded: 1, status: 'pending', approved_at: null, hold_until: null })
-      .where('id', '=', row.id)
-      .execute();
+  if (caps.counted.length > 0) {
+    const changes: Partial<ConversionRow> = { cap_periods: JSON.stringify(caps.counted) };
+    if (caps.exceeded)
+      Object.assign(changes, { cap_exceeded: 1, status: 'pending', approved_at: null, hold_until: null });
+    Object.assign(row, changes);
+    await trx.updateTable('conversions').set(changes).where('id', '=', row.id).execute();
   }
 
   await addToRollups(
@@ -205,9 +205,7 @@ async function decideInTrx(
     await queuePartnerPostbacks(ctx, trx, updated, event);
   } else {
     // Rejected conversions no longer count towards caps, nor towards revenue and payout.
-    const offer = await findOffer(trx, row.brand_id, row.offer_id);
-    const brand = await findBrandById(trx, row.brand_id);
-    if (offer && brand) await uncountFromCaps(trx, offer, brand.timezone, row.created_at);
+    if (row.cap_periods) await uncountFromCaps(trx, row.offer_id, JSON.parse(row.cap_periods) as CountedPeriod[]);
     await addToRollups(trx, key, {
       pending: -1,
       rejected: 1,

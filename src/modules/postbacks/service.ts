@@ -15,6 +15,7 @@ import type { ConversionRow } from '../conversions/repository.js';
 import type { RecordedEvent } from '../events/outbox.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
+import { isHttpUrl } from '../urls.js';
 import { announceDeliveries } from '../webhooks/fanout.js';
 import { validateTargetUrl } from '../webhooks/service.js';
 import { fillPostbackMacros } from './macros.js';
@@ -59,6 +60,7 @@ export async function createPostback(
   input: CreatePostbackBody,
 ): Promise<PostbackRow> {
   await requirePartner(ctx, brandId, partnerId);
+  if (!isHttpUrl(input.url)) throw ApiError.validation([{ path: 'url', message: 'must be an absolute http(s) URL' }]);
   // Macros may fill the path and query, never the host: the host is what the SSRF guard checks.
   const { hostname } = new URL(input.url);
   if (/[{}]|%7b|%7d/i.test(hostname)) {

@@ -1,0 +1,315 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Database } from '../../src/db/database.js';
+import { approveExpiredHolds } from '../../src/modules/conversions/service.js';
+import { createTestDatabase, createTestEnv, DIALECTS, type TestDatabase, type TestEnv } from '../helpers.js';
+
+const NO_LIMIT = { RATE_LIMIT_PER_MINUTE: '100000' };
+const UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** One brand's view of an env: its offers, partner, conversions and cap.reached events. */
+function brandApi(env: TestEnv, key: string) {
+  return {
+    async offer(caps: Record<string, number>, body: Record<string, unknown> = {}): Promise<string> {
+      const res = await env.request('POST', '/api/v1/offers', {
+        key,
+        body: { name: 'Capped', destinationUrl: 'https://shop.example/?cid={click_id}', caps, ...body },
+      });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      return res.body.id;
+    },
+    async partner(): Promise<string> {
+      const res = await env.request('POST', '/api/v1/partners', { key, body: { name: 'P', email: 'p@example.com' } });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      return res.body.id;
+    },
+    async record(offerId: string, partnerId: string, from: TestEnv = env) {
+      const res = await from.request('POST', '/api/v1/conversions', { key, body: { offerId, partnerId } });
+      assert.equal(res.status, 201, JSON.stringify(res.body));
+      return res.body;
+    },
+    async capEvents(offerId: string) {
+      const rows = await env.ctx.db.read
+        .selectFrom('events')
+        .select('payload')
+        .where('type', '=', 'cap.reached')
+        .orderBy('id')
+        .execute();
+      return rows.map((r) => JSON.parse(r.payload)).filter((e) => e.data.offerId === offerId);
+    },
+  };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`offer caps (${dialect})`, () => {
+    let env: TestEnv;
+    let api: ReturnType<typeof brandApi>;
+    let partnerId: string;
+    before(async () => {
+      env = await createTestEnv(dialect, { env: NO_LIMIT });
+      api = brandApi(env, env.brand.apiKey);
+      partnerId = await api.partner();
+    });
+    after(() => env.close());
+    const record = (offerId: string) => api.record(offerId, partnerId);
+
+    describe('a daily cap of 3', () => {
+      const WEDNESDAY = Date.UTC(2026, 10, 18, 10, 0, 0);
+
+      it('leaves conversions 1 to 3 within the cap and fires cap.reached once, with the third', async () => {
+        env.clock.set(WEDNESDAY);
+        const offerId = await api.offer({ daily: 3 });
+        for (let i = 1; i <= 2; i++) assert.equal((await record(offerId)).capExceeded, false);
+        assert.equal((await api.capEvents(offerId)).length, 0, 'nothing before the third');
+        assert.equal((await record(offerId)).capExceeded, false);
+        const events = await api.capEvents(offerId);
+        assert.equal(events.length, 1);
+        assert.equal(events[0].createdAt, iso(WEDNESDAY));
+        assert.deepEqual(events[0].data, {
+          offerId,
+          cap: 'daily',
+          limit: 3,
+          count: 3,
+          periodStart: '2026-11-18T00:00:00.000Z',
+          periodEnd: '2026-11-19T00:00:00.000Z',
+        });
+      });
+
+      it('records the fourth pending with capExceeded, even for an offer that starts approved', async () => {
+        env.clock.set(WEDNESDAY);
+        const offerId = await api.offer({ daily: 3 }, { conversionStatus: 'approved' });
+        for (let i = 1; i <= 3; i++) assert.equal((await record(offerId)).status, 'approved');
+        const fourth = await record(offerId);
+        assert.deepEqual(
+          [fourth.status, fourth.capExceeded, fourth.approvedAt, fourth.holdUntil],
+          ['pending', true, null, null],
+        );
+        assert.equal((await api.capEvents(offerId)).length, 1, 'cap.reached does not fire again');
+      });
+
+      it('never approves an over-cap conversion automatically when holds expire', async () => {
+        env.clock.set(WEDNESDAY);
+        const offerId = await api.offer({ daily: 3 }, { holdSeconds: 60 });
+        const within = [await record(offerId), await record(offerId), await record(offerId)];
+        const over = await record(offerId);
+        assert.deepEqual([over.capExceeded, over.holdUntil], [true, null]);
+        env.clock.advance(366 * 24 * 3600_000);
+        await approveExpiredHolds(env.ctx);
+        for (const c of within) {
+          assert.equal((await env.request('GET', `/api/v1/conversions/${c.id}`)).body.status, 'approved');
+        }
+        assert.equal((await env.request('GET', `/api/v1/conversions/${over.id}`)).body.status, 'pending');
+      });
+
+      it('starts counting again on the next day', async () => {
+        env.clock.set(Date.UTC(2026, 10, 18, 23, 59, 59, 999));
+        const offerId = await api.offer({ daily: 3 });
+        for (let i = 0; i < 3; i++) await record(offerId);
+        assert.equal((await record(offerId)).capExceeded, true);
+        env.clock.set(Date.UTC(2026, 10, 19));
+        for (let i = 0; i < 3; i++) assert.equal((await record(offerId)).capExceeded, false);
+        const events = await api.capEvents(offerId);
+        assert.deepEqual(
+          events.map((e) => e.data.periodStart),
+          ['2026-11-18T00:00:00.000Z', '2026-11-19T00:00:00.000Z'],
+        );
+      });
+    });
+
+    describe('in the brand time zone (Asia/Tokyo, UTC+9)', () => {
+      let tokyo: ReturnType<typeof brandApi>;
+      let tokyoPartner: string;
+      before(async () => {
+        tokyo = brandApi(env, (await env.createBrand('Tokyo Brand', { timezone: 'Asia/Tokyo' })).apiKey);
+        tokyoPartner = await tokyo.partner();
+      });
+
+      it('puts 14:59Z and 15:00Z on different days for the daily cap', async () => {
+        const offerId = await tokyo.offer({ daily: 1 });
+        env.clock.set(Date.UTC(2026, 10, 18, 14, 59)); // 23:59 on the 18th in Tokyo
+        assert.equal((await tokyo.record(offerId, tokyoPartner)).capExceeded, false);
+        assert.equal((await tokyo.record(offerId, tokyoPartner)).capExceeded, true);
+        env.clock.set(Date.UTC(2026, 10, 18, 15, 0)); // 00:00 on the 19th in Tokyo
+        assert.equal((await tokyo.record(offerId, tokyoPartner)).capExceeded, false);
+        const events = await tokyo.capEvents(offerId);
+        assert.deepEqual(
+          events.map((e) => [e.data.periodStart, e.data.periodEnd]),
+          [
+            ['2026-11-17T15:00:00.000Z', '2026-11-18T15:00:00.000Z'],
+            ['2026-11-18T15:00:00.000Z', '2026-11-19T15:00:00.000Z'],
+          ],
+        );
+      });
+
+      it('counts a weekly cap from Monday to Sunday, local time', async () => {
+        const offerId = await tokyo.offer({ weekly: 1 });
+        env.clock.set(Date.UTC(2026, 10, 15, 15, 0)); // Monday 16 November 00:00 in Tokyo
+        assert.equal((await tokyo.record(offerId, tokyoPartner)).capExceeded, false);
+        env.clock.set(Date.UTC(2026, 10, 22, 14, 59)); // Sunday 22 November 23:59 in Tokyo
+        assert.equal((await tokyo.record(offerId, tokyoPartner)).capExceeded, true, 'same week');
+        env.clock.set(Date.UTC(2026, 10, 22, 15, 0)); // Monday 23 November 00:00 in Tokyo
+        assert.equal((await tokyo.record(offerId, tokyoPartner)).capExceeded, false, 'next week');
+        const events = await tokyo.capEvents(offerId);
+        assert.deepEqual(
+          events.map((e) => [e.data.cap, e.data.periodStart, e.data.periodEnd]),
+          [
+            ['weekly', '2026-11-15T15:00:00.000Z', '2026-11-22T15:00:00.000Z'],
+            ['weekly', '2026-11-22T15:00:00.000Z', '2026-11-29T15:00:00.000Z'],
+          ],
+        );
+      });
+    });
+
+    it('reports the first instant of the local day as periodStart when DST skips local midnight', async () => {
+      const santiago = brandApi(env, (await env.createBrand('Santiago', { timezone: 'America/Santiago' })).apiKey);
+      const offerId = await santiago.offer({ daily: 1 });
+      // Clocks go from 00:00 (-04) to 01:00 (-03) on 6 September: that day begins at 04:00Z.
+      env.clock.set(Date.UTC(2026, 8, 6, 12));
+      await santiago.record(offerId, await santiago.partner());
+      const [event] = await santiago.capEvents(offerId);
+      assert.deepEqual(
+        [event?.data.periodStart, event?.data.periodEnd],
+        ['2026-09-06T04:00:00.000Z', '2026-09-07T03:00:00.000Z'],
+      );
+    });
+
+    it('counts a monthly cap per calendar month, across the turn of the year', async () => {
+      const offerId = await api.offer({ monthly: 1 });
+      env.clock.set(Date.UTC(2026, 11, 1));
+      assert.equal((await record(offerId)).capExceeded, false);
+      env.clock.set(Date.UTC(2026, 11, 31, 23, 59, 59, 999));
+      assert.equal((await record(offerId)).capExceeded, true, 'same month');
+      env.clock.set(Date.UTC(2027, 0, 1));
+      assert.equal((await record(offerId)).capExceeded, false, 'next month');
+      const events = await api.capEvents(offerId);
+      assert.deepEqual(
+        events.map((e) => [e.data.cap, e.data.periodStart, e.data.periodEnd]),
+        [
+          ['monthly', '2026-12-01T00:00:00.000Z', '2027-01-01T00:00:00.000Z'],
+          ['monthly', '2027-01-01T00:00:00.000Z', '2027-02-01T00:00:00.000Z'],
+        ],
+      );
+    });
+
+    it('never resets a global cap, and reports it without a period', async () => {
+      const offerId = await api.offer({ global: 2 });
+      await record(offerId);
+      await record(offerId);
+      env.clock.advance(400 * 24 * 3600_000);
+      assert.equal((await record(offerId)).capExceeded, true);
+      const events = await api.capEvents(offerId);
+      assert.deepEqual(
+        events.map((e) => e.data),
+        [{ offerId, cap: 'global', limit: 2, count: 2, periodStart: null, periodEnd: null }],
+      );
+    });
+
+    it('does not count rejected conversions, and still fires cap.reached only once per period', async () => {
+      const offerId = await api.offer({ daily: 3 });
+      const first = await record(offerId);
+      await record(offerId);
+      await record(offerId);
+      const rejected = await env.request('POST', `/api/v1/conversions/${first.id}/reject`, {
+        body: { reason: 'fake' },
+      });
+      assert.equal(rejected.status, 200, JSON.stringify(rejected.body));
+      assert.equal((await record(offerId)).capExceeded, false, 'back to 3 of 3');
+      assert.equal((await record(offerId)).capExceeded, true, '4 of 3');
+      assert.equal((await api.capEvents(offerId)).length, 1);
+    });
+
+    it('does not open a slot when a conversion recorded before the cap existed is rejected', async () => {
+      const offerId = await api.offer({});
+      const early = await record(offerId);
+      const capped = await env.request('PATCH', `/api/v1/offers/${offerId}`, { body: { caps: { daily: 2 } } });
+      assert.equal(capped.status, 200, JSON.stringify(capped.body));
+      await record(offerId);
+      await record(offerId);
+      await env.request('POST', `/api/v1/conversions/${early.id}/reject`, { body: { reason: 'fake' } });
+      assert.equal((await record(offerId)).capExceeded, true, 'the third non-rejected conversion of a daily cap of 2');
+    });
+
+    describe('the tracking link of a capped offer', () => {
+      const follow = async (offerId: string, query = '') => {
+        const res = await env.app.inject({
+          url: `/t/${offerId}/${partnerId}${query}`,
+          headers: { 'user-agent': UA },
+          remoteAddress: '81.2.69.142',
+        });
+        assert.equal(res.statusCode, 302, res.body);
+        return String(res.headers.location);
+      };
+
+      it('goes to the fallback URL, macros filled, while a cap is reached', async () => {
+        env.clock.set(Date.UTC(2026, 10, 18, 12));
+        const offerId = await api.offer(
+          { daily: 1 },
+          { fallbackUrl: 'https://fallback.example/?cid={click_id}&oid={offer_id}&s={sub1}' },
+        );
+        assert.match(await follow(offerId), /^https:\/\/shop\.example\/\?cid=clk_/);
+        await record(offerId);
+        const location = await follow(offerId, '?sub1=two%20words');
+        const [latest] = (await env.request('GET', `/api/v1/clicks?offerId=${offerId}&limit=1`)).body.data;
+        assert.equal(location, `https://fallback.example/?cid=${latest.id}&oid=${offerId}&s=two%20words`);
+        env.clock.set(Date.UTC(2026, 10, 19));
+        assert.match(await follow(offerId), /^https:\/\/shop\.example\//, 'the next day the cap is open again');
+      });
+
+      it('goes to the destination URL while a cap is reached when there is no fallback URL', async () => {
+        const offerId = await api.offer({ daily: 1 });
+        await record(offerId);
+        assert.match(await follow(offerId), /^https:\/\/shop\.example\/\?cid=clk_/);
+      });
+    });
+
+    it('marks exactly 15 of 20 concurrent conversions over a daily cap of 5, with one cap.reached', async () => {
+      const offerId = await api.offer({ daily: 5 });
+      const results = await Promise.all(Array.from({ length: 20 }, () => record(offerId)));
+      assert.equal(results.filter((c) => c.capExceeded).length, 15);
+      const events = await api.capEvents(offerId);
+      assert.equal(events.length, 1);
+      assert.equal(events[0].data.count, 5);
+    });
+  });
+
+  describe(`offer caps with two app instances on one database (${dialect})`, {
+    skip: dialect === 'postgres' ? false : 'runs on PostgreSQL, where many processes share a database',
+  }, () => {
+    let database: TestDatabase;
+    let second: Database;
+    let envA: TestEnv;
+    let envB: TestEnv;
+    before(async () => {
+      database = await createTestDatabase(dialect);
+      envA = await createTestEnv(dialect, { database, env: NO_LIMIT });
+      // A second pool on the same schema stands in for a second API process.
+      second = new Database({
+        databaseUrl: database.url,
+        dataDir: database.dataDir,
+        schema: database.schema ?? undefined,
+        poolSize: 5,
+      });
+      envB = await createTestEnv(dialect, { database: { ...database, db: second }, clock: envA.clock, env: NO_LIMIT });
+    });
+    after(async () => {
+      await envA.close();
+      await envB.close();
+      await second.close();
+      await envA.ctx.db.close();
+      await database.drop();
+    });
+
+    it('fires exactly one cap.reached when both record conversions at the same time', async () => {
+      const api = brandApi(envA, envA.brand.apiKey);
+      const offerId = await api.offer({ daily: 5 });
+      const partnerId = await api.partner();
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => api.record(offerId, partnerId, i % 2 === 0 ? envA : envB)),
+      );
+      assert.equal(results.filter((c) => c.capExceeded).length, 15);
+      assert.equal((await api.capEvents(offerId)).length, 1);
+    });
+  });
+}
