@@ -15,6 +15,7 @@ import { errorResponses } from '../../http/schemas.js';
 import { findClick } from '../clicks/repository.js';
 import { recordConversion } from '../conversions/service.js';
 import { findOffer, type OfferRow } from '../offers/repository.js';
+import { isCurrencyCode } from '../validation.js';
 import { parseMajorUnits } from './macros.js';
 
 const TOKEN_PREFIX = 'pbt_';
@@ -82,6 +83,8 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
     app.get(
       '/postback',
       {
+        // A HEAD from a link checker must not record a conversion.
+        exposeHeadRoute: false,
         schema: {
           tags: ['postbacks'],
           summary: 'Pixel-style inbound postback: records a conversion for a click (200 text, or a GIF with pixel=1).',
@@ -101,6 +104,11 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
         const click = await findClick(ctx.db.read, offer.brand_id, q.click_id);
         if (!click || click.offer_id !== offer.id) {
           throw ApiError.validation([{ path: 'query.click_id', message: 'no click of this offer has this id' }]);
+        }
+        if (q.currency !== undefined && !isCurrencyCode(q.currency)) {
+          throw ApiError.validation([
+            { path: 'query.currency', message: 'must be an ISO 4217 currency code such as USD' },
+          ]);
         }
         const currency = q.currency ?? offer.currency;
         const amounts: { revenueCents?: number; payoutCents?: number } = {};
