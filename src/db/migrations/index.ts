@@ -11,6 +11,7 @@ import * as m0004 from './0004_clicks_fraud_caps.js';
 import * as m0005 from './0005_postbacks.js';
 import * as m0006 from './0006_dashboard.js';
 import * as m0007 from './0007_conversion_cap_periods.js';
+import * as m0008 from './0008_pending_deliveries_index.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0005_postbacks': m0005,
   '0006_dashboard': m0006,
   '0007_conversion_cap_periods': m0007,
+  '0008_pending_deliveries_index': m0008,
 };
 
 export const migrationProvider: MigrationProvider = {

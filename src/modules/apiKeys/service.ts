@@ -7,6 +7,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import { type Clock, toIso, toIsoOrNull } from '../../clock.js';
 import type { Database, Trx } from '../../db/database.js';
+import { prepared } from '../../db/prepared.js';
 import type { ApiKeyTable } from '../../db/schema.js';
 import { newId } from '../../ids.js';
 
@@ -106,6 +107,13 @@ export async function revokeApiKey(
   });
 }
 
+const keyByHash = prepared(1, (q, hash: string) =>
+  q
+    .selectFrom('api_keys')
+    .select(['id', 'brand_id', 'hash', 'rate_limit_per_minute', 'last_used_at', 'revoked_at'])
+    .where('hash', '=', hash),
+);
+
 /** Looks up bearer tokens and remembers when each key was last seen, writing rarely. */
 export class ApiKeyAuthenticator {
   private readonly lastWritten = new Map<string, number>();
@@ -119,11 +127,7 @@ export class ApiKeyAuthenticator {
   async authenticate(secret: string): Promise<AuthenticatedKey | null> {
     if (!secret.startsWith(KEY_PREFIX)) return null;
     const hash = hashApiKey(secret);
-    const row = await this.db.read
-      .selectFrom('api_keys')
-      .select(['id', 'brand_id', 'hash', 'rate_limit_per_minute', 'last_used_at', 'revoked_at'])
-      .where('hash', '=', hash)
-      .executeTakeFirst();
+    const row = await keyByHash.first(this.db.read, hash);
     // The lookup is by hash, so an attacker learns nothing from its timing; the explicit
     // constant-time comparison guards against a future change to a prefix lookup.
     if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) || row.revoked_at !== null) return null;

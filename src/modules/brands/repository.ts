@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { toIso } from '../../clock.js';
 import type { Database, Queryable } from '../../db/database.js';
+import { prepared } from '../../db/prepared.js';
 import type { BrandTable } from '../../db/schema.js';
 import type { Brand } from './schemas.js';
 
@@ -23,8 +24,10 @@ export function brandToApi(row: BrandRow): Brand {
   };
 }
 
-export async function findBrandById(q: Queryable, id: string): Promise<BrandRow | undefined> {
-  return q.selectFrom('brands').selectAll().where('id', '=', id).executeTakeFirst();
+const brandById = prepared(1, (q, id: string) => q.selectFrom('brands').selectAll().where('id', '=', id));
+
+export function findBrandById(q: Queryable, id: string): Promise<BrandRow | undefined> {
+  return brandById.first(q, id);
 }
 
 export async function findBrandBySlug(db: Database, slug: string): Promise<BrandRow | undefined> {

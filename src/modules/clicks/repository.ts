@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { toIso } from '../../clock.js';
 import type { Queryable } from '../../db/database.js';
+import { prepared, preparedInsert } from '../../db/prepared.js';
 import type { ClickTable } from '../../db/schema.js';
 import type { Click } from './schemas.js';
 
@@ -26,8 +27,12 @@ export function clickToApi(row: ClickRow): Click {
   };
 }
 
+const clickOfBrand = prepared(2, (q, brandId: string, id: string) =>
+  q.selectFrom('clicks').selectAll().where('id', '=', id).where('brand_id', '=', brandId),
+);
+
 export function findClick(q: Queryable, brandId: string, id: string): Promise<ClickRow | undefined> {
-  return q.selectFrom('clicks').selectAll().where('id', '=', id).where('brand_id', '=', brandId).executeTakeFirst();
+  return clickOfBrand.first(q, brandId, id);
 }
 
 export function listClicks(
@@ -44,4 +49,29 @@ export function listClicks(
     .orderBy('id', 'desc')
     .limit(f.limit + 1)
     .execute();
+}
+
+const CLICK_COLUMNS = [
+  'id',
+  'brand_id',
+  'offer_id',
+  'partner_id',
+  'ip',
+  'user_agent',
+  'referer',
+  'sub1',
+  'sub2',
+  'sub3',
+  'sub4',
+  'sub5',
+  'fraud_score',
+  'fraud_signals',
+  'high_risk',
+  'created_at',
+] as const satisfies ReadonlyArray<keyof ClickRow>;
+
+const clickInsert = preparedInsert<ClickRow>('clicks', CLICK_COLUMNS);
+
+export async function insertClick(q: Queryable, row: ClickRow): Promise<void> {
+  await clickInsert.execute(q, row);
 }

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { localDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
+import { prepared } from '../../db/prepared.js';
 import { newId } from '../../ids.js';
 import { type BrandRow, findBrandById } from '../brands/repository.js';
 import { isAnyCapReached } from '../caps/service.js';
@@ -14,12 +15,13 @@ import { recordEvent } from '../events/outbox.js';
 import type { FraudSignal } from '../events/schemas.js';
 import { isBlocklisted } from '../fraud/blocklist.js';
 import { loadDatacenterRanges } from '../fraud/datacenter.js';
-import { detectSignals, isHighRisk, scoreSignals, VELOCITY_WINDOW_MS } from '../fraud/scoring.js';
+import { detectSignals, isHighRisk, scoreSignals, VELOCITY_MAX_CLICKS, VELOCITY_WINDOW_MS } from '../fraud/scoring.js';
+import { findOfferOfAnyBrand } from '../offers/repository.js';
 import { findPartner, type PartnerRow } from '../partners/repository.js';
 import { banPartnerInTrx } from '../partners/service.js';
 import { addToRollups } from '../reports/rollups.js';
 import { fillMacros } from './macros.js';
-import type { ClickRow } from './repository.js';
+import { type ClickRow, insertClick } from './repository.js';
 
 export interface ClickInput {
   offerId: string;
@@ -32,6 +34,42 @@ export interface ClickInput {
   referer: string | null;
   subs: Array<string | null>;
 }
+
+/**
+ * Recent clicks of one IP on one offer, counted only up to the velocity threshold: only
+ * "at least VELOCITY_MAX_CLICKS" matters, and counting a whole window a bot has flooded
+ * would make every click slower than the last.
+ */
+const recentClicksFromIp = prepared(3, (q, offerId: string, ip: string, since: number) =>
+  q
+    .selectFrom((sub) =>
+      sub
+        .selectFrom('clicks')
+        .select('id')
+        .where('offer_id', '=', offerId)
+        .where('ip', '=', ip)
+        .where('created_at', '>', since)
+        .limit(VELOCITY_MAX_CLICKS)
+        .as('recent'),
+    )
+    .select((eb) => eb.fn.countAll<number>().as('n')),
+);
+
+/** High-risk clicks of a partner since `since`, counted up to `limit` (the auto-ban rule's count). */
+const recentHighRiskClicks = prepared(3, (q, partnerId: string, since: number, limit: number) =>
+  q
+    .selectFrom((sub) =>
+      sub
+        .selectFrom('clicks')
+        .select('id')
+        .where('partner_id', '=', partnerId)
+        .where('high_risk', '=', 1)
+        .where('created_at', '>', since)
+        .limit(limit)
+        .as('recent'),
+    )
+    .select((eb) => eb.fn.countAll<number>().as('n')),
+);
 
 export type ClickOutcome = { found: false } | { found: true; location: string; click: ClickRow };
 
@@ -52,7 +90,7 @@ export function normaliseIp(ip: string): string | null {
 export async function trackClick(ctx: AppContext, input: ClickInput): Promise<ClickOutcome> {
   // An id with a NUL character cannot exist (and PostgreSQL cannot even compare it).
   if (input.offerId.includes('\u0000') || input.partnerId.includes('\u0000')) return { found: false };
-  const offer = await ctx.db.read.selectFrom('offers').selectAll().where('id', '=', input.offerId).executeTakeFirst();
+  const offer = await findOfferOfAnyBrand(ctx.db.read, input.offerId);
   if (!offer || offer.status !== 'active') return { found: false };
   const [partner, brand] = await Promise.all([
     findPartner(ctx.db.read, offer.brand_id, input.partnerId),
@@ -68,13 +106,7 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
 
   const { click, capReached } = await ctx.db.transact(async (trx) => {
     const now = ctx.clock.now();
-    const recent = await trx
-      .selectFrom('clicks')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('offer_id', '=', offer.id)
-      .where('ip', '=', ip)
-      .where('created_at', '>', now - VELOCITY_WINDOW_MS)
-      .executeTakeFirstOrThrow();
+    const recent = (await recentClicksFromIp.first(trx, offer.id, ip, now - VELOCITY_WINDOW_MS)) ?? { n: 0 };
     const detected = detectSignals({
       blocklisted,
       datacenter,
@@ -102,7 +134,7 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
       high_risk: highRisk ? 1 : 0,
       created_at: now,
     };
-    await trx.insertInto('clicks').values(row).execute();
+    await insertClick(trx, row);
     await addToRollups(
       trx,
       { brandId: brand.id, day: localDay(now, brand.timezone), offerId: offer.id, partnerId: partner.id },
@@ -146,14 +178,8 @@ async function applyAutoBan(ctx: AppContext, trx: Trx, brand: BrandRow, partner:
   const limit = brand.auto_ban_high_risk_clicks;
   const minutes = brand.auto_ban_window_minutes;
   if (limit === null || minutes === null) return;
-  const { n } = await trx
-    .selectFrom('clicks')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('partner_id', '=', partner.id)
-    .where('high_risk', '=', 1)
-    .where('created_at', '>', now - minutes * 60_000)
-    .executeTakeFirstOrThrow();
-  if (Number(n) < limit) return;
+  const counted = await recentHighRiskClicks.first(trx, partner.id, now - minutes * 60_000, limit);
+  if (Number(counted?.n ?? 0) < limit) return;
   const reason = `Automation rule: ${limit} high-risk clicks within ${minutes} minutes`;
   await banPartnerInTrx(ctx, trx, partner, reason, 'automation');
 }

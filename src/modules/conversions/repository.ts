@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { toIso, toIsoOrNull } from '../../clock.js';
 import type { Queryable } from '../../db/database.js';
+import { prepared, preparedInsert } from '../../db/prepared.js';
 import type { ConversionTable } from '../../db/schema.js';
 import type { EventData } from '../events/schemas.js';
 import type { Conversion } from './schemas.js';
@@ -106,4 +107,47 @@ export function listConversions(q: Queryable, brandId: string, f: ConversionFilt
     .orderBy('id', 'desc')
     .limit(f.limit + 1)
     .execute();
+}
+
+const CONVERSION_COLUMNS = [
+  'id',
+  'brand_id',
+  'offer_id',
+  'partner_id',
+  'click_id',
+  'status',
+  'revenue_cents',
+  'payout_cents',
+  'currency',
+  'sub1',
+  'sub2',
+  'sub3',
+  'sub4',
+  'sub5',
+  'external_txn_id',
+  'cap_exceeded',
+  'cap_periods',
+  'hold_until',
+  'approved_at',
+  'approved_by',
+  'rejected_at',
+  'rejection_reason',
+  'local_day',
+  'created_at',
+] as const satisfies ReadonlyArray<keyof ConversionRow>;
+
+// The unique index on (offer_id, external_txn_id) decides duplicates: a concurrent twin
+// either inserts first (and this insert does nothing) or finds this row.
+const conversionInsert = preparedInsert<ConversionRow, { id: string }>('conversions', CONVERSION_COLUMNS, (insert) =>
+  insert.onConflict((oc) => oc.columns(['offer_id', 'external_txn_id'] as never).doNothing()).returning('id' as never),
+);
+const conversionByTxn = prepared(2, (q, offerId: string, txnId: string) =>
+  q.selectFrom('conversions').selectAll().where('offer_id', '=', offerId).where('external_txn_id', '=', txnId),
+);
+
+/** Inserts the conversion unless one with the same externalTxnId exists for the offer; returns that one then. */
+export async function insertConversionOnce(q: Queryable, row: ConversionRow): Promise<ConversionRow | null> {
+  const inserted = await conversionInsert.execute(q, row);
+  if (inserted.length > 0 || row.external_txn_id === null) return null;
+  return (await conversionByTxn.first(q, row.offer_id, row.external_txn_id)) ?? null;
 }

@@ -23,6 +23,7 @@ import {
   type ConversionRow,
   createdEventData,
   findConversion,
+  insertConversionOnce,
   rejectedEventData,
 } from './repository.js';
 import type { CreateConversionBody } from './schemas.js';
@@ -110,23 +111,8 @@ async function recordConversionInTrx(
     created_at: now,
   };
 
-  // The unique index decides duplicates: a concurrent twin either inserts first (and this
-  // insert does nothing) or finds this row. No read-then-write race.
-  const inserted = await trx
-    .insertInto('conversions')
-    .values(row)
-    .onConflict((oc) => oc.columns(['offer_id', 'external_txn_id']).doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  if (!inserted) {
-    const existing = await trx
-      .selectFrom('conversions')
-      .selectAll()
-      .where('offer_id', '=', offer.id)
-      .where('external_txn_id', '=', row.external_txn_id)
-      .executeTakeFirstOrThrow();
-    return { row: existing, created: false };
-  }
+  const existing = await insertConversionOnce(trx, row);
+  if (existing) return { row: existing, created: false };
 
   // Over a reached cap the conversion is still recorded, but waits pending and is never
   // approved automatically.

@@ -7,6 +7,8 @@
 import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
+import { preparedInsert } from '../../db/prepared.js';
+import type { EventTable } from '../../db/schema.js';
 import { newId } from '../../ids.js';
 import { enqueueDeliveries } from '../webhooks/fanout.js';
 import type { EventData, EventName } from './schemas.js';
@@ -19,6 +21,8 @@ export interface RecordedEvent<E extends EventName = EventName> {
   createdAt: number;
 }
 
+const eventInsert = preparedInsert<EventTable>('events', ['id', 'brand_id', 'type', 'payload', 'created_at']);
+
 export async function recordEvent<E extends EventName>(
   ctx: AppContext,
   trx: Trx,
@@ -30,7 +34,7 @@ export async function recordEvent<E extends EventName>(
   const id = newId('evt', createdAt);
   // Key order follows the spec's envelope table: id, event, createdAt, brandId, data.
   const payload = JSON.stringify({ id, event: type, createdAt: toIso(createdAt), brandId, data });
-  await trx.insertInto('events').values({ id, brand_id: brandId, type, payload, created_at: createdAt }).execute();
+  await eventInsert.execute(trx, { id, brand_id: brandId, type, payload, created_at: createdAt });
   const event = { id, type, brandId, payload, createdAt };
   await enqueueDeliveries(ctx, trx, event);
   return event;

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { toIso } from '../../clock.js';
 import type { Queryable } from '../../db/database.js';
+import { prepared } from '../../db/prepared.js';
 import type { OfferTable } from '../../db/schema.js';
 import type { Offer } from './schemas.js';
 
@@ -25,8 +26,18 @@ export function offerToApi(row: OfferRow): Offer {
 }
 
 /** The offer with this id, only if it belongs to `brandId` (another brand's offer is "not found"). */
+const offerOfBrand = prepared(2, (q, brandId: string, id: string) =>
+  q.selectFrom('offers').selectAll().where('id', '=', id).where('brand_id', '=', brandId),
+);
+const offerById = prepared(1, (q, id: string) => q.selectFrom('offers').selectAll().where('id', '=', id));
+
 export function findOffer(q: Queryable, brandId: string, id: string): Promise<OfferRow | undefined> {
-  return q.selectFrom('offers').selectAll().where('id', '=', id).where('brand_id', '=', brandId).executeTakeFirst();
+  return offerOfBrand.first(q, brandId, id);
+}
+
+/** Any brand's offer: only for the public tracking link, where the offer decides the brand. */
+export function findOfferOfAnyBrand(q: Queryable, id: string): Promise<OfferRow | undefined> {
+  return offerById.first(q, id);
 }
 
 export function listOffers(

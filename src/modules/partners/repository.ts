@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import { toIso, toIsoOrNull } from '../../clock.js';
 import type { Queryable } from '../../db/database.js';
+import { prepared } from '../../db/prepared.js';
 import type { PartnerTable } from '../../db/schema.js';
 import type { Partner } from './schemas.js';
 
@@ -20,8 +21,12 @@ export function partnerToApi(row: PartnerRow): Partner {
   };
 }
 
+const partnerOfBrand = prepared(2, (q, brandId: string, id: string) =>
+  q.selectFrom('partners').selectAll().where('id', '=', id).where('brand_id', '=', brandId),
+);
+
 export function findPartner(q: Queryable, brandId: string, id: string): Promise<PartnerRow | undefined> {
-  return q.selectFrom('partners').selectAll().where('id', '=', id).where('brand_id', '=', brandId).executeTakeFirst();
+  return partnerOfBrand.first(q, brandId, id);
 }
 
 export function listPartners(

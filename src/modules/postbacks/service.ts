@@ -8,6 +8,7 @@ import type { Selectable } from 'kysely';
 import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
+import { prepared } from '../../db/prepared.js';
 import type { PartnerPostbackTable } from '../../db/schema.js';
 import { ApiError } from '../../http/errors.js';
 import { newId } from '../../ids.js';
@@ -109,6 +110,10 @@ export async function deletePostback(ctx: AppContext, brandId: string, partnerId
   if (Number(result.numDeletedRows) === 0) throw ApiError.notFound('Postback');
 }
 
+const postbacksOfPartner = prepared(1, (q, partnerId: string) =>
+  q.selectFrom('partner_postbacks').selectAll().where('partner_id', '=', partnerId),
+);
+
 /**
  * Queues the partner's postbacks for a conversion event, in the event's transaction. For
  * each event, templates for the conversion's offer win over the partner's global ones.
@@ -119,11 +124,7 @@ export async function queuePartnerPostbacks(
   conversion: ConversionRow,
   event: RecordedEvent & { type: PostbackEvent },
 ): Promise<number> {
-  const templates = await trx
-    .selectFrom('partner_postbacks')
-    .selectAll()
-    .where('partner_id', '=', conversion.partner_id)
-    .execute();
+  const templates = await postbacksOfPartner.execute(trx, conversion.partner_id);
   const forEvent = templates.filter(
     (t) =>
       (t.offer_id === null || t.offer_id === conversion.offer_id) &&

@@ -5,6 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Trx } from '../../db/database.js';
+import { preparedInsert } from '../../db/prepared.js';
 
 export interface RollupKey {
   brandId: string;
@@ -24,8 +25,36 @@ export interface RollupDelta {
 
 const COUNTERS = ['clicks', 'pending', 'approved', 'rejected', 'revenue_cents', 'payout_cents'] as const;
 
+/** `table.counter + excluded.counter` for every counter; table names are constants of this module. */
+function increments(table: 'rollups_offer_partner' | 'rollups_offer') {
+  return Object.fromEntries(COUNTERS.map((c) => [c, sql`${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`]));
+}
+
+const upsertOfferPartner = preparedInsert<Record<string, unknown>>(
+  'rollups_offer_partner',
+  ['brand_id', 'day', 'offer_id', 'partner_id', ...COUNTERS],
+  (insert) =>
+    insert.onConflict((oc) =>
+      oc
+        .columns(['brand_id', 'day', 'offer_id', 'partner_id'] as never)
+        .doUpdateSet(increments('rollups_offer_partner')),
+    ),
+);
+const upsertOffer = preparedInsert<Record<string, unknown>>(
+  'rollups_offer',
+  ['brand_id', 'day', 'offer_id', ...COUNTERS],
+  (insert) =>
+    insert.onConflict((oc) =>
+      oc.columns(['brand_id', 'day', 'offer_id'] as never).doUpdateSet(increments('rollups_offer')),
+    ),
+);
+
 export async function addToRollups(trx: Trx, key: RollupKey, delta: RollupDelta): Promise<void> {
-  const values = {
+  const row = {
+    brand_id: key.brandId,
+    day: key.day,
+    offer_id: key.offerId,
+    partner_id: key.partnerId,
     clicks: delta.clicks ?? 0,
     pending: delta.pending ?? 0,
     approved: delta.approved ?? 0,
@@ -33,20 +62,6 @@ export async function addToRollups(trx: Trx, key: RollupKey, delta: RollupDelta)
     revenue_cents: delta.revenueCents ?? 0,
     payout_cents: delta.payoutCents ?? 0,
   };
-  const base = { brand_id: key.brandId, day: key.day, offer_id: key.offerId };
-  // Table names below are constants of this module, never input.
-  const increment = (table: string) =>
-    Object.fromEntries(COUNTERS.map((c) => [c, sql`${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`]));
-  await trx
-    .insertInto('rollups_offer_partner')
-    .values({ ...base, partner_id: key.partnerId, ...values })
-    .onConflict((oc) =>
-      oc.columns(['brand_id', 'day', 'offer_id', 'partner_id']).doUpdateSet(increment('rollups_offer_partner')),
-    )
-    .execute();
-  await trx
-    .insertInto('rollups_offer')
-    .values({ ...base, ...values })
-    .onConflict((oc) => oc.columns(['brand_id', 'day', 'offer_id']).doUpdateSet(increment('rollups_offer')))
-    .execute();
+  await upsertOfferPartner.execute(trx, row);
+  await upsertOffer.execute(trx, row);
 }

@@ -1,12 +1,15 @@
 /**
  * Claiming and completing deliveries. A claim marks due deliveries with a lease (owner +
- * expiry) in one statement — `FOR UPDATE SKIP LOCKED` on PostgreSQL so concurrent workers
- * take disjoint rows; on SQLite the single writer makes the UPDATE atomic. A crashed
- * worker's lease simply expires and the delivery becomes due again. Completion is fenced by
+ * expiry); the UPDATE re-checks the lease, so when two workers pick the same row only one
+ * gets it (PostgreSQL re-evaluates the condition after the row lock; SQLite has a single
+ * writer). A crashed worker's lease simply expires and the delivery becomes due again. Completion is fenced by
  * the lease owner, so a worker whose lease was taken over cannot overwrite the newer state.
  */
+import { PostgresAdapter, sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
+import { prepared, preparedInsert } from '../../db/prepared.js';
+import type { AttemptRow } from './repository.js';
 import type { AttemptOutcome } from './sender.js';
 
 export interface ClaimedDelivery {
@@ -24,30 +27,87 @@ export interface ClaimedDelivery {
   secret: string | null;
 }
 
-export async function claimDueDeliveries(
-  ctx: AppContext,
-  options: { owner: string; limit: number; leaseMs: number; excludeSubscriptions: string[] },
-): Promise<ClaimedDelivery[]> {
+export interface ClaimOptions {
+  owner: string;
+  /** Deliveries to claim at most (free global slots). */
+  limit: number;
+  leaseMs: number;
+  /** Subscriptions not to claim for (their slots are full). */
+  excludeSubscriptions: string[];
+  /** Deliveries to claim at most for one subscription (its free slots); default `limit`. */
+  slotsFor?: (subscriptionId: string) => number;
+}
+
+/** Subscriptions (or postback templates) with unfinished deliveries: a loose index scan, one probe per subscription. */
+const SUBSCRIPTIONS_WITH_WORK = sql<{ id: string }>`
+  with recursive subs(id) as (
+    select min(subscription_id) from webhook_deliveries where next_attempt_at is not null
+    union all
+    select (select min(subscription_id) from webhook_deliveries
+            where next_attempt_at is not null and subscription_id > subs.id)
+    from subs where subs.id is not null
+  )
+  select id from subs where id is not null`;
+
+const dueOfSubscription = prepared(3, (q, subscriptionId: string, now: number, limit: number) => {
+  const due = q
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('subscription_id', '=', subscriptionId)
+    .where('next_attempt_at', '<=', now)
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+    .orderBy('next_attempt_at')
+    .limit(limit);
+  // PostgreSQL: rows another worker is claiming right now are skipped, so concurrent
+  // workers share a subscription's backlog instead of queueing on the same rows.
+  return q.getExecutor().adapter instanceof PostgresAdapter ? due.forUpdate().skipLocked() : due;
+});
+
+/**
+ * Claims due deliveries subscription by subscription, each up to its free slots, so a
+ * receiver with a large backlog (dead, slow or disabled) costs one index probe, never a
+ * scan of its backlog. Webhooks of disabled subscriptions wait; postbacks have none.
+ */
+export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions): Promise<ClaimedDelivery[]> {
   const now = ctx.clock.now();
+  const excluded = new Set(options.excludeSubscriptions);
   return ctx.db.transact(async (trx) => {
-    let candidates = trx
-      .selectFrom('webhook_deliveries as d')
-      .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
-      .select('d.id')
-      .where('d.next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<=', now)]))
-      // Webhooks wait while their subscription is disabled; postbacks have no subscription.
-      .where((eb) => eb.or([eb('d.kind', '=', 'postback'), eb('s.status', '=', 'active')]))
-      .orderBy('d.next_attempt_at')
-      .limit(options.limit);
-    if (options.excludeSubscriptions.length > 0) {
-      candidates = candidates.where('d.subscription_id', 'not in', options.excludeSubscriptions);
+    const withWork = (await SUBSCRIPTIONS_WITH_WORK.execute(trx)).rows
+      .map((r) => r.id)
+      .filter((id) => !excluded.has(id));
+    if (withWork.length === 0) return [];
+    const webhookIds = withWork.filter((id) => !id.startsWith('pbk_'));
+    const active = new Set(
+      webhookIds.length === 0
+        ? []
+        : (
+            await trx
+              .selectFrom('webhook_subscriptions')
+              .select('id')
+              .where('id', 'in', webhookIds)
+              .where('status', '=', 'active')
+              .execute()
+          ).map((r) => r.id),
+    );
+    const chosen: string[] = [];
+    // Start at a different subscription each time so none is always served last.
+    const start = Math.floor(Math.random() * withWork.length);
+    for (let i = 0; i < withWork.length && chosen.length < options.limit; i++) {
+      const subscriptionId = withWork[(start + i) % withWork.length] as string;
+      if (!subscriptionId.startsWith('pbk_') && !active.has(subscriptionId)) continue;
+      const slots = Math.min(options.slotsFor?.(subscriptionId) ?? options.limit, options.limit - chosen.length);
+      if (slots <= 0) continue;
+      for (const row of await dueOfSubscription.execute(trx, subscriptionId, now, slots)) chosen.push(row.id);
     }
-    if (ctx.db.dialect === 'postgres') candidates = candidates.forUpdate(['d']).skipLocked();
+    if (chosen.length === 0) return [];
+    // The lease condition again: on PostgreSQL another worker may have claimed a row since
+    // it was read; its lease makes this UPDATE skip the row, so each row has one owner.
     const claimed = await trx
       .updateTable('webhook_deliveries')
       .set({ status: 'attempting', lease_until: now + options.leaseMs, lease_owner: options.owner })
-      .where('id', 'in', candidates)
+      .where('id', 'in', chosen)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+      .where('next_attempt_at', '<=', now)
       .returning('id')
       .execute();
     if (claimed.length === 0) return [];
@@ -97,19 +157,6 @@ async function loadClaimed(trx: Trx, ids: string[]): Promise<ClaimedDelivery[]> 
   }));
 }
 
-/** Gives back claimed deliveries that this worker will not attempt now. */
-export async function releaseClaims(ctx: AppContext, owner: string, ids: string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await ctx.db.transact((trx) =>
-    trx
-      .updateTable('webhook_deliveries')
-      .set({ lease_until: null, lease_owner: null })
-      .where('id', 'in', ids)
-      .where('lease_owner', '=', owner)
-      .execute(),
-  );
-}
-
 export type Verdict =
   | { status: 'succeeded' | 'failed'; nextAttemptAt: null }
   | { status: 'retry_scheduled'; nextAttemptAt: number };
@@ -134,6 +181,42 @@ export function decideNext(
   return { status: 'retry_scheduled', nextAttemptAt: now + delay };
 }
 
+const finishAttempt = prepared(
+  6,
+  (
+    q,
+    status: Verdict['status'],
+    number: number,
+    nextAttemptAt: number | null,
+    now: number,
+    id: string,
+    owner: string,
+  ) =>
+    q
+      .updateTable('webhook_deliveries')
+      .set({
+        status,
+        attempt_count: number,
+        next_attempt_at: nextAttemptAt,
+        lease_until: null,
+        lease_owner: null,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .where('lease_owner', '=', owner)
+      .returning('id'),
+);
+
+const attemptInsert = preparedInsert<AttemptRow>('webhook_attempts', [
+  'delivery_id',
+  'number',
+  'attempted_at',
+  'status_code',
+  'latency_ms',
+  'response_body',
+  'error',
+]);
+
 /** Records the attempt and the delivery's new state; false when the lease was lost meanwhile. */
 export async function completeAttempt(
   ctx: AppContext,
@@ -152,32 +235,25 @@ export async function completeAttempt(
     ctx.config.webhookMaxAttempts,
   );
   const recorded = await ctx.db.transact(async (trx) => {
-    const result = await trx
-      .updateTable('webhook_deliveries')
-      .set({
-        status: verdict.status,
-        attempt_count: number,
-        next_attempt_at: verdict.nextAttemptAt,
-        lease_until: null,
-        lease_owner: null,
-        updated_at: now,
-      })
-      .where('id', '=', delivery.id)
-      .where('lease_owner', '=', owner)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) return false;
-    await trx
-      .insertInto('webhook_attempts')
-      .values({
-        delivery_id: delivery.id,
-        number,
-        attempted_at: attemptedAt,
-        status_code: outcome.statusCode,
-        latency_ms: outcome.latencyMs,
-        response_body: outcome.responseBody,
-        error: outcome.error,
-      })
-      .execute();
+    const [updated] = await finishAttempt.execute(
+      trx,
+      verdict.status,
+      number,
+      verdict.nextAttemptAt,
+      now,
+      delivery.id,
+      owner,
+    );
+    if (!updated) return false;
+    await attemptInsert.execute(trx, {
+      delivery_id: delivery.id,
+      number,
+      attempted_at: attemptedAt,
+      status_code: outcome.statusCode,
+      latency_ms: outcome.latencyMs,
+      response_body: outcome.responseBody,
+      error: outcome.error,
+    });
     return true;
   });
   return { recorded, verdict };

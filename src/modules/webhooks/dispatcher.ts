@@ -11,15 +11,13 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.js';
 import type { Job } from '../../worker/worker.js';
-import { type ClaimedDelivery, claimDueDeliveries, completeAttempt, releaseClaims } from './claims.js';
+import { type ClaimedDelivery, claimDueDeliveries, completeAttempt } from './claims.js';
 import { DELIVERY_CHANNEL } from './fanout.js';
-import { type OutgoingRequest, Sender } from './sender.js';
+import { type AttemptOutcome, type OutgoingRequest, Sender } from './sender.js';
 import { signatureHeader } from './signature.js';
 
 /** Poll for due retries this often when nothing wakes the dispatcher sooner. */
 const DEFAULT_POLL_MS = 200;
-/** Deliveries claimed per query at most. */
-const CLAIM_BATCH = 100;
 /** A lease outlives the longest possible attempt by this margin before another worker may retry. */
 const LEASE_MARGIN_MS = 30_000;
 const USER_AGENT = 'Affitrack-Webhooks/1.0';
@@ -119,41 +117,42 @@ export class Dispatcher implements Job {
     const { webhookConcurrency, webhookConcurrencyPerSubscription: perSubLimit, webhookTimeoutMs } = this.ctx.config;
     const free = webhookConcurrency - this.inflight.size;
     if (free <= 0) return 0;
-    const saturated = [...this.perSubscription].filter(([, n]) => n >= perSubLimit).map(([id]) => id);
+    const busy = (id: string) => this.perSubscription.get(id) ?? 0;
     const claimed = await claimDueDeliveries(this.ctx, {
       owner: this.owner,
-      limit: Math.min(free, CLAIM_BATCH),
+      limit: free,
       leaseMs: webhookTimeoutMs + LEASE_MARGIN_MS,
-      excludeSubscriptions: saturated,
+      excludeSubscriptions: [...this.perSubscription].filter(([, n]) => n >= perSubLimit).map(([id]) => id),
+      slotsFor: (id) => perSubLimit - busy(id),
     });
-    const excess: string[] = [];
-    let started = 0;
     for (const delivery of claimed) {
-      const busy = this.perSubscription.get(delivery.subscriptionId) ?? 0;
-      if (busy >= perSubLimit) {
-        excess.push(delivery.id);
-        continue;
-      }
-      this.perSubscription.set(delivery.subscriptionId, busy + 1);
-      started += 1;
+      this.perSubscription.set(delivery.subscriptionId, busy(delivery.subscriptionId) + 1);
       const task: Promise<void> = this.attempt(delivery).finally(() => {
         this.inflight.delete(task);
-        const left = (this.perSubscription.get(delivery.subscriptionId) ?? 1) - 1;
-        if (left <= 0) this.perSubscription.delete(delivery.subscriptionId);
-        else this.perSubscription.set(delivery.subscriptionId, left);
         this.wake();
       });
       this.inflight.add(task);
     }
-    await releaseClaims(this.ctx, this.owner, excess);
-    return started;
+    return claimed.length;
+  }
+
+  /** Frees one of the subscription's slots as soon as its receiver has answered. */
+  private releaseSlot(subscriptionId: string): void {
+    const left = (this.perSubscription.get(subscriptionId) ?? 1) - 1;
+    if (left <= 0) this.perSubscription.delete(subscriptionId);
+    else this.perSubscription.set(subscriptionId, left);
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
     const log = this.ctx.logger.child({ deliveryId: delivery.id, eventId: delivery.eventId });
     try {
       const attemptedAt = this.ctx.clock.now();
-      const outcome = await this.sender.send(outgoingRequest(delivery, attemptedAt));
+      let outcome: AttemptOutcome;
+      try {
+        outcome = await this.sender.send(outgoingRequest(delivery, attemptedAt));
+      } finally {
+        this.releaseSlot(delivery.subscriptionId);
+      }
       const { recorded, verdict } = await completeAttempt(this.ctx, delivery, this.owner, attemptedAt, outcome);
       if (!recorded) log.warn('lease lost during the attempt; another worker owns this delivery now');
       else if (verdict.status === 'failed') {

@@ -6,19 +6,23 @@
 import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
+import { prepared } from '../../db/prepared.js';
 import { newId } from '../../ids.js';
 import type { RecordedEvent } from '../events/outbox.js';
 
 /** PostgreSQL channel the dispatchers LISTEN on; NOTIFY is delivered only on commit. */
 export const DELIVERY_CHANNEL = 'affitrack_deliveries';
 
-export async function enqueueDeliveries(ctx: AppContext, trx: Trx, event: RecordedEvent): Promise<number> {
-  const subscriptions = await trx
+const activeSubscriptions = prepared(1, (q, brandId: string) =>
+  q
     .selectFrom('webhook_subscriptions')
     .select(['id', 'events'])
-    .where('brand_id', '=', event.brandId)
-    .where('status', '=', 'active')
-    .execute();
+    .where('brand_id', '=', brandId)
+    .where('status', '=', 'active'),
+);
+
+export async function enqueueDeliveries(ctx: AppContext, trx: Trx, event: RecordedEvent): Promise<number> {
+  const subscriptions = await activeSubscriptions.execute(trx, event.brandId);
   const matching = subscriptions.filter((s) => (JSON.parse(s.events) as string[]).includes(event.type));
   if (matching.length === 0) return 0;
   const now = event.createdAt;

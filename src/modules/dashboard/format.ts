@@ -1,0 +1,70 @@
+/** Times in the brand's time zone, money from minor units in its currency, plain numbers. */
+import { html, type SafeHtml } from './html.js';
+
+const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
+const moneyFormats = new Map<string, Intl.NumberFormat>();
+const integers = new Intl.NumberFormat('en-US');
+const percents = new Intl.NumberFormat('en-US', { style: 'percent', maximumFractionDigits: 2 });
+
+function dateTimeFormat(timeZone: string): Intl.DateTimeFormat {
+  let f = dateTimeFormats.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-GB', { timeZone, dateStyle: 'medium', timeStyle: 'short', hourCycle: 'h23' });
+    dateTimeFormats.set(timeZone, f);
+  }
+  return f;
+}
+
+function moneyFormat(currency: string): Intl.NumberFormat {
+  let f = moneyFormats.get(currency);
+  if (!f) {
+    f = new Intl.NumberFormat('en-US', { style: 'currency', currency });
+    moneyFormats.set(currency, f);
+  }
+  return f;
+}
+
+/** Digits after the decimal point of a currency (2 for EUR, 0 for JPY, 3 for KWD). */
+export function minorDigits(currency: string): number {
+  return moneyFormat(currency).resolvedOptions().maximumFractionDigits ?? 2;
+}
+
+/** Minor units as a plain decimal for form fields and CSV (`1250` USD → `12.50`). */
+export function centsToDecimal(cents: number, currency: string): string {
+  const digits = minorDigits(currency);
+  return (cents / 10 ** digits).toFixed(digits);
+}
+
+export function money(cents: number, currency: string): string {
+  return moneyFormat(currency).format(cents / 10 ** minorDigits(currency));
+}
+
+export function count(n: number): string {
+  return integers.format(n);
+}
+
+export function percent(fraction: number): string {
+  return percents.format(fraction);
+}
+
+export function dateTime(ms: number, timeZone: string): string {
+  return dateTimeFormat(timeZone).format(ms);
+}
+
+/** A `<time>` element: brand-local text, the exact UTC instant in `datetime`. */
+export function time(ms: number | null, timeZone: string): SafeHtml {
+  if (ms === null) return html`<span class="muted">—</span>`;
+  return html`<time datetime="${new Date(ms).toISOString()}">${dateTime(ms, timeZone)}</time>`;
+}
+
+/** Seconds as the largest whole unit (`7200` → `2 h`). */
+export function duration(seconds: number): string {
+  for (const [size, unit] of [
+    [86_400, 'd'],
+    [3600, 'h'],
+    [60, 'min'],
+  ] as const) {
+    if (seconds >= size && seconds % size === 0) return `${seconds / size} ${unit}`;
+  }
+  return `${seconds} s`;
+}

@@ -1,0 +1,138 @@
+/** Turns the reports page's query into a buildReport call, and its rows into CSV. */
+import type { FastifyRequest } from 'fastify';
+import type { AppContext } from '../../../context.js';
+import { ApiError } from '../../../http/errors.js';
+import type { Report } from '../../reports/schemas.js';
+import { buildReport } from '../../reports/service.js';
+import { centsToDecimal, minorDigits } from '../format.js';
+import { offerNames, partnerNames } from '../repository.js';
+import { queryParam } from '../respond.js';
+
+export const TIME_UNITS = ['day', 'week', 'month'] as const;
+
+export interface ReportFilters {
+  from: string;
+  to: string;
+  offerId: string;
+  partnerId: string;
+  /** '' (no time grouping), day, week or month. */
+  time: string;
+  byOffer: boolean;
+  byPartner: boolean;
+}
+
+export function filtersOf(request: FastifyRequest): ReportFilters {
+  const query = request.query as Record<string, unknown>;
+  const by = ([] as unknown[]).concat(query.by ?? []);
+  // A first visit (no query at all) shows days; after that the form says what it wants.
+  const fresh = Object.keys(query).length === 0;
+  return {
+    from: queryParam(request, 'from', 10),
+    to: queryParam(request, 'to', 10),
+    offerId: queryParam(request, 'offerId', 64),
+    partnerId: queryParam(request, 'partnerId', 64),
+    time: fresh ? 'day' : (TIME_UNITS.find((u) => u === queryParam(request, 'time')) ?? ''),
+    byOffer: by.includes('offer'),
+    byPartner: by.includes('partner'),
+  };
+}
+
+export function filterQuery(f: ReportFilters): URLSearchParams {
+  const params = new URLSearchParams();
+  for (const key of ['from', 'to', 'offerId', 'partnerId', 'time'] as const) if (f[key]) params.set(key, f[key]);
+  if (!f.time) params.set('time', '');
+  if (f.byOffer) params.append('by', 'offer');
+  if (f.byPartner) params.append('by', 'partner');
+  return params;
+}
+
+export interface NamedReport extends Report {
+  offers: Map<string, string>;
+  partners: Map<string, string>;
+}
+
+/** Runs the report service; its 422 comes back with the form's field names. */
+export async function runReport(ctx: AppContext, brandId: string, f: ReportFilters): Promise<NamedReport> {
+  const groupBy = [f.time, f.byOffer ? 'offer' : '', f.byPartner ? 'partner' : ''].filter(Boolean).join(',');
+  try {
+    const report = await buildReport(ctx, brandId, {
+      from: f.from || undefined,
+      to: f.to || undefined,
+      offerId: f.offerId || undefined,
+      partnerId: f.partnerId || undefined,
+      groupBy: groupBy || undefined,
+    });
+    const [offers, partners] = await Promise.all([
+      offerNames(
+        ctx.db.read,
+        brandId,
+        report.data.flatMap((r) => (r.offerId ? [r.offerId] : [])),
+      ),
+      partnerNames(
+        ctx.db.read,
+        brandId,
+        report.data.flatMap((r) => (r.partnerId ? [r.partnerId] : [])),
+      ),
+    ]);
+    return { ...report, offers, partners };
+  } catch (error) {
+    if (error instanceof ApiError && error.details) {
+      throw ApiError.validation(error.details.map((d) => ({ ...d, path: d.path.replace(/^query\./, '') })));
+    }
+    throw error;
+  }
+}
+
+/**
+ * A cell as CSV: quoted when needed, and text starting with = + - @ (or a control
+ * character) prefixed with ' so spreadsheets never run a partner's name as a formula.
+ */
+function csvText(value: string): string {
+  const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+export function reportCsv(report: NamedReport, currency: string): string {
+  const digits = minorDigits(currency);
+  const keys = [...(report.data[0] ? ['day', 'week', 'month'].filter((k) => k in report.data[0]!) : [])];
+  const header = [
+    ...keys,
+    ...(report.groupBy.includes('offer') ? ['offer_id', 'offer_name'] : []),
+    ...(report.groupBy.includes('partner') ? ['partner_id', 'partner_name'] : []),
+    'clicks',
+    'conversions',
+    'approved',
+    'pending',
+    'rejected',
+    'revenue',
+    'payout',
+    'profit',
+    'conversion_rate',
+    'epc',
+    'currency',
+  ];
+  const lines = report.data.map((r) => {
+    const row = r as Record<string, string | number | undefined>;
+    const text = [
+      ...keys.map((k) => String(row[k] ?? '')),
+      ...(report.groupBy.includes('offer') ? [r.offerId ?? '', report.offers.get(r.offerId ?? '') ?? ''] : []),
+      ...(report.groupBy.includes('partner') ? [r.partnerId ?? '', report.partners.get(r.partnerId ?? '') ?? ''] : []),
+    ].map(csvText);
+    // Numbers are written by us: no quoting or formula guard (a negative profit stays a number).
+    const numbers = [
+      r.clicks,
+      r.conversions,
+      r.approved,
+      r.pending,
+      r.rejected,
+      centsToDecimal(r.revenueCents, currency),
+      centsToDecimal(r.payoutCents, currency),
+      centsToDecimal(r.profitCents, currency),
+      r.conversionRate,
+      (r.epcCents / 10 ** digits).toFixed(digits + 2),
+      currency,
+    ];
+    return [...text, ...numbers].join(',');
+  });
+  return `${[header.join(','), ...lines].join('\r\n')}\r\n`;
+}

@@ -1,0 +1,135 @@
+/**
+ * The few read queries only the dashboard needs (names for tables, filter menus, overview
+ * counts). Every query is scoped to the session's brand. Writes always go through the
+ * feature services.
+ */
+import type { Queryable } from '../../db/database.js';
+
+/** Entries in a filter menu at most; beyond that an id can be typed instead. */
+export const MENU_LIMIT = 200;
+
+export async function offerNames(q: Queryable, brandId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await q
+    .selectFrom('offers')
+    .select(['id', 'name'])
+    .where('brand_id', '=', brandId)
+    .where('id', 'in', [...new Set(ids)])
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+export async function partnerNames(q: Queryable, brandId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await q
+    .selectFrom('partners')
+    .select(['id', 'name'])
+    .where('brand_id', '=', brandId)
+    .where('id', 'in', [...new Set(ids)])
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+export function offerMenu(q: Queryable, brandId: string) {
+  return q
+    .selectFrom('offers')
+    .select(['id', 'name'])
+    .where('brand_id', '=', brandId)
+    .orderBy('id', 'desc')
+    .limit(MENU_LIMIT)
+    .execute();
+}
+
+export function partnerMenu(q: Queryable, brandId: string) {
+  return q
+    .selectFrom('partners')
+    .select(['id', 'name'])
+    .where('brand_id', '=', brandId)
+    .orderBy('id', 'desc')
+    .limit(MENU_LIMIT)
+    .execute();
+}
+
+export async function countByStatus(
+  q: Queryable,
+  table: 'conversions' | 'partners',
+  brandId: string,
+  status: 'pending' | 'applicant',
+): Promise<number> {
+  const row = await q
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('brand_id', '=', brandId)
+    .where('status', '=', status as never)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Webhook subscriptions with failed or retrying deliveries since `sinceMs`, worst first. */
+export async function failingSubscriptions(q: Queryable, brandId: string, sinceMs: number, limit: number) {
+  const rows = await q
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+    .select((eb) => [
+      's.id',
+      's.url',
+      's.status',
+      eb.fn.countAll<number>().as('failing'),
+      eb.fn.max('d.updated_at').as('last_at'),
+    ])
+    .where('d.brand_id', '=', brandId)
+    .where('d.kind', '=', 'webhook')
+    .where('d.status', 'in', ['failed', 'retry_scheduled'])
+    .where('d.created_at', '>=', sinceMs)
+    .groupBy(['s.id', 's.url', 's.status'])
+    .orderBy('failing', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ ...r, failing: Number(r.failing), last_at: Number(r.last_at) }));
+}
+
+/** URLs of the webhook subscriptions and postback templates deliveries went to. */
+export async function deliveryTargets(q: Queryable, brandId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const unique = [...new Set(ids)];
+  const [subscriptions, postbacks] = await Promise.all([
+    q
+      .selectFrom('webhook_subscriptions')
+      .select(['id', 'url'])
+      .where('brand_id', '=', brandId)
+      .where('id', 'in', unique)
+      .execute(),
+    q
+      .selectFrom('partner_postbacks')
+      .select(['id', 'url'])
+      .where('brand_id', '=', brandId)
+      .where('id', 'in', unique)
+      .execute(),
+  ]);
+  return new Map([...subscriptions, ...postbacks].map((r) => [r.id, r.url]));
+}
+
+/** The latest sends of the given postback templates (a partner's), newest first. */
+export function recentPostbackSends(q: Queryable, brandId: string, templateIds: string[], limit: number) {
+  if (templateIds.length === 0) return Promise.resolve([]);
+  return q
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('brand_id', '=', brandId)
+    .where('kind', '=', 'postback')
+    .where('subscription_id', 'in', templateIds)
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** The exact JSON a delivery sends (the stored event envelope). */
+export async function eventPayload(q: Queryable, brandId: string, eventId: string): Promise<string | null> {
+  const row = await q
+    .selectFrom('events')
+    .select('payload')
+    .where('id', '=', eventId)
+    .where('brand_id', '=', brandId)
+    .executeTakeFirst();
+  return row?.payload ?? null;
+}

@@ -1,0 +1,233 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Database } from '../../src/db/database.js';
+import { claimDueDeliveries, completeAttempt } from '../../src/modules/webhooks/claims.js';
+import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
+import { createTestDatabase, createTestEnv, DIALECTS, type TestDatabase, type TestEnv } from '../helpers.js';
+import { clearWebhooks, deliveriesOf, firePartnerApproved, Receiver, SystemTestClock, subscribe } from './harness.js';
+
+function attemptsOf(env: TestEnv, deliveryIds: string[]) {
+  return env.ctx.db.read
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where('delivery_id', 'in', deliveryIds.length > 0 ? deliveryIds : ['none'])
+    .execute();
+}
+
+for (const dialect of DIALECTS) {
+  describe(`dispatcher crash recovery (${dialect})`, () => {
+    let env: TestEnv;
+    let receiver: Receiver;
+    before(async () => {
+      env = await createTestEnv(dialect);
+      receiver = await Receiver.answering(200);
+    });
+    afterEach(() => clearWebhooks(env));
+    after(async () => {
+      await receiver.close();
+      await env.close();
+    });
+
+    it("picks up a dead worker's claimed deliveries only once their lease has expired", async () => {
+      const sub = await subscribe(env, { url: receiver.url });
+      await firePartnerApproved(env);
+      await firePartnerApproved(env);
+      const claimed = await claimDueDeliveries(env.ctx, {
+        owner: 'dead-worker',
+        limit: 10,
+        leaseMs: 1000,
+        excludeSubscriptions: [],
+      });
+      assert.equal(claimed.length, 2);
+      const dispatcher = new Dispatcher(env.ctx);
+      try {
+        assert.equal(await dispatcher.runOnce(), 0, 'leased deliveries are not taken while the lease holds');
+        env.clock.advance(999);
+        assert.equal(await dispatcher.runOnce(), 0, 'nor 1 ms before it expires');
+        assert.equal(receiver.requests.length, 0);
+        env.clock.advance(1);
+        assert.equal(await dispatcher.runOnce(), 2, 'the expired leases are taken over');
+      } finally {
+        await dispatcher.close();
+      }
+      assert.deepEqual(receiver.headerValues('x-service-webhook-id').sort(), claimed.map((c) => c.id).sort());
+      const rows = await deliveriesOf(env, sub.id);
+      assert.deepEqual(
+        rows.map((r) => [r.status, r.attempt_count, r.lease_owner]),
+        [
+          ['succeeded', 1, null],
+          ['succeeded', 1, null],
+        ],
+      );
+    });
+
+    it('ignores a late completion from the worker whose lease was taken over', async () => {
+      const sub = await subscribe(env, { url: receiver.url });
+      await firePartnerApproved(env);
+      const [stale] = await claimDueDeliveries(env.ctx, {
+        owner: 'dead-worker',
+        limit: 10,
+        leaseMs: 1000,
+        excludeSubscriptions: [],
+      });
+      assert.ok(stale);
+      env.clock.advance(1000);
+      const dispatcher = new Dispatcher(env.ctx);
+      assert.equal(await dispatcher.runOnce(), 1);
+      await dispatcher.close();
+      const late = await completeAttempt(env.ctx, stale, 'dead-worker', env.clock.now(), {
+        statusCode: 500,
+        latencyMs: 5,
+        responseBody: 'late',
+        error: null,
+      });
+      assert.equal(late.recorded, false);
+      const [row] = await deliveriesOf(env, sub.id);
+      assert.equal(row?.status, 'succeeded');
+      const attempts = await attemptsOf(env, [stale.id]);
+      assert.deepEqual(
+        attempts.map((a) => [a.number, a.status_code]),
+        [[1, 200]],
+      );
+    });
+  });
+
+  describe(`two dispatchers on one database (${dialect})`, () => {
+    let database: TestDatabase;
+    let secondDb: Database;
+    let first: TestEnv;
+    let second: TestEnv;
+    const settings = { WEBHOOK_CONCURRENCY: '4' };
+    before(async () => {
+      database = await createTestDatabase(dialect);
+      first = await createTestEnv(dialect, { database, env: settings });
+      // A second connection pool on the same database, as a second worker process would have.
+      secondDb = new Database({
+        databaseUrl: database.url,
+        dataDir: database.dataDir,
+        schema: database.schema ?? undefined,
+        poolSize: 5,
+      });
+      second = await createTestEnv(dialect, {
+        database: { ...database, db: secondDb },
+        clock: first.clock,
+        env: settings,
+      });
+    });
+    after(async () => {
+      await first.close();
+      await second.close();
+      await secondDb.close();
+      await database.db.close();
+      await database.drop();
+    });
+
+    it('delivers each wh_ exactly once when both run at the same time', async () => {
+      const receiver = await Receiver.start(() => ({ status: 200, delayMs: 10 }));
+      const one = new Dispatcher(first.ctx);
+      const two = new Dispatcher(second.ctx);
+      try {
+        const sub = await subscribe(first, { url: receiver.url });
+        const EVENTS = 30;
+        for (let i = 0; i < EVENTS; i++) await firePartnerApproved(first);
+        const [a, b] = await Promise.all([one.runOnce(), two.runOnce()]);
+        assert.equal(a + b, EVENTS);
+        assert.ok(a > 0 && b > 0, `both dispatchers took part (${a} + ${b})`);
+        assert.equal(receiver.requests.length, EVENTS);
+        const ids = receiver.headerValues('x-service-webhook-id');
+        assert.equal(new Set(ids).size, EVENTS, 'no wh_ id was sent twice');
+        const rows = await deliveriesOf(first, sub.id);
+        assert.deepEqual(new Set(ids), new Set(rows.map((r) => r.id)));
+        assert.ok(rows.every((r) => r.status === 'succeeded' && r.attempt_count === 1));
+        const attempts = await attemptsOf(
+          first,
+          rows.map((r) => r.id),
+        );
+        assert.equal(attempts.length, EVENTS);
+        assert.equal(await one.runOnce(), 0);
+        assert.equal(await two.runOnce(), 0);
+      } finally {
+        await one.close();
+        await two.close();
+        await receiver.close();
+      }
+    });
+  });
+
+  describe(`dispatcher real-time loop (${dialect})`, () => {
+    let env: TestEnv;
+    before(async () => {
+      env = await createTestEnv(dialect, {
+        clock: new SystemTestClock(),
+        env: { WEBHOOK_TIMEOUT: '2s', WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '2' },
+      });
+    });
+    afterEach(() => clearWebhooks(env));
+    after(() => env.close());
+
+    it('keeps delivering to a fast receiver while a slow one hangs until its time-out', async () => {
+      const slow = await Receiver.start(() => ({ hang: true }));
+      const fast = await Receiver.answering(200);
+      const slowSub = await subscribe(env, { url: slow.url });
+      await subscribe(env, { url: fast.url });
+      const dispatcher = new Dispatcher(env.ctx);
+      const ac = new AbortController();
+      const running = dispatcher.run(ac.signal);
+      try {
+        await Promise.all(Array.from({ length: 10 }, () => firePartnerApproved(env)));
+        await fast.waitForRequests(10, 1500); // ~1 s, with slack for a loaded machine
+        assert.equal(fast.requests.length, 10);
+        assert.equal(slow.requests.length, 2, 'the slow receiver holds just its two per-subscription slots');
+        const slowRows = await deliveriesOf(env, slowSub.id);
+        assert.equal(slowRows.length, 10);
+        assert.equal(
+          (
+            await attemptsOf(
+              env,
+              slowRows.map((r) => r.id),
+            )
+          ).length,
+          0,
+          'its attempts are still hanging',
+        );
+      } finally {
+        await slow.close();
+        ac.abort();
+        await running;
+        await fast.close();
+      }
+    });
+
+    it('delivers a newly committed event at once, without waiting for the next poll', async () => {
+      const receiver = await Receiver.answering(200);
+      await subscribe(env, { url: receiver.url });
+      const dispatcher = new Dispatcher(env.ctx, { pollMs: 5000 });
+      const ac = new AbortController();
+      const running = dispatcher.run(ac.signal);
+      // When each transaction that queued a delivery committed (measured from the commit,
+      // so a slow API call on a loaded machine does not count against the dispatcher).
+      const commits: number[] = [];
+      const stopWatching = env.ctx.deliveriesQueued.subscribe(() => commits.push(performance.now()));
+      try {
+        await sleep(150); // let the loop make its first (empty) claim and go to sleep
+        for (let n = 1; n <= 3; n++) {
+          const started = performance.now();
+          await firePartnerApproved(env);
+          await receiver.waitForRequests(n, 1000);
+          const receivedAt = receiver.requests[n - 1]?.receivedAt ?? Number.POSITIVE_INFINITY;
+          const committedAt = commits[n - 1];
+          assert.ok(committedAt !== undefined && committedAt >= started, 'the commit was announced');
+          const latency = receivedAt - committedAt;
+          assert.ok(latency < 200, `event ${n} arrived ${latency.toFixed(0)} ms after its commit`);
+          await sleep(50);
+        }
+      } finally {
+        stopWatching();
+        ac.abort();
+        await running;
+        await receiver.close();
+      }
+    });
+  });
+}
