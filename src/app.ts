@@ -9,7 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { AppContext } from './context.js';
 import { apiKeyHook } from './http/auth.js';
-import { ApiError, registerErrorHandling } from './http/errors.js';
+import { ApiError, registerErrorHandling, sendError, toApiError } from './http/errors.js';
 import { refuseNulBytes } from './http/nulBytes.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerValidators } from './http/validation.js';
@@ -49,8 +49,17 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     ajv: { customOptions: { allErrors: true } },
     routerOptions: { ignoreTrailingSlash: true },
     // Slow clients must not hold sockets for ever.
-    connectionTimeout: 30_000,
-    requestTimeout: 30_000,
+    connectionTimeout: ctx.config.requestTimeoutMs,
+    requestTimeout: ctx.config.requestTimeoutMs,
+    // Errors the router raises before any handler (bad percent-encoding, over-long
+    // parameters) are answered in the API's error shape too.
+    frameworkErrors: (error, _request, reply) => {
+      const code = (error as { code?: string }).code;
+      if (code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, ApiError.notFound('Resource'));
+      if (code === 'FST_ERR_BAD_URL')
+        return sendError(reply, new ApiError('bad_request', 'The URL is not validly encoded.'));
+      return sendError(reply, toApiError(error));
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerValidators(app);
@@ -138,7 +147,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
  * header on every request, including bodiless POSTs); anything unparsable is 400.
  */
 function registerJsonParser(app: FastifyInstance): void {
-  app.removeContentTypeParser('application/json');
+  // Only JSON (and, on the form routes, urlencoded) bodies are accepted: text/plain is 415.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);

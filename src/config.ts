@@ -24,6 +24,10 @@ export interface Config {
   trustProxy: boolean;
   logLevel: string;
   bodyLimitBytes: number;
+  /** Time a client has to send a whole request (slow clients are cut off). */
+  requestTimeoutMs: number;
+  /** How long after an attempt's time-out a claimed delivery may be taken over by another worker. */
+  webhookLeaseMarginMs: number;
 }
 
 export class ConfigError extends Error {
@@ -123,5 +127,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: readBool(env, 'TRUST_PROXY'),
     logLevel,
     bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
+    requestTimeoutMs: readDuration(env, 'REQUEST_TIMEOUT', 30_000),
+    webhookLeaseMarginMs: readDuration(env, 'WEBHOOK_LEASE_MARGIN', 30_000),
   };
 }

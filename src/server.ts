@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { bootstrapDefaultBrand } from './modules/brands/bootstrap.js';
+import { loadDatacenterRanges } from './modules/fraud/datacenter.js';
 import { closeContext, createContext } from './runtime.js';
 import { createJobs } from './worker/jobs.js';
 import { Worker } from './worker/worker.js';
@@ -35,6 +36,9 @@ export async function serve(config: Config, role: Role): Promise<void> {
     );
   }
 
+  // Read the datacenter ranges now, so the first click does not wait for them.
+  if (role !== 'worker')
+    void loadDatacenterRanges().catch((error) => ctx.logger.error({ err: error }, 'could not load datacenter ranges'));
   const app = role === 'worker' ? null : await buildApp(ctx);
   const worker = role === 'api' ? null : new Worker(createJobs(ctx), ctx.logger);
   if (app) await app.listen({ port: config.port, host: config.host });

@@ -62,9 +62,11 @@ export class Database {
         max: options.poolSize ?? 10,
         options: this.schema === 'public' ? undefined : `-c search_path=${this.schema}`,
       });
-      // An idle client's error (e.g. the server restarting) must not crash the process;
-      // the next query reports it instead.
+      // A client's error (e.g. the server restarting) must not crash the process: the
+      // query in progress fails (and is answered 503), the pool replaces the client. The
+      // pool's 'error' covers idle clients only, so checked-out clients get a listener too.
       this.pool.on('error', () => {});
+      this.pool.on('connect', (client) => client.on('error', () => {}));
       this.write = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: this.pool }) });
       this.read = this.write;
       this.committer = null;

@@ -14,21 +14,22 @@ declare module 'fastify' {
   }
 }
 
-/** Path of the first string containing a NUL character, or null. */
-export function findNul(value: unknown, path = ''): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findNul(value[i], path ? `${path}.${i}` : String(i));
-      if (found !== null) return found;
-    }
-    return null;
-  }
-  if (value && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
-      if (key.includes('\u0000')) return path ? `${path}.${key}` : key;
-      const found = findNul(inner, path ? `${path}.${key}` : key);
-      if (found !== null) return found;
+/**
+ * Path of the first string (or key) containing a NUL character, or null. Iterative, so a
+ * deeply nested body cannot overflow the stack.
+ */
+export function findNul(root: unknown): string | null {
+  const stack: Array<{ value: unknown; path: string }> = [{ value: root, path: '' }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop() as { value: unknown; path: string };
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return path;
+    } else if (value && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) {
+        const innerPath = path ? `${path}.${key}` : key;
+        if (key.includes('\u0000')) return innerPath;
+        stack.push({ value: inner, path: innerPath });
+      }
     }
   }
   return null;

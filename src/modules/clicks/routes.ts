@@ -40,7 +40,7 @@ export function trackingRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: {
           tags: ['tracking'],
           summary: "Tracking link: records the click and redirects (302) to the offer's URL with macros filled in.",
-          params: Type.Object({ offerId: Type.String({ maxLength: 64 }), partnerId: Type.String({ maxLength: 64 }) }),
+          params: Type.Object({ offerId: Type.String(), partnerId: Type.String() }),
           querystring: TrackingQuery,
         },
       },

@@ -9,7 +9,7 @@ import { conversionToApi, findConversion, listConversions } from './repository.j
 import { Conversion, CreateConversionBody, ListConversionsQuery, RejectBody } from './schemas.js';
 import { approveConversion, recordConversion, rejectConversion } from './service.js';
 
-const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const IdParams = Type.Object({ id: Type.String() });
 const security = [{ bearerAuth: [] }];
 
 const TIMESTAMP = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;

@@ -58,7 +58,7 @@ export function fraudRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags,
           summary: 'Remove a blocklist entry.',
           security,
-          params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+          params: Type.Object({ id: Type.String() }),
           response: { 204: Type.Null(), ...errorResponses(...KEYED_ERRORS, 404) },
         },
       },

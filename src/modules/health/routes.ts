@@ -34,7 +34,9 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         try {
           await ctx.db.ping();
         } catch {
-          throw new ApiError('service_unavailable', 'The database is not reachable.');
+          throw new ApiError('service_unavailable', 'The database is not reachable.', undefined, {
+            'Retry-After': '1',
+          });
         }
         return { status: 'ready' as const, database: ctx.db.dialect };
       },

@@ -8,7 +8,7 @@ import { findOffer, listOffers, offerToApi } from './repository.js';
 import { CreateOfferBody, ListOffersQuery, Offer, UpdateOfferBody } from './schemas.js';
 import { createOffer, updateOffer } from './service.js';
 
-const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const IdParams = Type.Object({ id: Type.String() });
 const security = [{ bearerAuth: [] }];
 
 export function offerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {

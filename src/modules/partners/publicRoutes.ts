@@ -43,7 +43,7 @@ export function partnerPublicRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
 
     app.get(
       '/apply/:brandSlug',
-      { schema: { hide: true, params: Type.Object({ brandSlug: Type.String({ maxLength: 100 }) }) } },
+      { schema: { hide: true, params: Type.Object({ brandSlug: Type.String() }) } },
       async (request, reply) => {
         const brand = await findBrandBySlug(ctx.db, request.params.brandSlug);
         reply.type('text/html; charset=utf-8');
@@ -61,7 +61,7 @@ export function partnerPublicRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
         '/apply/:brandSlug',
         {
           onRequest: limitPerIp(ctx),
-          schema: { hide: true, params: Type.Object({ brandSlug: Type.String({ maxLength: 100 }) }) },
+          schema: { hide: true, params: Type.Object({ brandSlug: Type.String() }) },
         },
         async (request, reply) => {
           const fields = (request.body ?? {}) as Record<string, string>;

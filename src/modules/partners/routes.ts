@@ -8,7 +8,7 @@ import { findPartner, listPartners, partnerToApi } from './repository.js';
 import { BanBody, CreatePartnerBody, ListPartnersQuery, Partner } from './schemas.js';
 import { approvePartner, banPartner, createPartner } from './service.js';
 
-const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const IdParams = Type.Object({ id: Type.String() });
 const security = [{ bearerAuth: [] }];
 
 export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {

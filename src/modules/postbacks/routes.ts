@@ -8,7 +8,7 @@ import { createPostback, deletePostback, listPostbacks, postbackToApi } from './
 
 const security = [{ bearerAuth: [] }];
 const tags = ['postbacks'];
-const PartnerParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const PartnerParams = Type.Object({ id: Type.String() });
 
 export function postbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -53,7 +53,7 @@ export function postbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags,
           summary: 'Remove a postback template.',
           security,
-          params: Type.Object({ id: Type.String({ maxLength: 64 }), postbackId: Type.String({ maxLength: 64 }) }),
+          params: Type.Object({ id: Type.String(), postbackId: Type.String() }),
           response: { 204: Type.Null(), ...errorResponses(...KEYED_ERRORS, 404) },
         },
       },

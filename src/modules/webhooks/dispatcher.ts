@@ -18,8 +18,6 @@ import { signatureHeader } from './signature.js';
 
 /** Poll for due retries this often when nothing wakes the dispatcher sooner. */
 const DEFAULT_POLL_MS = 200;
-/** A lease outlives the longest possible attempt by this margin before another worker may retry. */
-const LEASE_MARGIN_MS = 30_000;
 const USER_AGENT = 'Affitrack-Webhooks/1.0';
 
 export interface DispatcherOptions {
@@ -121,7 +119,8 @@ export class Dispatcher implements Job {
     const claimed = await claimDueDeliveries(this.ctx, {
       owner: this.owner,
       limit: free,
-      leaseMs: webhookTimeoutMs + LEASE_MARGIN_MS,
+      // A lease outlives the longest possible attempt by a margin before another worker may retry.
+      leaseMs: webhookTimeoutMs + this.ctx.config.webhookLeaseMarginMs,
       excludeSubscriptions: [...this.perSubscription].filter(([, n]) => n >= perSubLimit).map(([id]) => id),
       slotsFor: (id) => perSubLimit - busy(id),
     });

@@ -25,7 +25,7 @@ import {
 } from './schemas.js';
 import { createSubscription, deleteSubscription, redeliver, updateSubscription } from './service.js';
 
-const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const IdParams = Type.Object({ id: Type.String() });
 const security = [{ bearerAuth: [] }];
 const tags = ['webhooks'];
 
