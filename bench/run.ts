@@ -3,12 +3,16 @@ import { benchApiAuth } from './apiAuth.js';
 import { benchConversionIngest } from './conversionIngest.js';
 import { writeReport } from './lib.js';
 import { benchReports } from './reports.js';
+import { benchTracking } from './tracking.js';
+import { benchWebhooks } from './webhooks.js';
 
 const only = process.argv[2];
 const benchmarks: Record<string, () => Promise<void>> = {
   'api-auth': benchApiAuth,
   'conversion-ingest': benchConversionIngest,
   reports: benchReports,
+  webhooks: benchWebhooks,
+  tracking: benchTracking,
 };
 
 for (const [name, run] of Object.entries(benchmarks)) {
