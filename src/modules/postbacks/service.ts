@@ -17,7 +17,7 @@ import type { RecordedEvent } from '../events/outbox.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
 import { isHttpUrl } from '../urls.js';
-import { announceDeliveries } from '../webhooks/fanout.js';
+import { announceDeliveries, insertDeliveries, newDelivery } from '../webhooks/fanout.js';
 import { validateTargetUrl } from '../webhooks/service.js';
 import { fillPostbackMacros } from './macros.js';
 import type { CreatePostbackBody, Postback, PostbackEvent } from './schemas.js';
@@ -133,30 +133,17 @@ export async function queuePartnerPostbacks(
   const specific = forEvent.filter((t) => t.offer_id !== null);
   const chosen = specific.length > 0 ? specific : forEvent;
   if (chosen.length === 0) return 0;
-  const now = event.createdAt;
-  await trx
-    .insertInto('webhook_deliveries')
-    .values(
-      chosen.map((t) => ({
-        id: newId('wh', now),
-        brand_id: conversion.brand_id,
-        kind: 'postback' as const,
-        subscription_id: t.id,
-        event_id: event.id,
-        event: event.type,
-        status: 'attempting' as const,
-        attempt_count: 0,
-        attempt_base: 0,
-        next_attempt_at: now,
-        lease_until: null,
-        lease_owner: null,
-        target_url: fillPostbackMacros(t.url, conversion),
-        method: 'GET' as const,
-        created_at: now,
-        updated_at: now,
-      })),
-    )
-    .execute();
+  await insertDeliveries(
+    trx,
+    chosen.map((t) =>
+      newDelivery(event, {
+        kind: 'postback',
+        subscriptionId: t.id,
+        targetUrl: fillPostbackMacros(t.url, conversion),
+        method: 'GET',
+      }),
+    ),
+  );
   await announceDeliveries(ctx, trx);
   return chosen.length;
 }

@@ -9,6 +9,7 @@ import type { Trx } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import { newId } from '../../ids.js';
 import type { RecordedEvent } from '../events/outbox.js';
+import type { DeliveryRow } from './repository.js';
 
 /** PostgreSQL channel the dispatchers LISTEN on; NOTIFY is delivered only on commit. */
 export const DELIVERY_CHANNEL = 'affitrack_deliveries';
@@ -25,32 +26,47 @@ export async function enqueueDeliveries(ctx: AppContext, trx: Trx, event: Record
   const subscriptions = await activeSubscriptions.execute(trx, event.brandId);
   const matching = subscriptions.filter((s) => (JSON.parse(s.events) as string[]).includes(event.type));
   if (matching.length === 0) return 0;
-  const now = event.createdAt;
-  await trx
-    .insertInto('webhook_deliveries')
-    .values(
-      matching.map((s) => ({
-        id: newId('wh', now),
-        brand_id: event.brandId,
-        kind: 'webhook' as const,
-        subscription_id: s.id,
-        event_id: event.id,
-        event: event.type,
-        status: 'attempting' as const,
-        attempt_count: 0,
-        attempt_base: 0,
-        next_attempt_at: now,
-        lease_until: null,
-        lease_owner: null,
-        target_url: null,
-        method: null,
-        created_at: now,
-        updated_at: now,
-      })),
-    )
-    .execute();
+  await insertDeliveries(
+    trx,
+    matching.map((s) => newDelivery(event, { kind: 'webhook', subscriptionId: s.id, targetUrl: null, method: null })),
+  );
   await announceDeliveries(ctx, trx);
   return matching.length;
+}
+
+/** A delivery of `event`, due at once: a webhook to a subscription, or a postback send of a template. */
+export function newDelivery(
+  event: RecordedEvent,
+  target: {
+    kind: DeliveryRow['kind'];
+    subscriptionId: string;
+    targetUrl: string | null;
+    method: DeliveryRow['method'];
+  },
+): DeliveryRow {
+  const now = event.createdAt;
+  return {
+    id: newId('wh', now),
+    brand_id: event.brandId,
+    kind: target.kind,
+    subscription_id: target.subscriptionId,
+    event_id: event.id,
+    event: event.type,
+    status: 'attempting',
+    attempt_count: 0,
+    attempt_base: 0,
+    next_attempt_at: now,
+    lease_until: null,
+    lease_owner: null,
+    target_url: target.targetUrl,
+    method: target.method,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+export async function insertDeliveries(trx: Trx, rows: DeliveryRow[]): Promise<void> {
+  if (rows.length > 0) await trx.insertInto('webhook_deliveries').values(rows).execute();
 }
 
 /** Wakes dispatchers once `trx` commits: in this process directly, in others through NOTIFY. */
