@@ -1,0 +1,224 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { LOGIN_ATTEMPTS_PER_MINUTE } from '../../src/modules/dashboard/pages/login.js';
+import { hashSessionToken, SESSION_TTL_MS } from '../../src/modules/users/sessions.js';
+import { createTestEnv, DIALECTS, type TestEnv } from '../helpers.js';
+import { createDashboardUser, DashboardClient, PASSWORD, signedInClient } from './client.js';
+
+/** A new rate-limit window, so each test may sign in as often as it needs. */
+const NEXT_WINDOW_MS = 61_000;
+
+function sessionCookie(setCookies: string[]): string {
+  const cookie = setCookies.find((c) => c.startsWith('affitrack_session='));
+  assert.ok(cookie, `no session cookie in ${JSON.stringify(setCookies)}`);
+  return cookie;
+}
+
+for (const dialect of DIALECTS) {
+  describe(`dashboard sign-in and sessions (${dialect})`, () => {
+    let env: TestEnv;
+    before(async () => {
+      env = await createTestEnv(dialect);
+    });
+    after(() => env.close());
+    beforeEach(() => env.clock.advance(NEXT_WINDOW_MS));
+
+    it('redirects a visitor without a session to the sign-in page (303)', async () => {
+      const res = await env.app.inject({ method: 'GET', url: '/dashboard/offers?status=paused' });
+      assert.equal(res.statusCode, 303);
+      assert.equal(
+        res.headers.location,
+        `/dashboard/login?next=${encodeURIComponent('/dashboard/offers?status=paused')}`,
+      );
+      const post = await env.app.inject({
+        method: 'POST',
+        url: '/dashboard/offers',
+        payload: 'name=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      assert.equal(post.statusCode, 303);
+      assert.equal(post.headers.location, '/dashboard/login');
+    });
+
+    it('serves the sign-in page with a strict CSP and a form token cookie', async () => {
+      const res = await env.app.inject({ method: 'GET', url: '/dashboard/login' });
+      assert.equal(res.statusCode, 200);
+      assert.match(String(res.headers['content-type']), /^text\/html/);
+      assert.match(
+        String(res.headers['content-security-policy']),
+        /default-src 'self'; script-src 'self'; style-src 'self'/,
+      );
+      assert.equal(res.headers['x-frame-options'], 'DENY');
+      assert.match(res.body, /<label for="email">Email<\/label>/);
+      assert.match(
+        String(res.headers['set-cookie']),
+        /^affitrack_login=[\w-]{43}; Path=\/dashboard; Max-Age=3600; HttpOnly; SameSite=Strict$/,
+      );
+    });
+
+    it('refuses a wrong password without revealing which part was wrong', async () => {
+      const email = await createDashboardUser(env);
+      const client = new DashboardClient(env);
+      const wrongPassword = await client.signIn(email, 'not the password');
+      const unknownUser = await client.signIn('nobody@example.com', PASSWORD);
+      for (const res of [wrongPassword, unknownUser]) {
+        assert.equal(res.status, 422);
+        assert.match(res.body, /The email or password is not correct\./);
+        assert.equal(
+          res.setCookies.some((c) => c.startsWith('affitrack_session=')),
+          false,
+        );
+      }
+      assert.match(wrongPassword.body, new RegExp(`value="${email}"`));
+    });
+
+    it('signs in with a session cookie that is HttpOnly, SameSite=Lax, Path=/dashboard, 12 h', async () => {
+      const email = await createDashboardUser(env);
+      const client = new DashboardClient(env);
+      const res = await client.signIn(` ${email.toUpperCase()} `);
+      assert.equal(res.status, 303);
+      assert.equal(res.location, '/dashboard');
+      const cookie = sessionCookie(res.setCookies);
+      assert.match(cookie, /^affitrack_session=[\w-]{43}; Path=\/dashboard; Max-Age=43200; HttpOnly; SameSite=Lax$/);
+      const token = cookie.split(';')[0]!.split('=')[1]!;
+      const row = await env.ctx.db.read
+        .selectFrom('dashboard_sessions')
+        .selectAll()
+        .where('id', '=', hashSessionToken(token))
+        .executeTakeFirst();
+      assert.ok(row, 'the session is stored under the hash of the cookie');
+      assert.equal(row.expires_at - row.created_at, SESSION_TTL_MS);
+      const user = await env.ctx.db.read
+        .selectFrom('dashboard_users')
+        .selectAll()
+        .where('email', '=', email)
+        .executeTakeFirstOrThrow();
+      assert.equal(user.last_login_at, env.clock.now());
+      assert.equal((await client.get('/dashboard')).status, 200);
+    });
+
+    it('follows ?next= inside the dashboard only', async () => {
+      const email = await createDashboardUser(env);
+      for (const [next, expected] of [
+        ['/dashboard/conversions?status=pending', '/dashboard/conversions?status=pending'],
+        ['https://evil.example/', '/dashboard'],
+        ['//evil.example/dashboard', '/dashboard'],
+        ['/dashboardx', '/dashboard'],
+        ['/dashboard/../api/v1/brand', '/dashboard'],
+      ]) {
+        env.clock.advance(NEXT_WINDOW_MS);
+        const client = new DashboardClient(env);
+        await client.get('/dashboard/login');
+        const res = await client.post('/dashboard/login', { email, password: PASSWORD, next: next! });
+        assert.equal(res.location, expected, next);
+      }
+    });
+
+    it('marks cookies Secure when the public URL is https', async () => {
+      const secure = await createTestEnv(dialect, { env: { PUBLIC_URL: 'https://track.example.com' } });
+      try {
+        const email = await createDashboardUser(secure);
+        const res = await new DashboardClient(secure).signIn(email);
+        assert.match(sessionCookie(res.setCookies), /; Secure$/);
+      } finally {
+        await secure.close();
+      }
+    });
+
+    it(`limits sign-in attempts to ${LOGIN_ATTEMPTS_PER_MINUTE} per minute per IP (429 page)`, async () => {
+      const email = await createDashboardUser(env);
+      const client = new DashboardClient(env);
+      await client.get('/dashboard/login');
+      for (let i = 0; i < LOGIN_ATTEMPTS_PER_MINUTE; i++) {
+        assert.equal((await client.post('/dashboard/login', { email, password: 'guess' })).status, 422);
+      }
+      const blocked = await client.post('/dashboard/login', { email, password: PASSWORD });
+      assert.equal(blocked.status, 429);
+      assert.match(String(blocked.headers['retry-after']), /^\d+$/);
+      assert.match(blocked.body, /Too many sign-in attempts/);
+      assert.match(String(blocked.headers['content-type']), /^text\/html/);
+      env.clock.advance(NEXT_WINDOW_MS);
+      assert.equal((await client.post('/dashboard/login', { email, password: PASSWORD })).status, 303);
+    });
+
+    it('refuses a sign-in form without its token (login CSRF)', async () => {
+      const email = await createDashboardUser(env);
+      const client = new DashboardClient(env);
+      await client.get('/dashboard/login');
+      assert.equal((await client.post('/dashboard/login', { email, password: PASSWORD }, { csrf: null })).status, 403);
+      assert.equal(
+        (await client.post('/dashboard/login', { email, password: PASSWORD }, { csrf: 'x'.repeat(43) })).status,
+        403,
+      );
+      const stranger = new DashboardClient(env);
+      assert.equal(
+        (await stranger.post('/dashboard/login', { email, password: PASSWORD }, { csrf: client.csrf })).status,
+        403,
+      );
+    });
+
+    it('ends a session after 12 hours and deletes it', async () => {
+      const client = await signedInClient(env);
+      env.clock.advance(SESSION_TTL_MS - 1000);
+      assert.equal((await client.get('/dashboard/offers')).status, 200);
+      env.clock.advance(2000);
+      const res = await client.get('/dashboard/offers');
+      assert.equal(res.status, 303);
+      assert.equal(res.location, `/dashboard/login?expired=1&next=${encodeURIComponent('/dashboard/offers')}`);
+      const login = await client.get(res.location!);
+      assert.match(login.body, /Your session has expired/);
+      const token = client.cookies.get('affitrack_session');
+      assert.equal(token, undefined, 'the expired cookie is cleared');
+    });
+
+    it('signs out: the session row is deleted and the old cookie stops working', async () => {
+      const client = await signedInClient(env);
+      const token = client.cookies.get('affitrack_session')!;
+      const res = await client.post('/dashboard/logout');
+      assert.equal(res.status, 303);
+      assert.equal(res.location, '/dashboard/login?signedout=1');
+      assert.ok(res.setCookies.some((c) => /^affitrack_session=; Path=\/dashboard; Max-Age=0/.test(c)));
+      const row = await env.ctx.db.read
+        .selectFrom('dashboard_sessions')
+        .select('id')
+        .where('id', '=', hashSessionToken(token))
+        .executeTakeFirst();
+      assert.equal(row, undefined);
+      const replay = await env.app.inject({
+        method: 'GET',
+        url: '/dashboard',
+        headers: { cookie: `affitrack_session=${token}` },
+      });
+      assert.equal(replay.statusCode, 303);
+    });
+
+    it('refuses every form post without the session CSRF token, or with a wrong one (403)', async () => {
+      const client = await signedInClient(env);
+      const fields = { name: 'Forged', destinationUrl: 'https://evil.example/' };
+      for (const csrf of [null, '', 'wrong-token', `${client.csrf}x`]) {
+        const res = await client.post('/dashboard/offers', fields, { csrf });
+        assert.equal(res.status, 403, String(csrf));
+        assert.match(res.body, /This form could not be accepted/);
+      }
+      const other = await signedInClient(env);
+      assert.equal((await client.post('/dashboard/offers', fields, { csrf: other.csrf })).status, 403);
+      assert.equal((await client.post('/dashboard/logout', {}, { csrf: null })).status, 403);
+      const offers = await env.request('GET', '/api/v1/offers');
+      assert.equal(
+        offers.body.data.some((o: { name: string }) => o.name === 'Forged'),
+        false,
+      );
+      // A JSON body is not a form: it carries no token either.
+      const json = await env.app.inject({
+        method: 'POST',
+        url: '/dashboard/offers',
+        payload: JSON.stringify({ _csrf: client.csrf, ...fields }),
+        headers: {
+          'content-type': 'application/json',
+          cookie: `affitrack_session=${client.cookies.get('affitrack_session')}`,
+        },
+      });
+      assert.equal(json.statusCode, 403);
+    });
+  });
+}

@@ -1,0 +1,284 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createTestEnv, DIALECTS, type TestEnv } from '../helpers.js';
+import { type DashboardClient, signedInClient } from './client.js';
+
+const OFFER_FORM = {
+  name: 'Summer',
+  destinationUrl: 'https://shop.example/?c={click_id}',
+  status: 'active',
+  currency: 'EUR',
+  revenue: '19.99',
+  payout: '5',
+  conversionStatus: 'pending',
+  holdValue: '3',
+  holdUnit: 'days',
+  capDaily: '',
+  capWeekly: '50',
+  capMonthly: '',
+  capGlobal: '',
+  fallbackUrl: '',
+};
+
+/** The text of the flash message the page shows after a redirect. */
+async function followFlash(client: DashboardClient, res: { status: number; location: string | undefined }) {
+  assert.equal(res.status, 303);
+  const page = await client.get(res.location!);
+  return /class="flash (?:ok|error)" role="(?:status|alert)">([^<]*)</.exec(page.body)?.[1] ?? '';
+}
+
+for (const dialect of DIALECTS) {
+  describe(`dashboard pages (${dialect})`, () => {
+    let env: TestEnv;
+    let client: DashboardClient;
+    let partnerId: string;
+    before(async () => {
+      env = await createTestEnv(dialect);
+      client = await signedInClient(env);
+      partnerId = (await env.request('POST', '/api/v1/partners', { body: { name: 'Pat', email: 'pat@example.com' } }))
+        .body.id;
+    });
+    after(() => env.close());
+
+    it('creates an offer from the form through the offer service', async () => {
+      const res = await client.post('/dashboard/offers', OFFER_FORM);
+      assert.equal(await followFlash(client, res), 'Offer “Summer” created.');
+      const id = res.location!.split('/').pop()!;
+      const offer = (await env.request('GET', `/api/v1/offers/${id}`)).body;
+      assert.equal(offer.revenueCents, 1999);
+      assert.equal(offer.payoutCents, 500);
+      assert.equal(offer.currency, 'EUR');
+      assert.equal(offer.holdSeconds, 3 * 86_400);
+      assert.deepEqual(offer.caps, { daily: null, weekly: 50, monthly: null, global: null });
+      const page = await client.get(`/dashboard/offers/${id}`);
+      assert.match(page.body, /value="19\.99"/);
+      assert.match(page.body, new RegExp(`value="${env.ctx.config.publicUrl}/t/${id}/${partnerId}"`));
+    });
+
+    it('shows every problem next to its field and keeps what was typed (422)', async () => {
+      const res = await client.post('/dashboard/offers', {
+        ...OFFER_FORM,
+        name: '',
+        revenue: '12.345',
+        capDaily: '-1',
+        status: 'deleted',
+        destinationUrl: 'typed-value',
+      });
+      assert.equal(res.status, 422);
+      assert.match(res.body, /<p class="field-error" id="name-error">is required<\/p>/);
+      assert.match(res.body, /id="revenue-error">must be an amount such as 12\.50/);
+      assert.match(res.body, /id="capDaily-error">must be a whole number/);
+      assert.match(res.body, /id="status-error">is not one of the allowed values/);
+      assert.match(res.body, /aria-invalid="true" aria-describedby="revenue-hint revenue-error"/);
+      assert.match(res.body, /value="typed-value"/);
+      assert.match(res.body, /value="12\.345"/);
+      // The service's own rule (absolute http URL) comes back the same way once the schema passes.
+      const second = await client.post('/dashboard/offers', { ...OFFER_FORM, destinationUrl: 'typed-value' });
+      assert.equal(second.status, 422);
+      assert.match(second.body, /id="destinationUrl-error">must be an absolute http\(s\) URL/);
+    });
+
+    it('pages through lists with Next and First page links', async () => {
+      for (let i = 0; i < 27; i++) {
+        await env.request('POST', '/api/v1/offers', {
+          body: { name: `Bulk ${String(i).padStart(2, '0')}`, destinationUrl: 'https://x.example/' },
+        });
+      }
+      const first = await client.get('/dashboard/offers');
+      const next = /href="(\/dashboard\/offers\?cursor=[^"]+)" rel="next"/.exec(first.body)?.[1];
+      assert.ok(next);
+      assert.equal((first.body.match(/<th scope="row">/g) ?? []).length, 25);
+      assert.doesNotMatch(first.body, /First page/);
+      const second = await client.get(next);
+      assert.equal((second.body.match(/<th scope="row">/g) ?? []).length, 3);
+      assert.match(second.body, /First page/);
+      assert.match(second.body, /Last page/);
+    });
+
+    it('approves conversions in bulk and reports the ones that could not be', async () => {
+      const offerId = (
+        await env.request('POST', '/api/v1/offers', {
+          body: { name: 'Bulk offer', destinationUrl: 'https://x.example/' },
+        })
+      ).body.id;
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        ids.push((await env.request('POST', '/api/v1/conversions', { body: { offerId, partnerId } })).body.id);
+      }
+      await env.request('POST', `/api/v1/conversions/${ids[0]}/reject`);
+      const list = await client.get(`/dashboard/conversions?offerId=${offerId}&status=pending`);
+      assert.match(list.body, /data-select-all/);
+      const res = await client.post('/dashboard/conversions/bulk', {
+        action: 'approve',
+        ids,
+        back: `/dashboard/conversions?offerId=${offerId}`,
+      });
+      assert.equal(res.location, `/dashboard/conversions?offerId=${offerId}`);
+      const text = await followFlash(client, res);
+      assert.match(text, /^2 conversions approved; 1 conversion could not be approved\./);
+      assert.match(text, new RegExp(`${ids[0]}: Only pending conversions can be approved; this one is rejected\\.`));
+      for (const id of ids.slice(1))
+        assert.equal((await env.request('GET', `/api/v1/conversions/${id}`)).body.status, 'approved');
+      const none = await client.post('/dashboard/conversions/bulk', { action: 'reject' });
+      assert.equal(await followFlash(client, none), 'Select at least one conversion first.');
+    });
+
+    it('filters conversions by brand-local day', async () => {
+      const inRange = await client.get('/dashboard/conversions?from=2026-11-21&to=2026-11-21');
+      assert.match(inRange.body, /conv_/);
+      const outOfRange = await client.get('/dashboard/conversions?from=2026-11-22');
+      assert.match(outOfRange.body, /No conversions match these filters/);
+      const bad = await client.get('/dashboard/conversions?from=2026-02-30');
+      assert.match(bad.body, /“From” must be a date\./);
+    });
+
+    it('exports the report as CSV with a file name, guarding against spreadsheet formulas', async () => {
+      const formula = await env.request('POST', '/api/v1/partners', {
+        body: { name: '=HYPERLINK("x")', email: 'f@example.com' },
+      });
+      const offer = (await env.request('GET', '/api/v1/offers?limit=1')).body.data[0];
+      await env.request('POST', '/api/v1/conversions', { body: { offerId: offer.id, partnerId: formula.body.id } });
+      const res = await client.get(
+        '/dashboard/reports/export.csv?from=2026-11-01&to=2026-11-21&time=day&by=offer&by=partner',
+      );
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['content-type'], 'text/csv; charset=utf-8');
+      assert.equal(
+        res.headers['content-disposition'],
+        'attachment; filename="affitrack-report-2026-11-01-to-2026-11-21.csv"',
+      );
+      const [header, ...rows] = res.body.trim().split('\r\n');
+      assert.equal(
+        header,
+        'day,offer_id,offer_name,partner_id,partner_name,clicks,conversions,approved,pending,rejected,revenue,payout,profit,conversion_rate,epc,currency',
+      );
+      assert.ok(rows.length > 0);
+      assert.match(rows[0]!, /^2026-11-21,off_/);
+      assert.ok(
+        rows.some((row) => row.includes(`${formula.body.id},"'=HYPERLINK(""x"")",0,1,0,1,0,`)),
+        res.body,
+      );
+      const bad = await client.get('/dashboard/reports?from=2026-11-30&to=2026-11-01&time=day');
+      assert.equal(bad.status, 422);
+      assert.match(bad.body, /id="from-error">must not be after to/);
+    });
+
+    it('creates a subscription with a generated secret shown once, and edits it', async () => {
+      const missing = await client.post('/dashboard/webhooks', { url: 'ftp://x' });
+      assert.equal(missing.status, 422);
+      assert.match(missing.body, /id="url-error">must be an absolute http\(s\) URL/);
+      assert.match(missing.body, /choose at least one event/);
+      const res = await client.post('/dashboard/webhooks', {
+        url: 'http://127.0.0.1:9/in',
+        events: ['partner.applied', 'fraud.high_risk'],
+      });
+      assert.equal(res.status, 200);
+      const secret = /id="new-secret" value="(whsec_[\w-]+)"/.exec(res.body)?.[1];
+      assert.ok(secret);
+      const [sub] = (await env.request('GET', '/api/public/webhooks')).body.data;
+      assert.deepEqual(sub.events, ['partner.applied', 'fraud.high_risk']);
+      const stored = await env.ctx.db.read
+        .selectFrom('webhook_subscriptions')
+        .select('secret')
+        .where('id', '=', sub.id)
+        .executeTakeFirstOrThrow();
+      assert.equal(stored.secret, secret);
+      const edit = await client.get(`/dashboard/webhooks/${sub.id}`);
+      assert.doesNotMatch(edit.body, new RegExp(secret));
+      const saved = await client.post(`/dashboard/webhooks/${sub.id}`, {
+        url: 'http://127.0.0.1:9/v2',
+        events: 'partner.applied',
+        status: 'disabled',
+      });
+      assert.equal(await followFlash(client, saved), 'Subscription saved.');
+      const after = (await env.request('GET', `/api/public/webhooks/${sub.id}`)).body;
+      assert.equal(after.url, 'http://127.0.0.1:9/v2');
+      assert.equal(after.status, 'disabled');
+      const rotated = await client.post(`/dashboard/webhooks/${sub.id}`, {
+        url: after.url,
+        events: 'partner.applied',
+        status: 'active',
+        rotateSecret: '1',
+      });
+      const newSecret = /id="new-secret" value="(whsec_[\w-]+)"/.exec(rotated.body)?.[1];
+      assert.ok(newSecret && newSecret !== secret);
+      const deleted = await client.post(`/dashboard/webhooks/${sub.id}/delete`);
+      assert.equal(await followFlash(client, deleted), 'Subscription deleted.');
+    });
+
+    it('refuses to redeliver a delivery that is still attempting (409 shown as a message)', async () => {
+      await env.request('POST', '/api/public/webhooks', {
+        body: { url: 'http://127.0.0.1:9/x', events: ['partner.approved'] },
+      });
+      await env.request('POST', '/api/v1/partners', { body: { name: 'Fresh', email: 'fresh@example.com' } });
+      const delivery = await env.ctx.db.read
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('status', '=', 'attempting')
+        .executeTakeFirstOrThrow();
+      const res = await client.post(`/dashboard/deliveries/${delivery.id}/redeliver`);
+      assert.match(await followFlash(client, res), /Only succeeded or failed deliveries can be redelivered/);
+    });
+
+    it('creates an API key shown once and revokes it, after which the API answers 401', async () => {
+      const res = await client.post('/dashboard/settings/api-keys', { name: 'CI' });
+      assert.equal(res.status, 200);
+      const key = /id="new-key" value="(afk_[\w-]+)"/.exec(res.body)?.[1];
+      assert.ok(key);
+      assert.equal((await env.request('GET', '/api/v1/brand', { key })).status, 200);
+      const list = await client.get('/dashboard/settings/api-keys');
+      assert.doesNotMatch(list.body, new RegExp(key));
+      assert.match(list.body, new RegExp(`${key.slice(0, 10)}…`));
+      const keyId = /\/dashboard\/settings\/api-keys\/(key_\w+)\/revoke/.exec(list.body)?.[1];
+      assert.ok(keyId);
+      await client.post(`/dashboard/settings/api-keys/${keyId}/revoke`);
+      assert.equal((await env.request('GET', '/api/v1/brand', { key })).status, 401);
+      assert.equal((await client.post('/dashboard/settings/api-keys', { name: '' })).status, 422);
+    });
+
+    it('validates brand settings and the blocklist through their services', async () => {
+      const bad = await client.post('/dashboard/settings', {
+        name: 'Test Brand',
+        timezone: 'Mars/Base',
+        currency: 'USD',
+        fraudThreshold: '101',
+      });
+      assert.equal(bad.status, 422);
+      assert.match(bad.body, /id="fraudThreshold-error">must be &lt;= 100/);
+      const zone = await client.post('/dashboard/settings', {
+        name: 'Test Brand',
+        timezone: 'Mars/Base',
+        currency: 'USD',
+        fraudThreshold: '60',
+      });
+      assert.match(zone.body, /id="timezone-error">must be an IANA time zone/);
+      const ok = await client.post('/dashboard/settings', {
+        name: 'Test Brand',
+        timezone: 'Asia/Tokyo',
+        currency: 'JPY',
+        fraudThreshold: '60',
+        autoBanEnabled: '1',
+        highRiskClicks: '3',
+        windowMinutes: '15',
+      });
+      assert.equal(await followFlash(client, ok), 'Settings saved.');
+      const brand = (await env.request('GET', '/api/v1/brand')).body;
+      assert.deepEqual(
+        [brand.timezone, brand.currency, brand.fraudThreshold, brand.autoBan],
+        ['Asia/Tokyo', 'JPY', 60, { highRiskClicks: 3, windowMinutes: 15 }],
+      );
+      const overview = await client.get('/dashboard');
+      assert.match(overview.body, /Times are shown in Asia\/Tokyo; report amounts in JPY\./);
+      const entry = await client.post('/dashboard/settings/blocklist', { type: 'cidr', value: '10.0.0.0/99' });
+      assert.equal(entry.status, 422);
+      assert.match(entry.body, /id="value-error">must be a CIDR range/);
+      assert.match(entry.body, /value="10\.0\.0\.0\/99"/);
+    });
+
+    it('refuses NUL characters in a form with a 422 page', async () => {
+      const res = await client.post('/dashboard/settings/api-keys', { name: 'bad\u0000name' });
+      assert.equal(res.status, 422);
+      assert.match(String(res.headers['content-type']), /^text\/html/);
+    });
+  });
+}
