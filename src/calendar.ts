@@ -63,9 +63,27 @@ export function isRealDay(text: string): boolean {
   return /^\d{4}-\d{2}-\d{2}$/.test(text) && formatDay(addDays(parseDay(text), 0)) === text;
 }
 
-/** The brand-local day (`YYYY-MM-DD`) an instant falls on. */
-export function localDay(ms: number, timeZone: string): string {
+function dayAt(ms: number, timeZone: string): string {
   return formatDay(localDate(ms, timeZone));
+}
+
+/** Per time zone, the last local day computed and the instants it spans. */
+const dayCache = new Map<string, { day: string; start: number; end: number }>();
+
+/**
+ * The brand-local day (`YYYY-MM-DD`) an instant falls on. Every click and conversion asks,
+ * almost always for the current day, so each zone's current day and its bounds are kept
+ * (formatting a date in a zone costs ~20 µs).
+ */
+export function localDay(ms: number, timeZone: string): string {
+  const cached = dayCache.get(timeZone);
+  if (cached && ms >= cached.start && ms < cached.end) return cached.day;
+  const date = localDate(ms, timeZone);
+  const day = formatDay(date);
+  const start = startOfLocalDay(date, timeZone);
+  const end = startOfLocalDay(addDays(date, 1), timeZone);
+  if (ms >= start && ms < end) dayCache.set(timeZone, { day, start, end });
+  return day;
 }
 
 /** Longest DST jump of any zone (Lord Howe's is 30 min, most are 1 h): the search window below. */
@@ -81,13 +99,13 @@ export function startOfLocalDay(date: LocalDate, timeZone: string): number {
   // Near a DST change the offset at the guess can differ from the offset at the answer.
   const candidate = guess - offsetAt(first, timeZone);
   const day = formatDay(date);
-  if (localDay(candidate, timeZone) === day && localDay(candidate - 1, timeZone) !== day) return candidate;
+  if (dayAt(candidate, timeZone) === day && dayAt(candidate - 1, timeZone) !== day) return candidate;
   // Midnight does not exist (or was found ambiguous): search for the day's first instant.
   let lo = Math.min(first, candidate) - MAX_DST_SHIFT_MS;
   let hi = Math.max(first, candidate) + MAX_DST_SHIFT_MS;
   while (hi - lo > 1) {
     const mid = Math.floor((lo + hi) / 2);
-    if (localDay(mid, timeZone) >= day) hi = mid;
+    if (dayAt(mid, timeZone) >= day) hi = mid;
     else lo = mid;
   }
   return hi;

@@ -5,9 +5,14 @@
  * failing unit rolls back alone; one fsync then commits the whole batch. Every caller's
  * promise settles only after that commit, so an acknowledged write is always on disk.
  */
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { TransactWork, Trx } from './database.js';
 import type { Schema } from './schema.js';
+
+// Compiled once: they run around every unit of every batch.
+const SAVEPOINT = CompiledQuery.raw('SAVEPOINT unit');
+const RELEASE = CompiledQuery.raw('RELEASE SAVEPOINT unit');
+const ROLLBACK_TO = CompiledQuery.raw('ROLLBACK TO SAVEPOINT unit');
 
 /** Upper bound on units per batch, so one batch cannot hold the writer for long. */
 const MAX_BATCH = 512;
@@ -56,14 +61,14 @@ export class GroupCommitter {
       await this.db.transaction().execute(async (trx) => {
         batchTrx = trx;
         for (const unit of batch) {
-          await sql`SAVEPOINT unit`.execute(trx);
+          await trx.executeQuery(SAVEPOINT);
           try {
             const value = await unit.work(trx);
-            await sql`RELEASE SAVEPOINT unit`.execute(trx);
+            await trx.executeQuery(RELEASE);
             outcomes.push({ ok: true, value });
           } catch (error) {
-            await sql`ROLLBACK TO SAVEPOINT unit`.execute(trx);
-            await sql`RELEASE SAVEPOINT unit`.execute(trx);
+            await trx.executeQuery(ROLLBACK_TO);
+            await trx.executeQuery(RELEASE);
             outcomes.push({ ok: false, error });
           }
         }
