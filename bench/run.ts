@@ -3,6 +3,7 @@ import { benchApiAuth } from './apiAuth.js';
 import { benchConversionIngest } from './conversionIngest.js';
 import { writeReport } from './lib.js';
 import { benchReports } from './reports.js';
+import { benchSoak } from './soak.js';
 import { benchTracking } from './tracking.js';
 import { benchWebhooks } from './webhooks.js';
 
@@ -13,6 +14,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   reports: benchReports,
   webhooks: benchWebhooks,
   tracking: benchTracking,
+  soak: benchSoak,
 };
 
 for (const [name, run] of Object.entries(benchmarks)) {

@@ -87,6 +87,7 @@ function describe(error: unknown, signal: AbortSignal): string {
   if (signal.aborted) return String((signal.reason as Error)?.message ?? 'timed out');
   const e = error as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const code = e.cause?.code ?? e.code;
-  const message = e.cause?.message ?? e.message ?? String(error);
+  // OpenSSL messages end with a newline and carry its source path: keep the first clause.
+  const message = (e.cause?.message ?? e.message ?? String(error)).trim().replace(/:\.\.\/deps\/openssl\/.*$/s, '');
   return code && !message.includes(code) ? `${code}: ${message}` : message;
 }
