@@ -99,13 +99,12 @@ export class Dispatcher implements Job {
       return;
     }
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, this.pollMs);
-      const self = this;
-      function done() {
+      const done = () => {
         clearTimeout(timer);
-        self.wakeUp = null;
+        this.wakeUp = null;
         resolve();
-      }
+      };
+      const timer = setTimeout(done, this.pollMs);
       this.wakeUp = done;
     });
     this.woken = false;
