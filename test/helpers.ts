@@ -92,6 +92,22 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
   };
 }
 
+/**
+ * `migrateToLatest`, retried when PostgreSQL reports a schema vanishing under it: Kysely's
+ * migrator introspects the tables of every schema before taking its lock, and other test
+ * files drop their own schemas concurrently (SQLSTATE 3F000). Never seen outside tests,
+ * where nothing drops schemas mid-run.
+ */
+export async function migrateTestDatabase(db: Database): Promise<{ applied: string[] }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateToLatest(db);
+    } catch (error) {
+      if ((error as { code?: string }).code !== '3F000' || attempt >= 5) throw error;
+    }
+  }
+}
+
 export interface TestEnvOptions {
   env?: Record<string, string>;
   clock?: ManualClock;
@@ -118,7 +134,7 @@ export async function createTestEnv(dialect: Dialect, options: TestEnvOptions = 
     },
   });
   const ctx = createContext(config, { clock, db: database.db, logger: createLogger(config, sink) });
-  await migrateToLatest(ctx.db);
+  await migrateTestDatabase(ctx.db);
   const app = await buildApp(ctx);
 
   const createBrand = async (name = 'Test Brand', brandOptions: { timezone?: string } = {}): Promise<TestBrand> => {

@@ -7,10 +7,9 @@ import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { ManualClock } from '../../src/clock.js';
 import { Database } from '../../src/db/database.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
 import { migrationProvider } from '../../src/db/migrations/index.js';
 import { bootstrapDefaultBrand } from '../../src/modules/brands/bootstrap.js';
-import { createTestDatabase, createTestEnv, DIALECTS } from '../helpers.js';
+import { createTestDatabase, createTestEnv, DIALECTS, migrateTestDatabase } from '../helpers.js';
 
 const run = promisify(execFile);
 
@@ -40,8 +39,8 @@ for (const dialect of DIALECTS) {
       const database = await createTestDatabase(dialect);
       try {
         const all = Object.keys(await migrationProvider.getMigrations()).sort();
-        assert.deepEqual((await migrateToLatest(database.db)).applied, all);
-        assert.deepEqual((await migrateToLatest(database.db)).applied, []);
+        assert.deepEqual((await migrateTestDatabase(database.db)).applied, all);
+        assert.deepEqual((await migrateTestDatabase(database.db)).applied, []);
         const row = await database.db.read.selectFrom('brands').select('id').executeTakeFirst();
         assert.equal(row, undefined);
       } finally {
@@ -59,7 +58,7 @@ for (const dialect of DIALECTS) {
         schema: database.schema ?? undefined,
       });
       try {
-        const [a, b] = await Promise.all([migrateToLatest(database.db), migrateToLatest(second)]);
+        const [a, b] = await Promise.all([migrateTestDatabase(database.db), migrateTestDatabase(second)]);
         const all = Object.keys(await migrationProvider.getMigrations()).sort();
         assert.deepEqual([...a.applied, ...b.applied].sort(), all, 'each migration applied exactly once');
       } finally {
@@ -79,7 +78,7 @@ for (const dialect of DIALECTS) {
       }
       const database = await createTestDatabase(dialect);
       try {
-        await migrateToLatest(database.db);
+        await migrateTestDatabase(database.db);
         const ctx = { ...env.ctx, db: database.db, clock: new ManualClock() };
         const first = await bootstrapDefaultBrand(ctx);
         assert.equal(first?.brand.name, 'Default');
