@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { cli, load, ROOT, record, startProcess, stopProcess } from './lib.js';
+import { createBenchBrand, load, ROOT, record, startProcess, stopProcess } from './lib.js';
 
 const AFFITRACK_PORT = 4101;
 const BARE_PORT = 4102;
@@ -16,12 +16,7 @@ export async function benchApiAuth(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'affitrack-bench-'));
   const env = { DATA_DIR: dataDir, DATABASE_URL: '', PORT: String(AFFITRACK_PORT), LOG_LEVEL: 'info' };
   try {
-    const brand = JSON.parse(await cli(['brands', 'create', '--name', 'Bench', '--json'], env));
-    // The benchmark key's limit is lifted by configuration (a per-key limit), so the
-    // limiter still runs on every request exactly as in production.
-    const key = JSON.parse(
-      await cli(['keys', 'create', '--brand', brand.brand.id, '--rate-limit', '100000000', '--json'], env),
-    );
+    const key = await createBenchBrand('Bench', env);
     const server = await startProcess(
       [path.join(ROOT, 'dist/cli.js'), 'serve', '--role', 'api'],
       env,

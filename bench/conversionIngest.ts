@@ -12,7 +12,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
-import { cli, ROOT, record, startProcess, stopProcess } from './lib.js';
+import { createBenchBrand, ROOT, record, startProcess, stopProcess } from './lib.js';
 
 const PORT = 4111;
 const CONNECTIONS = 50;
@@ -162,10 +162,7 @@ export async function benchConversionIngest(): Promise<void> {
   const env = { DATA_DIR: dataDir, DATABASE_URL: '', PORT: String(PORT), LOG_LEVEL: 'info' };
   const base = `http://127.0.0.1:${PORT}`;
   try {
-    const brand = JSON.parse(await cli(['brands', 'create', '--name', 'Bench Ingest', '--json'], env));
-    const key = JSON.parse(
-      await cli(['keys', 'create', '--brand', brand.brand.id, '--rate-limit', '100000000', '--json'], env),
-    );
+    const key = await createBenchBrand('Bench Ingest', env);
     const headers = { authorization: `Bearer ${key.apiKey}`, 'content-type': 'application/json' };
     const server = await startProcess(
       [path.join(ROOT, 'dist/cli.js'), 'serve', '--role', 'api'],

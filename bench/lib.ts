@@ -1,6 +1,6 @@
 /** Shared pieces of the benchmarks: child processes, autocannon runs and the result table. */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
@@ -32,6 +32,39 @@ export function record(figure: Figure): void {
 
 function fmt(n: number): string {
   return Number.isInteger(n) ? String(n) : n.toFixed(n < 10 ? 3 : 1);
+}
+
+/** p-th percentile (0–100) of ascending `sorted` values; NaN when empty. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+/** Resident set size of process `pid` in MB (VmRSS, or VmHWM for the peak). */
+export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1];
+    if (kb) return Number(kb) / 1024;
+  } catch {}
+  if (field === 'VmHWM') return Number.NaN;
+  return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) / 1024;
+}
+
+/**
+ * A brand and an API key made through the CLI. The key's rate limit is lifted by
+ * configuration (a per-key limit), so the limiter still runs on every request exactly as
+ * in production.
+ */
+export async function createBenchBrand(
+  name: string,
+  env: Record<string, string>,
+): Promise<{ brandId: string; apiKey: string }> {
+  const brand = JSON.parse(await cli(['brands', 'create', '--name', name, '--json'], env));
+  const key = JSON.parse(
+    await cli(['keys', 'create', '--brand', brand.brand.id, '--rate-limit', '100000000', '--json'], env),
+  );
+  return { brandId: brand.brand.id, apiKey: key.apiKey };
 }
 
 export async function cli(args: string[], env: Record<string, string>): Promise<string> {

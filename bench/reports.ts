@@ -29,7 +29,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { insertApiKey } from '../src/modules/apiKeys/service.js';
 import { insertBrand } from '../src/modules/brands/service.js';
 import { closeContext, createContext, createLogger } from '../src/runtime.js';
-import { record } from './lib.js';
+import { percentile, record } from './lib.js';
 
 const CONVERSIONS = 1_000_000;
 const OFFERS = 20;
@@ -278,10 +278,6 @@ async function directTotals(db: Database, data: Dataset): Promise<Totals> {
     revenueCents: Number(r.revenue),
     payoutCents: Number(r.payout),
   };
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
 interface ReportBody {

@@ -11,14 +11,14 @@
  * Targets: last-window p99 <= 1.5x the first; RSS growth <= 20 %; no failed request (any 5xx
  * or network error throws); every delivery succeeded by the end.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import SQLite from 'better-sqlite3';
 import { Agent, request } from 'undici';
-import { cli, ROOT, record, startProcess, stopProcess } from './lib.js';
+import { createBenchBrand, percentile, ROOT, record, rssMb, startProcess, stopProcess } from './lib.js';
 
 const DEFAULT_SECONDS = 180;
 const RATE = 200; // requests per second, all kinds together
@@ -88,18 +88,11 @@ async function freePort(): Promise<number> {
   });
 }
 
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
-  if (!kb) throw new Error(`soak: no VmRSS for pid ${pid}`);
-  return Number(kb) / 1024;
-}
-
-function p99(values: number[]): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)] as number;
-}
+const p99 = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    99,
+  );
 
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -141,10 +134,7 @@ export async function benchSoak(): Promise<void> {
   let receiver: Awaited<ReturnType<typeof startProcess>> | null = null;
   let server: Awaited<ReturnType<typeof startProcess>> | null = null;
   try {
-    const brand = JSON.parse(await cli(['brands', 'create', '--name', 'Soak', '--json'], env));
-    const key = JSON.parse(
-      await cli(['keys', 'create', '--brand', brand.brand.id, '--rate-limit', '100000000', '--json'], env),
-    );
+    const key = await createBenchBrand('Soak', env);
     const headers = { authorization: `Bearer ${key.apiKey}`, 'content-type': 'application/json' };
     receiver = await startProcess(
       ['-e', RECEIVER],

@@ -11,14 +11,13 @@
  * fires on every click (score 30, below the default high-risk threshold of 75): that is part
  * of the real per-click work and is left on.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
-import { cli, ROOT, record, startProcess, stopProcess } from './lib.js';
+import { createBenchBrand, ROOT, record, rssMb, startProcess, stopProcess } from './lib.js';
 
 const PORT = 4121;
 const BARE_PORT = 4122;
@@ -92,17 +91,6 @@ function assertClean(label: string, shot: Shot): void {
   if (shot.redirects === 0) throw new Error(`tracking (${label}): no 302 answers at all`);
 }
 
-/** Resident set size of process `pid` in MB (VmRSS, or VmHWM for the peak). */
-function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1];
-    if (kb) return Number(kb) / 1024;
-  } catch {}
-  if (field === 'VmHWM') return Number.NaN;
-  return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) / 1024;
-}
-
 /** Counts the stored clicks and the clicks in the rollups (each click adds 1 there, same transaction). */
 function countStored(file: string): { clicks: number; rollupClicks: number } {
   const db = new SQLite(file, { readonly: true, fileMustExist: true });
@@ -127,10 +115,7 @@ export async function benchTracking(): Promise<void> {
   const bareBase = `http://127.0.0.1:${BARE_PORT}`;
   const label = `LOG_LEVEL=${LOG_LEVEL}`;
   try {
-    const brand = JSON.parse(await cli(['brands', 'create', '--name', 'Bench', '--json'], env));
-    const key = JSON.parse(
-      await cli(['keys', 'create', '--brand', brand.brand.id, '--rate-limit', '100000000', '--json'], env),
-    );
+    const key = await createBenchBrand('Bench', env);
     const headers = { authorization: `Bearer ${key.apiKey}`, 'content-type': 'application/json' };
     const server = await startProcess(
       [path.join(ROOT, 'dist/cli.js'), 'serve', '--role', 'api'],

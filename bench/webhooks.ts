@@ -24,7 +24,7 @@ import { recordEvent } from '../src/modules/events/outbox.js';
 import { Dispatcher } from '../src/modules/webhooks/dispatcher.js';
 import { createSubscription } from '../src/modules/webhooks/service.js';
 import { closeContext, createContext, createLogger } from '../src/runtime.js';
-import { record, startProcess, stopProcess } from './lib.js';
+import { percentile, record, startProcess, stopProcess } from './lib.js';
 
 const FAST_PORT = 4131;
 const SLOW_PORT = 4132;
@@ -276,11 +276,6 @@ async function verifyLogged(env: Env, expected: number): Promise<void> {
         `${counts.signed} of ${counts.fast} requests signed`,
     );
   }
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
 /** Events at LATENCY_RATE/s, one per transaction, with a dispatcher running; commit-to-arrival times. */
