@@ -33,11 +33,3 @@ export function findBrandById(q: Queryable, id: string): Promise<BrandRow | unde
 export async function findBrandBySlug(db: Database, slug: string): Promise<BrandRow | undefined> {
   return db.read.selectFrom('brands').selectAll().where('slug', '=', slug).executeTakeFirst();
 }
-
-export async function countBrands(db: Database): Promise<number> {
-  const row = await db.read
-    .selectFrom('brands')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}

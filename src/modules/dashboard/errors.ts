@@ -1,6 +1,6 @@
 /** Error pages: the dashboard answers in HTML, never with the API's JSON errors. */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, toApiError } from '../../http/errors.js';
+import { toApiError } from '../../http/errors.js';
 import type { DashboardSession } from '../users/sessions.js';
 import { html } from './html.js';
 import { barePage, page } from './layout.js';
@@ -46,8 +46,4 @@ export function htmlErrorHandler(error: FastifyError, request: FastifyRequest, r
     return sendErrorPage(reply, request, 500, 'Something went wrong on our side. Please try again.');
   }
   return sendErrorPage(reply, request, apiError.status, apiError.message);
-}
-
-export function isNotFound(error: unknown): boolean {
-  return error instanceof ApiError && error.status === 404;
 }

@@ -72,10 +72,6 @@ export class DatacenterRanges {
     private readonly v6: Ranges<bigint>,
   ) {}
 
-  static empty(): DatacenterRanges {
-    return new DatacenterRanges({ starts: [], ends: [] }, { starts: [], ends: [] });
-  }
-
   get size(): number {
     return this.v4.starts.length + this.v6.starts.length;
   }
