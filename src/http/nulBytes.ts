@@ -24,6 +24,9 @@ export function findNul(root: unknown): string | null {
     const { value, path } = stack.pop() as { value: unknown; path: string };
     if (typeof value === 'string') {
       if (value.includes('\u0000')) return path;
+    } else if (value instanceof URLSearchParams) {
+      // Form bodies (the dashboard's) are checked like JSON ones.
+      for (const [key, inner] of value) stack.push({ value: inner, path: path ? `${path}.${key}` : key });
     } else if (value && typeof value === 'object') {
       for (const [key, inner] of Object.entries(value)) {
         const innerPath = path ? `${path}.${key}` : key;

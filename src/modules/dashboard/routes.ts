@@ -5,7 +5,6 @@
  */
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { ApiError } from '../../http/errors.js';
 import { ASSETS } from './assets.js';
 import { verifyCsrf } from './csrf.js';
 import { htmlErrorHandler, sendErrorPage } from './errors.js';
@@ -63,18 +62,8 @@ export function dashboardRoutes(ctx: AppContext): FastifyPluginAsync {
         dashboard.addContentTypeParser(
           'application/x-www-form-urlencoded',
           { parseAs: 'string' },
-          (_request, body, done) => {
-            const text = String(body);
-            // PostgreSQL text cannot hold NUL; refused here as the API refuses it in JSON.
-            if (text.includes('\u0000') || /%00/.test(text)) {
-              done(
-                ApiError.validation([{ path: '', message: 'form fields must not contain NUL characters' }]),
-                undefined,
-              );
-              return;
-            }
-            done(null, new URLSearchParams(text));
-          },
+          // NUL characters are refused by the app-wide check (http/nulBytes.ts), as in JSON.
+          (_request, body, done) => done(null, new URLSearchParams(String(body))),
         );
         // HTML pages are not part of the API: keep them out of the OpenAPI document.
         dashboard.addHook('onRoute', (route) => {
