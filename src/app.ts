@@ -9,6 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { AppContext } from './context.js';
 import { apiKeyHook } from './http/auth.js';
+import { answerClientError, registerClientErrorAnswers } from './http/clientErrors.js';
 import { ApiError, registerErrorHandling, sendError, toApiError } from './http/errors.js';
 import { refuseNulBytes } from './http/nulBytes.js';
 import { ErrorBody } from './http/schemas.js';
@@ -51,6 +52,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // Slow clients must not hold sockets for ever.
     connectionTimeout: ctx.config.requestTimeoutMs,
     requestTimeout: ctx.config.requestTimeoutMs,
+    // Requests the HTTP parser refuses, and the two checks Node and Fastify would answer in
+    // their own shapes, are answered in the API's error shape (http/clientErrors.ts).
+    clientErrorHandler: (error, socket) => answerClientError(ctx.logger, error, socket),
+    http: { requireHostHeader: false },
+    return503OnClosing: false,
     // Errors the router raises before any handler (bad percent-encoding, over-long
     // parameters) are answered in the API's error shape too.
     frameworkErrors: (error, _request, reply) => {
@@ -65,9 +71,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   registerValidators(app);
   registerErrorHandling(app);
   registerJsonParser(app);
+  const refuseUnservable = registerClientErrorAnswers(app);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
+    refuseUnservable(request, reply);
   });
   // A write sent without a body (or with an empty JSON body) is validated as `{}`: bodiless
   // POSTs with only optional fields succeed, and others list their required fields.

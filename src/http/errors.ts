@@ -10,10 +10,13 @@ export const ERROR_CODES = {
   unauthorized: 401,
   not_found: 404,
   conflict: 409,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  expectation_failed: 417,
   validation_error: 422,
   rate_limit_exceeded: 429,
+  headers_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
 } as const;

@@ -1,0 +1,85 @@
+/**
+ * Answers that Node's HTTP server would otherwise send itself, before a request ever reaches
+ * Fastify's handlers: parser errors (malformed chunked bodies, conflicting or negative
+ * Content-Length, raw non-ASCII bytes in the path, headers or URL too long), request
+ * time-outs, an unknown `Expect`, a missing Host header, and requests arriving while the
+ * server drains. Each gets the API's error shape, like every other response.
+ */
+import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, ERROR_CODES, type ErrorCode } from './errors.js';
+
+/** The parser's error codes that are not a plain 400. */
+const CLIENT_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    code: 'headers_too_large',
+    message: 'The request line and headers are too large (the URL may be too long).',
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'request_timeout', message: 'The request was not received in time.' },
+};
+const MALFORMED = { code: 'bad_request', message: 'The request is not valid HTTP/1.1.' } as const;
+
+function errorJson(code: ErrorCode, message: string): string {
+  return JSON.stringify({ error: { code, message } });
+}
+
+/**
+ * Fastify's `clientErrorHandler`: the socket carries no parsed request, so the answer is
+ * written as raw bytes, and the connection closed (the parser cannot resynchronise).
+ */
+export function answerClientError(log: FastifyBaseLogger, error: Error & { code?: string }, socket: Duplex): void {
+  // A reset connection has nobody left to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const { code, message } = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED;
+  const status = ERROR_CODES[code];
+  log.debug({ err: error, status }, 'malformed request refused');
+  if (socket.writable) {
+    const body = errorJson(code, message);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/** Node answers an `Expect` other than `100-continue` itself, with an empty 417, unless told otherwise. */
+function answerUnmetExpectation(_request: IncomingMessage, response: ServerResponse): void {
+  const body = errorJson('expectation_failed', 'Only "Expect: 100-continue" is supported.');
+  response.writeHead(ERROR_CODES.expectation_failed, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  });
+  response.end(body);
+}
+
+/**
+ * Takes over what Node and Fastify would otherwise answer in their own shapes. Node's
+ * Host-header check and Fastify's 503 while closing are turned off in the server options
+ * (see app.ts); the returned check does them instead and is called from the app's one
+ * onRequest hook, so the common path pays no extra hook.
+ */
+export function registerClientErrorAnswers(
+  app: FastifyInstance,
+): (request: FastifyRequest, reply: FastifyReply) => void {
+  (app.server as Server).on('checkExpectation', answerUnmetExpectation);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  return function refuseUnservable(request, reply) {
+    // Fastify already marks the response `Connection: close` while it drains.
+    if (closing) {
+      throw new ApiError('service_unavailable', 'The server is restarting. Please retry.', undefined, {
+        'Retry-After': '1',
+      });
+    }
+    // RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400.
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      reply.header('connection', 'close');
+      throw new ApiError('bad_request', 'An HTTP/1.1 request must carry a Host header.');
+    }
+  };
+}

@@ -1,0 +1,200 @@
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them, sent as raw bytes to the real
+ * server on a port: every answer must still be the API's `{ error: { code, message } }`.
+ * Nothing here touches storage, so SQLite alone covers it.
+ */
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { createTestEnv, type TestEnv } from '../helpers.js';
+import { assertErrorShape } from './support.js';
+
+interface RawAnswer {
+  status: number;
+  headers: string;
+  body: unknown;
+}
+
+/** Sends `bytes` on a fresh connection and parses the one answer the server sends before closing. */
+function exchange(port: number, bytes: string | Buffer, afterMs = 2000): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => socket.destroy(new Error(`connection still open after ${afterMs} ms`)), afterMs);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString('utf8');
+      const head = text.slice(0, text.indexOf('\r\n\r\n'));
+      const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(head)?.[1]);
+      try {
+        resolve({ status, headers: head.toLowerCase(), body: JSON.parse(text.slice(head.length + 4)) });
+      } catch {
+        reject(new Error(`not a JSON answer: ${JSON.stringify(text.slice(0, 300))}`));
+      }
+    });
+    socket.write(bytes);
+  });
+}
+
+const HOST = 'Host: 127.0.0.1\r\n';
+const POST = `POST /api/v1/conversions HTTP/1.1\r\n${HOST}Content-Type: application/json\r\n`;
+
+/** What the adversarial probe sent (issue #12, point 7) and what each must be answered with. */
+const MALFORMED: Array<{ name: string; bytes: string | Buffer; status: number; code: string }> = [
+  {
+    name: 'a malformed chunked body',
+    bytes: `${POST}Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
+    status: 400,
+    code: 'bad_request',
+  },
+  {
+    name: 'Content-Length together with Transfer-Encoding',
+    bytes: `${POST}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+    status: 400,
+    code: 'bad_request',
+  },
+  {
+    name: 'two different Content-Length headers',
+    bytes: `${POST}Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}`,
+    status: 400,
+    code: 'bad_request',
+  },
+  { name: 'a negative Content-Length', bytes: `${POST}Content-Length: -1\r\n\r\n`, status: 400, code: 'bad_request' },
+  {
+    name: 'raw non-ASCII bytes in the path',
+    bytes: Buffer.concat([
+      Buffer.from('GET /api/v1/offers/'),
+      Buffer.from([0xc3, 0xa9, 0xff]),
+      Buffer.from(` HTTP/1.1\r\n${HOST}\r\n`),
+    ]),
+    status: 400,
+    code: 'bad_request',
+  },
+  {
+    name: 'a space inside a header name',
+    bytes: `GET /health HTTP/1.1\r\n${HOST}Bad Header: x\r\n\r\n`,
+    status: 400,
+    code: 'bad_request',
+  },
+  { name: 'an unknown method', bytes: `BREW /health HTTP/1.1\r\n${HOST}\r\n`, status: 400, code: 'bad_request' },
+  { name: 'no HTTP at all', bytes: 'HELLO\r\n\r\n', status: 400, code: 'bad_request' },
+  {
+    name: 'a URL of 17 KB',
+    bytes: `GET /api/v1/offers?x=${'a'.repeat(17_000)} HTTP/1.1\r\n${HOST}\r\n`,
+    status: 431,
+    code: 'headers_too_large',
+  },
+  {
+    name: 'headers of 20 KB',
+    bytes: `GET /health HTTP/1.1\r\n${HOST}X-Filler: ${'b'.repeat(20_000)}\r\n\r\n`,
+    status: 431,
+    code: 'headers_too_large',
+  },
+  {
+    name: 'an HTTP/1.1 request without Host',
+    bytes: 'GET /health HTTP/1.1\r\n\r\n',
+    status: 400,
+    code: 'bad_request',
+  },
+  {
+    name: 'an Expect header other than 100-continue',
+    bytes: `GET /health HTTP/1.1\r\n${HOST}Expect: teapot\r\n\r\n`,
+    status: 417,
+    code: 'expectation_failed',
+  },
+];
+
+describe('answers to requests the HTTP parser refuses', () => {
+  let env: TestEnv;
+  let port: number;
+  before(async () => {
+    env = await createTestEnv('sqlite');
+    await env.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (env.app.server.address() as net.AddressInfo).port;
+  });
+  after(() => env.close());
+
+  for (const probe of MALFORMED) {
+    it(`answers ${probe.name} with ${probe.status} ${probe.code} in the API's error shape`, async () => {
+      const answer = await exchange(port, probe.bytes);
+      assert.equal(answer.status, probe.status);
+      assertErrorShape(answer, probe.name);
+      assert.equal((answer.body as { error: { code: string } }).error.code, probe.code);
+      assert.match(answer.headers, /content-type: application\/json/);
+    });
+  }
+
+  it('still serves an HTTP/1.0 request without Host', async () => {
+    const answer = await exchange(port, 'GET /health HTTP/1.0\r\n\r\n');
+    assert.equal(answer.status, 200);
+    assert.deepEqual(answer.body, { status: 'ok' });
+  });
+});
+
+describe('answers while the server is stopping or the client is too slow', () => {
+  it('answers a request that arrives during shutdown with 503 service_unavailable in the error shape', async () => {
+    const env = await createTestEnv('sqlite');
+    let releaseSlow = () => {};
+    const slowStarted = new Promise<void>((started) => {
+      env.app.get('/slow-for-test', async () => {
+        started();
+        await new Promise<void>((resolve) => {
+          releaseSlow = resolve;
+        });
+        return { slow: true };
+      });
+    });
+    const draining = new Promise<void>((resolve) => env.app.addHook('preClose', async () => resolve()));
+    try {
+      await env.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (env.app.server.address() as net.AddressInfo).port;
+      // A request in flight keeps its connection open during the drain; a second request
+      // sent on it then reaches the app while it is stopping.
+      const socket = net.connect(port, '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.write(`GET /slow-for-test HTTP/1.1\r\n${HOST}\r\n`);
+      await slowStarted;
+      const closing = env.app.close();
+      await draining;
+      socket.write(`GET /health HTTP/1.1\r\n${HOST}\r\n`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      releaseSlow();
+      await closed;
+      await closing;
+      const text = Buffer.concat(chunks).toString();
+      const second = text.slice(text.indexOf('HTTP/1.1', 1));
+      assert.match(text, /^HTTP\/1\.1 200 /, 'the request in flight is finished');
+      assert.match(second, /^HTTP\/1\.1 503 /);
+      assert.match(second.toLowerCase(), /retry-after: 1/);
+      const body = JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4));
+      assertErrorShape({ status: 503, body }, 'during shutdown');
+      assert.equal(body.error.code, 'service_unavailable');
+    } finally {
+      await env.close().catch(() => {});
+    }
+  });
+
+  it('answers a request whose headers never finish with 408 request_timeout (time-out shortened)', async () => {
+    const env = await createTestEnv('sqlite', { env: { REQUEST_TIMEOUT: '300ms' } });
+    try {
+      // Node checks for expired requests on an interval (30 s by default): shortened for the test.
+      (env.app.server as typeof env.app.server & { connectionsCheckingInterval: number }).connectionsCheckingInterval =
+        100;
+      env.app.server.headersTimeout = 300;
+      // …and the idle time-out (also REQUEST_TIMEOUT) lengthened, so it does not cut the socket first.
+      env.app.server.timeout = 10_000;
+      await env.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (env.app.server.address() as net.AddressInfo).port;
+      const answer = await exchange(port, `GET /health HTTP/1.1\r\n${HOST}X-Never: ending`, 5000);
+      assert.equal(answer.status, 408);
+      assertErrorShape(answer, 'stalled headers');
+      assert.equal((answer.body as { error: { code: string } }).error.code, 'request_timeout');
+    } finally {
+      await env.close();
+    }
+  });
+});
