@@ -113,6 +113,24 @@ for (const dialect of DIALECTS) {
       expectError(await env.request('GET', `${CONVERSIONS}?status=paid`, { key }), 422, 'validation_error');
     });
 
+    it('answers 422 for a reversed range, like /reports does', async () => {
+      const reversed = '?from=2026-11-30&to=2026-11-01';
+      const error = expectError(
+        await env.request('GET', `${CONVERSIONS}${reversed}`, { key }),
+        422,
+        'validation_error',
+      );
+      assert.deepEqual(error.details, [{ path: 'query.from', message: 'must not be after to' }]);
+      expectError(await env.request('GET', `/api/v1/reports${reversed}`, { key }), 422, 'validation_error');
+      const instants = '?from=2026-11-21T12:00:00.001Z&to=2026-11-21T12:00:00.000Z';
+      expectError(await env.request('GET', `${CONVERSIONS}${instants}`, { key }), 422, 'validation_error');
+      assert.equal(
+        await listed('?from=2026-11-21T12:00:00.000Z&to=2026-11-21T12:00:00.000Z'),
+        'c',
+        'an instant is a range',
+      );
+    });
+
     it('answers 422 for a date that does not exist on the calendar', async () => {
       expectError(await env.request('GET', `${CONVERSIONS}?from=2026-02-30`, { key }), 422, 'validation_error');
     });

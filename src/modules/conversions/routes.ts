@@ -32,6 +32,16 @@ function parseInstant(text: string, edge: 'from' | 'to'): number {
 
 const MS_PER_DAY = 86_400_000;
 
+/** The range of `?from=&to=`; a reversed one is refused like the reports' (not answered empty). */
+function parseRange(from: string | undefined, to: string | undefined): { fromMs?: number; toMs?: number } {
+  const fromMs = from === undefined ? undefined : parseInstant(from, 'from');
+  const toMs = to === undefined ? undefined : parseInstant(to, 'to');
+  if (fromMs !== undefined && toMs !== undefined && fromMs > toMs) {
+    throw ApiError.validation([{ path: 'query.from', message: 'must not be after to' }]);
+  }
+  return { fromMs, toMs };
+}
+
 export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
@@ -69,8 +79,7 @@ export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const rows = await listConversions(ctx.db.read, request.auth.brandId, {
           ...q,
           limit,
-          fromMs: q.from === undefined ? undefined : parseInstant(q.from, 'from'),
-          toMs: q.to === undefined ? undefined : parseInstant(q.to, 'to'),
+          ...parseRange(q.from, q.to),
         });
         return toPage(rows, limit, conversionToApi);
       },
