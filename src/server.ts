@@ -16,25 +16,7 @@ export async function serve(config: Config, role: Role): Promise<void> {
   if (applied.length > 0) ctx.logger.info({ applied }, 'migrations applied');
 
   const first = await bootstrapDefaultBrand(ctx);
-  if (first) {
-    // Printed once, on purpose, outside the log stream: this is the only time the key exists in clear.
-    process.stdout.write(
-      [
-        '',
-        '  Affitrack is set up. A "Default" brand was created with this API key (shown once, store it now):',
-        '',
-        `    ${first.apiKey}`,
-        '',
-        `  Try: curl -H "Authorization: Bearer ${first.apiKey}" ${config.publicUrl}/api/v1/brand`,
-        '',
-        '  To sign in to the dashboard, create a user:',
-        `    npx affitrack users create --brand ${first.brand.id} --email you@example.com`,
-        `  then open ${config.publicUrl}/dashboard`,
-        '',
-        '',
-      ].join('\n'),
-    );
-  }
+  if (first) showFirstKey(first.apiKey, first.brand.id, config.publicUrl);
 
   // Read the datacenter ranges now, so the first click does not wait for them.
   if (role !== 'worker')
@@ -58,4 +40,29 @@ export async function serve(config: Config, role: Role): Promise<void> {
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/**
+ * The first key is printed once, for a person, and never into the structured log (which
+ * goes to stdout, where log shippers would keep it): on the terminal when stdout is one,
+ * otherwise on stderr, beside the process's other human-readable messages.
+ */
+function showFirstKey(apiKey: string, brandId: string, publicUrl: string): void {
+  const out = process.stdout.isTTY ? process.stdout : process.stderr;
+  out.write(
+    [
+      '',
+      '  Affitrack is set up. A "Default" brand was created with this API key (shown once, store it now):',
+      '',
+      `    ${apiKey}`,
+      '',
+      `  Try: curl -H "Authorization: Bearer ${apiKey}" ${publicUrl}/api/v1/brand`,
+      '',
+      '  To sign in to the dashboard, create a user:',
+      `    npx affitrack users create --brand ${brandId} --email you@example.com`,
+      `  then open ${publicUrl}/dashboard`,
+      '',
+      '',
+    ].join('\n'),
+  );
 }

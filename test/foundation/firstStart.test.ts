@@ -1,0 +1,108 @@
+/**
+ * The first `serve` on an empty database prints the new API key once, for a person: on the
+ * terminal when stdout is one, otherwise on stderr — never among the JSON log lines on stdout.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { CLI, freePort, ROOT, waitFor } from '../chaos/harness.js';
+
+const KEY = /afk_[A-Za-z0-9_-]+/g;
+
+function hasScript(): boolean {
+  try {
+    execFileSync('script', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until the server logs that it started (then runs `check`), and stops it. */
+async function whileStarted(child: ChildProcess, output: () => string, check: () => Promise<void> = async () => {}) {
+  try {
+    await waitFor('affitrack started', () => output().includes('affitrack started'), 30_000, 100);
+    await check();
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
+}
+
+describe('the first API key on first start', () => {
+  let dataDir: string;
+  before(() => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'affitrack-first-'));
+  });
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  const env = (dir: string, port: number) => ({
+    ...process.env,
+    DATA_DIR: dir,
+    DATABASE_URL: '',
+    REDIS_URL: '',
+    PORT: String(port),
+    LOG_LEVEL: 'info',
+  });
+
+  it('goes to stderr, not into the JSON log on stdout, when stdout is not a terminal', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
+      cwd: ROOT,
+      env: env(path.join(dataDir, 'piped'), port),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    let status = 0;
+    const keys = () => [...new Set(stderr.match(KEY) ?? [])];
+    await whileStarted(
+      child,
+      () => stdout,
+      async () => {
+        assert.equal(keys().length, 1, `one key on stderr: ${stderr}`);
+        const res = await fetch(`http://127.0.0.1:${port}/api/v1/brand`, {
+          headers: { authorization: `Bearer ${keys()[0]}` },
+        });
+        status = res.status;
+      },
+    );
+    assert.equal(status, 200, 'the printed key is the real one');
+    assert.match(stderr, /shown once/);
+    assert.doesNotMatch(stdout, KEY);
+    const lines = stdout.trim().split('\n');
+    assert.ok(lines.length >= 2, stdout);
+    for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), `not a JSON log line: ${line}`);
+  });
+
+  it('goes to the terminal when stdout is one', {
+    skip: hasScript() ? false : '`script` is not installed',
+  }, async () => {
+    const port = await freePort();
+    const errFile = path.join(dataDir, 'tty-stderr.txt');
+    const command = [process.execPath, '--import', 'tsx', CLI, 'serve'].map((p) => `'${p}'`).join(' ');
+    // `script` gives the server a pseudo-terminal as stdout; stderr goes to a file.
+    const child = spawn('script', ['-qfec', `${command} 2>'${errFile}'`, '/dev/null'], {
+      cwd: ROOT,
+      env: env(path.join(dataDir, 'tty'), port),
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    let terminal = '';
+    child.stdout.on('data', (chunk) => {
+      terminal += chunk;
+    });
+    await whileStarted(child, () => terminal);
+    assert.equal(new Set(terminal.match(KEY) ?? []).size, 1, terminal);
+    assert.match(terminal, /shown once/);
+    assert.doesNotMatch(readFileSync(errFile, 'utf8'), KEY);
+  });
+});
