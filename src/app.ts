@@ -11,7 +11,7 @@ import type { AppContext } from './context.js';
 import { apiKeyHook } from './http/auth.js';
 import { answerClientError, registerClientErrorAnswers } from './http/clientErrors.js';
 import { ApiError, registerErrorHandling, sendError, toApiError } from './http/errors.js';
-import { refuseNulBytes } from './http/nulBytes.js';
+import { refuseUnstorableText } from './http/inputText.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerValidators } from './http/validation.js';
 import { brandRoutes } from './modules/brands/routes.js';
@@ -82,7 +82,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && BODY_METHODS.has(request.method)) request.body = {};
   });
-  app.addHook('preValidation', refuseNulBytes);
+  app.addHook('preValidation', refuseUnstorableText);
   // One log line per request (instead of Fastify's two) keeps logging cheap; the URL is
   // logged without its query string, which may carry tokens.
   app.addHook('onResponse', async (request, reply) => {

@@ -12,16 +12,30 @@ const NOT_FOUND_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-
 <body style="font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem">
 <h1>This link is not active</h1><p>The offer behind this link is paused or no longer available.</p></body></html>`;
 
-/** Longest sub value kept; longer ones are cut rather than refused. */
+/** Longest sub value kept, in characters (code points); longer ones are cut rather than refused. */
 const MAX_SUB_LENGTH = 255;
 const MAX_HEADER_LENGTH = 1024;
 
-/** First value, without NUL characters (PostgreSQL text cannot hold them), cut to `max`. */
+/**
+ * First value, made storable alike on both databases (see http/inputText.ts) — NUL
+ * characters dropped, lone surrogates replaced by U+FFFD — and cut to `max` code points, so
+ * a cut never splits a surrogate pair (which would make `encodeURIComponent` throw).
+ */
 function clean(value: unknown, max: number): string | null {
   const first = Array.isArray(value) ? value[0] : value;
   if (typeof first !== 'string') return null;
-  const text = first.replaceAll('\u0000', '').slice(0, max);
+  const text = cutToCodePoints(first.replaceAll('\u0000', '').toWellFormed(), max);
   return text === '' ? null : text;
+}
+
+function cutToCodePoints(text: string, max: number): string {
+  // Fewer UTF-16 units than `max` means fewer code points too: nothing to count.
+  if (text.length <= max) return text;
+  let units = 0;
+  for (let points = 0; points < max && units < text.length; points++) {
+    units += (text.codePointAt(units) ?? 0) > 0xffff ? 2 : 1;
+  }
+  return text.slice(0, units);
 }
 
 function subsFromQuery(query: Record<string, unknown>): Array<string | null> {
@@ -34,7 +48,7 @@ export function trackingRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/t/:offerId/:partnerId',
       {
-        config: { cleansNulBytes: true },
+        config: { cleansText: true },
         // A HEAD (link previews, crawlers) must not count as a click.
         exposeHeadRoute: false,
         schema: {

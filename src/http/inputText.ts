@@ -1,0 +1,72 @@
+/**
+ * Text the two databases cannot store alike is refused at the edge, the same way on both:
+ * - NUL characters: PostgreSQL text cannot hold them (the statement fails);
+ * - lone UTF-16 surrogates (`"\ud800"` in JSON): not Unicode text at all. SQLite and
+ *   PostgreSQL would store different replacements, and encoding them (a URL macro, a
+ *   signature) throws.
+ * In a path such text can only be a non-existent id (404); in a query string or body it is
+ * a validation error (422). Routes that must never lose a request (the tracking link) opt
+ * out and clean their input themselves.
+ */
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route makes its text storable itself (see clicks/routes.ts) instead of refusing it. */
+    cleansText?: boolean;
+  }
+}
+
+declare global {
+  // ES2024 (Node 20 has them; the ES2023 lib this project targets does not declare them).
+  interface String {
+    isWellFormed(): boolean;
+    toWellFormed(): string;
+  }
+}
+
+const NUL = 'must not contain NUL characters';
+const LONE_SURROGATE = 'must be well-formed Unicode (no lone UTF-16 surrogates)';
+
+function problemOf(text: string): string | null {
+  if (text.includes('\u0000')) return NUL;
+  if (!text.isWellFormed()) return LONE_SURROGATE;
+  return null;
+}
+
+/**
+ * The first string (or key) that cannot be stored, with its path, or null. Iterative, so a
+ * deeply nested body cannot overflow the stack.
+ */
+export function findUnstorableText(root: unknown): { path: string; message: string } | null {
+  const stack: Array<{ value: unknown; path: string }> = [{ value: root, path: '' }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop() as { value: unknown; path: string };
+    if (typeof value === 'string') {
+      const message = problemOf(value);
+      if (message) return { path, message };
+    } else if (value instanceof URLSearchParams) {
+      // Form bodies (the dashboard's) are checked like JSON ones.
+      for (const [key, inner] of value) stack.push({ value: inner, path: path ? `${path}.${key}` : key });
+    } else if (value && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) {
+        const innerPath = path ? `${path}.${key}` : key;
+        const message = problemOf(key);
+        // The path is echoed in the answer: made printable (the first bad key ends the walk).
+        if (message) return { path: innerPath.replaceAll('\u0000', '').toWellFormed(), message };
+        stack.push({ value: inner, path: innerPath });
+      }
+    }
+  }
+  return null;
+}
+
+export async function refuseUnstorableText(request: FastifyRequest): Promise<void> {
+  if (request.routeOptions.config?.cleansText) return;
+  if (findUnstorableText(request.params) !== null) throw new ApiError('not_found', 'Not found.');
+  const inQuery = findUnstorableText(request.query);
+  if (inQuery !== null) throw ApiError.validation([{ path: `query.${inQuery.path}`, message: inQuery.message }]);
+  const inBody = findUnstorableText(request.body);
+  if (inBody !== null) throw ApiError.validation([inBody]);
+}
