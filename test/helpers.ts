@@ -93,6 +93,20 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
 }
 
 /**
+ * A second, independent handle on the same database (its own SQLite connections, or its own
+ * PostgreSQL pool on the same schema), as another process would have. Dropping it only
+ * closes it: the data belongs to the first.
+ */
+export function anotherHandle(database: TestDatabase): TestDatabase {
+  const db = new Database({
+    databaseUrl: database.url,
+    dataDir: database.dataDir,
+    ...(database.schema ? { schema: database.schema, poolSize: 5 } : {}),
+  });
+  return { ...database, db, drop: () => db.close() };
+}
+
+/**
  * `migrateToLatest`, retried when PostgreSQL reports a schema vanishing under it: Kysely's
  * migrator introspects the tables of every schema before taking its lock, and other test
  * files drop their own schemas concurrently (SQLSTATE 3F000). Never seen outside tests,

@@ -17,7 +17,7 @@ import { isBlocklisted } from '../fraud/blocklist.js';
 import { loadDatacenterRanges } from '../fraud/datacenter.js';
 import { detectSignals, isHighRisk, scoreSignals, VELOCITY_MAX_CLICKS, VELOCITY_WINDOW_MS } from '../fraud/scoring.js';
 import { findOfferOfAnyBrand } from '../offers/repository.js';
-import { findPartner, type PartnerRow } from '../partners/repository.js';
+import { findPartner, lockPartnerStatus, type PartnerRow } from '../partners/repository.js';
 import { banPartnerInTrx } from '../partners/service.js';
 import { addToRollups } from '../reports/rollups.js';
 import { fillMacros } from './macros.js';
@@ -104,7 +104,8 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
     isBlocklisted(ctx, brand.id, ip, input.userAgent),
   ]);
 
-  const { click, capReached } = await ctx.db.transact(async (trx) => {
+  const autoBanRule = brand.auto_ban_high_risk_clicks !== null && brand.auto_ban_window_minutes !== null;
+  const stored = await ctx.db.transact(async (trx) => {
     const now = ctx.clock.now();
     const recent = (await recentClicksFromIp.first(trx, offer.id, ip, now - VELOCITY_WINDOW_MS)) ?? { n: 0 };
     const detected = detectSignals({
@@ -116,6 +117,12 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
     const score = scoreSignals(detected);
     const highRisk = isHighRisk(score, brand.fraud_threshold);
     const signals: FraudSignal[] = highRisk ? ['high_risk_score', ...detected] : detected;
+    // A click that may ban its partner re-reads the partner's status under a lock: the read
+    // above is outside this transaction, and concurrent clicks (in this or another process)
+    // would otherwise all pass it and be redirected after the ban. Only these clicks pay.
+    if (highRisk && autoBanRule && (await lockPartnerStatus(trx, ctx.db.dialect, partner.id)) !== 'active') {
+      return null;
+    }
     const row: ClickRow = {
       id: newId('clk', now),
       brand_id: brand.id,
@@ -155,6 +162,8 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
     }
     return { click: row, capReached: await isAnyCapReached(trx, offer, brand.timezone, now) };
   });
+  if (!stored) return { found: false };
+  const { click, capReached } = stored;
 
   const target = capReached && offer.fallback_url ? offer.fallback_url : offer.destination_url;
   const location = fillMacros(target, {

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import { toIso, toIsoOrNull } from '../../clock.js';
-import type { Queryable } from '../../db/database.js';
+import type { Dialect, Queryable, Trx } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import type { PartnerTable } from '../../db/schema.js';
 import type { Partner } from './schemas.js';
@@ -27,6 +27,28 @@ const partnerOfBrand = prepared(2, (q, brandId: string, id: string) =>
 
 export function findPartner(q: Queryable, brandId: string, id: string): Promise<PartnerRow | undefined> {
   return partnerOfBrand.first(q, brandId, id);
+}
+
+const partnerStatusLocked = prepared(1, (q, id: string) =>
+  q.selectFrom('partners').select('status').where('id', '=', id).forUpdate(),
+);
+/** SQLite has no row locks: its write transaction already excludes every other writer. */
+const partnerStatusInWriteTransaction = prepared(1, (q, id: string) =>
+  q.selectFrom('partners').select('status').where('id', '=', id),
+);
+
+/**
+ * The partner's current status, read inside the caller's write transaction and held there
+ * (a row lock on PostgreSQL), so a decision taken on it cannot race another transaction's
+ * change of the status.
+ */
+export async function lockPartnerStatus(
+  trx: Trx,
+  dialect: Dialect,
+  id: string,
+): Promise<PartnerRow['status'] | undefined> {
+  const query = dialect === 'postgres' ? partnerStatusLocked : partnerStatusInWriteTransaction;
+  return (await query.first(trx, id))?.status;
 }
 
 export function listPartners(

@@ -1,0 +1,83 @@
+/**
+ * The automation ban under concurrency (issue #12, point 5): a burst of bot clicks sent at
+ * once, over real HTTP, to one app instance or to two instances on one database (as two
+ * processes would be). Once the rule's count is reached no further click of the partner may
+ * be redirected — exactly `highRiskClicks` redirects, whatever the interleaving.
+ */
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { after, describe, it } from 'node:test';
+import { anotherHandle, createTestDatabase, createTestEnv, DIALECTS, type TestEnv } from '../helpers.js';
+
+const RULE = { highRiskClicks: 5, windowMinutes: 10 };
+const BURST = 50;
+/** A datacenter address (50) and a bot user agent (40): high risk at the default threshold of 75. */
+const BOT = { 'x-forwarded-for': '3.5.140.1', 'user-agent': 'curl/8.5.0' };
+const SETTINGS = { RATE_LIMIT_PER_MINUTE: '100000', TRUST_PROXY: 'true' };
+
+async function listen(env: TestEnv): Promise<string> {
+  await env.app.listen({ port: 0, host: '127.0.0.1' });
+  return `http://127.0.0.1:${(env.app.server.address() as AddressInfo).port}`;
+}
+
+for (const dialect of DIALECTS) {
+  for (const instances of [1, 2]) {
+    describe(`automation ban of a burst of ${BURST} bot clicks on ${instances} app instance(s) (${dialect})`, () => {
+      const cleanup: Array<() => Promise<void>> = [];
+      after(async () => {
+        for (const step of cleanup.reverse()) await step();
+      });
+
+      it(`redirects exactly ${RULE.highRiskClicks} clicks, stores only those and bans the partner once`, async () => {
+        const database = await createTestDatabase(dialect);
+        cleanup.push(() => database.drop());
+        const first = await createTestEnv(dialect, { env: SETTINGS, database });
+        cleanup.push(async () => {
+          await first.close();
+          await first.ctx.db.close();
+        });
+        const envs = [first];
+        if (instances === 2) {
+          const second = anotherHandle(database);
+          const env = await createTestEnv(dialect, { env: SETTINGS, database: second, clock: first.clock });
+          cleanup.push(async () => {
+            await env.close();
+            await second.drop();
+          });
+          envs.push(env);
+        }
+        const bases = await Promise.all(envs.map(listen));
+
+        assert.equal((await first.request('PATCH', '/api/v1/brand', { body: { autoBan: RULE } })).status, 200);
+        const offer = await first.request('POST', '/api/v1/offers', {
+          body: { name: 'Offer', destinationUrl: 'https://shop.example/' },
+        });
+        const partner = await first.request('POST', '/api/v1/partners', {
+          body: { name: 'Bot farm', email: 'bots@example.com' },
+        });
+        const path = `/t/${offer.body.id}/${partner.body.id}`;
+
+        const statuses = await Promise.all(
+          Array.from({ length: BURST }, async (_, i) => {
+            const res = await fetch(`${bases[i % bases.length]}${path}`, { headers: BOT, redirect: 'manual' });
+            await res.arrayBuffer();
+            return res.status;
+          }),
+        );
+
+        const redirected = statuses.filter((s) => s === 302).length;
+        assert.equal(redirected, RULE.highRiskClicks, `statuses: ${statuses.join(',')}`);
+        assert.equal(statuses.filter((s) => s === 404).length, BURST - RULE.highRiskClicks);
+        const stored = await first.request('GET', `/api/v1/clicks?partnerId=${partner.body.id}&limit=100`);
+        assert.equal(stored.body.data.length, RULE.highRiskClicks, 'only the redirected clicks are stored');
+        assert.equal((await first.request('GET', `/api/v1/partners/${partner.body.id}`)).body.status, 'banned');
+        const bans = await first.ctx.db.read
+          .selectFrom('events')
+          .select('payload')
+          .where('type', '=', 'partner.banned')
+          .execute();
+        assert.equal(bans.length, 1, 'partner.banned fires once');
+      });
+    });
+  }
+}
