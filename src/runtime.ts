@@ -6,7 +6,9 @@ import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { Database } from './db/database.js';
-import { MemoryRateLimiter, RedisRateLimiter } from './http/rateLimit.js';
+import { PostgresCounter } from './http/postgresCounter.js';
+import { FallbackRateLimiter, MemoryRateLimiter, type RateLimiter } from './http/rateLimit.js';
+import { RedisCounter } from './http/redisCounter.js';
 import { ApiKeyAuthenticator } from './modules/apiKeys/service.js';
 import { WakeSignal } from './signals.js';
 
@@ -34,11 +36,23 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? createLogger(config);
   const db = overrides.db ?? new Database({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const rateLimiter = config.redisUrl ? new RedisRateLimiter(config.redisUrl) : new MemoryRateLimiter(clock);
+  const rateLimiter = createRateLimiter(config, db, clock, logger);
   const authenticator = new ApiKeyAuthenticator(db, clock, (error) =>
     logger.warn({ err: error }, 'could not record API key use'),
   );
   return { config, db, clock, logger, rateLimiter, authenticator, deliveriesQueued: new WakeSignal() };
+}
+
+/**
+ * Where rate limits are counted: in Redis when configured; else in PostgreSQL when it is the
+ * database (several processes may serve one brand); else (SQLite, one process) in memory.
+ * A shared store falls back to this process's memory while it is unreachable.
+ */
+function createRateLimiter(config: Config, db: Database, clock: Clock, logger: FastifyBaseLogger): RateLimiter {
+  const local = new MemoryRateLimiter(clock);
+  if (config.redisUrl) return new FallbackRateLimiter(new RedisCounter(config.redisUrl), local, logger);
+  if (db.dialect === 'postgres') return new FallbackRateLimiter(new PostgresCounter(db, clock), local, logger);
+  return local;
 }
 
 export async function closeContext(ctx: AppContext): Promise<void> {

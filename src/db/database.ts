@@ -160,6 +160,17 @@ export class Database {
     await sql`select 1`.execute(this.read);
   }
 
+  /**
+   * PostgreSQL only: the pool, for one statement that commits on its own — a round trip,
+   * where `transact` takes three (BEGIN, the statement, COMMIT). Only for a write that needs
+   * no atomicity with any other (the shared rate-limit counter); on SQLite every write must
+   * go through `transact` (group commit), so there is none.
+   */
+  get standaloneWriter(): Kysely<Schema> {
+    if (this.dialect !== 'postgres') throw new Error('standalone writes exist on PostgreSQL only');
+    return this.write;
+  }
+
   /** Kysely instance for administrative work (migrations). */
   get admin(): Kysely<Schema> {
     return this.write;

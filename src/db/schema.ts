@@ -248,6 +248,13 @@ export interface DashboardSessionTable {
   expires_at: number;
 }
 
+/** One fixed rate-limit window per key (PostgreSQL without Redis; see http/postgresCounter.ts). */
+export interface RateLimitWindowTable {
+  key: string;
+  count: number;
+  reset_at: number;
+}
+
 export interface Schema {
   brands: BrandTable;
   api_keys: ApiKeyTable;
@@ -267,4 +274,5 @@ export interface Schema {
   partner_postbacks: PartnerPostbackTable;
   dashboard_users: DashboardUserTable;
   dashboard_sessions: DashboardSessionTable;
+  rate_limit_windows: RateLimitWindowTable;
 }

@@ -22,23 +22,19 @@ export function setRateLimitHeaders(reply: FastifyReply, decision: RateDecision)
   reply.header('RateLimit-Reset', decision.resetSeconds);
 }
 
-/** Counts one request against `key`; throws 429 once the window is used up. */
+/**
+ * Counts one request against `key`; throws 429 once the window is used up. (`_request` is
+ * unused since the limiter stopped logging per request; kept so callers stay unchanged.)
+ */
 export async function enforceRateLimit(
   ctx: AppContext,
-  request: FastifyRequest,
+  _request: FastifyRequest,
   reply: FastifyReply,
   key: string,
   limit: number,
 ): Promise<void> {
-  let decision: RateDecision;
-  try {
-    decision = await ctx.rateLimiter.hit(key, limit);
-  } catch (error) {
-    // A shared-counter outage (Redis down) must not take the API down with it: let the
-    // request through unlimited and say so in the log.
-    request.log.warn({ err: error }, 'rate limiter unavailable; request not counted');
-    return;
-  }
+  // Never rejects: a shared-store outage is counted per process (see http/rateLimit.ts).
+  const decision = await ctx.rateLimiter.hit(key, limit);
   setRateLimitHeaders(reply, decision);
   if (!decision.allowed) {
     throw new ApiError(

@@ -1,9 +1,13 @@
 /**
  * Fixed-window rate limiting: a window opens on a key's first request and lasts
- * WINDOW_MS; within it at most `limit` requests pass. Counted in process memory, or in
- * Redis when several processes must count together.
+ * WINDOW_MS; within it at most `limit` requests pass. Counted in process memory, or in a
+ * shared store (Redis, or PostgreSQL without Redis) when several processes count together.
+ *
+ * A limiter never fails a request and never makes one wait on an unreachable store: while
+ * the shared store is down, each process counts on its own (so a brute force stays
+ * throttled), says so once in the log, and goes back to the shared count when it returns.
  */
-import { Redis } from 'ioredis';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 
 export const WINDOW_MS = 60_000;
@@ -17,11 +21,22 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
+  /** Counts one request against `key`. Never rejects. */
   hit(key: string, limit: number): Promise<RateDecision>;
   close(): Promise<void>;
 }
 
-function decide(count: number, limit: number, msLeft: number): RateDecision {
+/** A store that counts for every process. Its `hit` rejects when the store cannot answer. */
+export interface SharedCounter {
+  /** For the log: `Redis`, `PostgreSQL`. */
+  readonly name: string;
+  /** False while the store is known to be unreachable, so a request need not try it. */
+  readonly connected: boolean;
+  hit(key: string, limit: number): Promise<RateDecision>;
+  close(): Promise<void>;
+}
+
+export function decide(count: number, limit: number, msLeft: number): RateDecision {
   return {
     allowed: count <= limit,
     limit,
@@ -58,35 +73,46 @@ export class MemoryRateLimiter implements RateLimiter {
 }
 
 /**
- * INCR and the window's expiry in one atomic script, so concurrent processes can never
- * leave a counter without an expiry.
+ * Counts in `shared`; while it is unreachable, in this process's memory instead. One
+ * warning per outage (not per request), one line when shared counting resumes.
  */
-const HIT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-local ttl = redis.call('PTTL', KEYS[1])
-if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
-return {count, ttl}
-`;
-
-export class RedisRateLimiter implements RateLimiter {
-  private readonly redis: Redis;
+export class FallbackRateLimiter implements RateLimiter {
+  private outage = false;
 
   constructor(
-    url: string,
-    private readonly namespace = 'affitrack:rl:',
-  ) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
-    // Connection errors surface on the commands that hit them; do not crash on the event.
-    this.redis.on('error', () => {});
-  }
+    private readonly shared: SharedCounter,
+    private readonly local: RateLimiter,
+    private readonly log: FastifyBaseLogger,
+  ) {}
 
   async hit(key: string, limit: number): Promise<RateDecision> {
-    const [count, ttl] = (await this.redis.eval(HIT_SCRIPT, 1, this.namespace + key, WINDOW_MS)) as [number, number];
-    return decide(count, limit, ttl);
+    if (this.shared.connected) {
+      try {
+        const decision = await this.shared.hit(key, limit);
+        if (this.outage) {
+          this.outage = false;
+          this.log.info({ store: this.shared.name }, 'rate limits are counted in the shared store again');
+        }
+        return decision;
+      } catch (error) {
+        this.noteOutage(error);
+      }
+    } else {
+      this.noteOutage(null);
+    }
+    return this.local.hit(key, limit);
+  }
+
+  private noteOutage(error: unknown): void {
+    if (this.outage) return;
+    this.outage = true;
+    this.log.warn(
+      { store: this.shared.name, ...(error ? { err: error } : {}) },
+      'rate-limit store unreachable: each process counts its own requests until it returns',
+    );
   }
 
   async close(): Promise<void> {
-    this.redis.disconnect();
+    await Promise.all([this.shared.close(), this.local.close()]);
   }
 }

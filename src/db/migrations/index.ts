@@ -12,6 +12,7 @@ import * as m0005 from './0005_postbacks.js';
 import * as m0006 from './0006_dashboard.js';
 import * as m0007 from './0007_conversion_cap_periods.js';
 import * as m0008 from './0008_pending_deliveries_index.js';
+import * as m0009 from './0009_rate_limit_windows.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0006_dashboard': m0006,
   '0007_conversion_cap_periods': m0007,
   '0008_pending_deliveries_index': m0008,
+  '0009_rate_limit_windows': m0009,
 };
 
 export const migrationProvider: MigrationProvider = {

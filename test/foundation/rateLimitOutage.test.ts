@@ -1,0 +1,210 @@
+/**
+ * Rate limits while Redis is unreachable (issue #12, point 1). A Redis of the test's own (a
+ * second `redis-server` on a free port — never the shared one) is stopped, started again,
+ * and frozen (SIGSTOP), under two app instances on one database. While it is gone every
+ * request is answered without waiting for it, each process counts on its own (so limits —
+ * API keys, the application form, dashboard sign-ins — still hold), one warning is logged
+ * per outage, and shared counting resumes by itself.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import { freePort, waitFor } from '../chaos/harness.js';
+import { anotherHandle, createTestDatabase, createTestEnv, DIALECTS, REDIS_URL, type TestEnv } from '../helpers.js';
+
+const LIMIT = 10;
+const APPLY_LIMIT = 3;
+/** Far above the few milliseconds these requests take, far below the seconds each waited on the stalled client. */
+const ANSWERED_WITHIN_MS = 5000;
+const OUTAGE_LINE = 'rate-limit store unreachable';
+const RESUMED_LINE = 'counted in the shared store again';
+
+function hasRedisServer(): boolean {
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A private redis-server that can be stopped, started again on the same port, and frozen. */
+class OwnRedis {
+  private child: ChildProcess | null = null;
+  constructor(readonly port: number) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    this.child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on('error', () => {});
+    try {
+      await waitFor(
+        'own redis-server',
+        async () => {
+          await probe.connect().catch(() => {});
+          return (await probe.ping()) === 'PONG';
+        },
+        10_000,
+        50,
+      );
+    } finally {
+      probe.disconnect();
+    }
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    this.child = null;
+  }
+
+  freeze(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  thaw(): void {
+    this.child?.kill('SIGCONT');
+  }
+}
+
+const skip = !REDIS_URL ? 'TEST_REDIS_URL not set' : hasRedisServer() ? false : 'redis-server is not installed';
+const dialect = DIALECTS[DIALECTS.length - 1] ?? 'sqlite';
+
+describe(`rate limits while Redis is unreachable (${dialect})`, { skip }, () => {
+  let redis: OwnRedis;
+  let instances: TestEnv[];
+  const cleanup: Array<() => Promise<void>> = [];
+
+  before(async () => {
+    redis = new OwnRedis(await freePort());
+    await redis.start();
+    cleanup.push(() => redis.stop());
+    const database = await createTestDatabase(dialect);
+    cleanup.push(() => database.drop());
+    const env = {
+      REDIS_URL: redis.url,
+      RATE_LIMIT_PER_MINUTE: String(LIMIT),
+      APPLY_RATE_LIMIT_PER_MINUTE: String(APPLY_LIMIT),
+    };
+    const first = await createTestEnv(dialect, { env, database });
+    cleanup.push(async () => {
+      await first.close();
+      await first.ctx.db.close();
+    });
+    const secondHandle = anotherHandle(database);
+    const second = await createTestEnv(dialect, { env, database: secondHandle, clock: first.clock });
+    cleanup.push(async () => {
+      await second.close();
+      await secondHandle.drop();
+    });
+    instances = [first, second];
+  });
+  after(async () => {
+    redis.thaw();
+    for (const step of cleanup.reverse()) await step();
+  });
+
+  /** `n` requests with one new key, alternating between the instances (or on `only`); their statuses. */
+  async function burst(n: number, only?: TestEnv): Promise<number[]> {
+    const [first] = instances as [TestEnv, TestEnv];
+    const { apiKey } = await first.createBrand();
+    const statuses: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const env = only ?? (instances[i % 2] as TestEnv);
+      statuses.push((await env.request('GET', '/api/v1/brand', { key: apiKey })).status);
+    }
+    return statuses;
+  }
+  const count = (statuses: number[], status: number) => statuses.filter((s) => s === status).length;
+  const linesOf = (env: TestEnv, text: string) => env.logs.filter((line) => line.includes(text)).length;
+
+  it('counts the requests of both instances together while Redis is up', async () => {
+    const statuses = await burst(2 * LIMIT);
+    assert.equal(count(statuses, 200), LIMIT);
+    assert.equal(count(statuses, 429), LIMIT);
+  });
+
+  it('answers at once and counts per process while Redis is stopped, warning once per instance', async () => {
+    await redis.stop();
+    const started = performance.now();
+    const [first, second] = instances as [TestEnv, TestEnv];
+    const perProcess = [await burst(LIMIT + 5, first), await burst(LIMIT + 5, second)];
+    for (const statuses of perProcess) {
+      assert.deepEqual(statuses.slice(0, LIMIT), Array(LIMIT).fill(200));
+      assert.deepEqual(statuses.slice(LIMIT), Array(5).fill(429), 'a brute force stays throttled');
+    }
+
+    const applied: number[] = [];
+    for (let i = 0; i < APPLY_LIMIT + 2; i++) {
+      const res = await first.request('POST', '/api/public/partners/apply', {
+        key: null,
+        body: { brandSlug: first.brand.slug, name: `Applicant ${i}`, email: `a${i}@example.com` },
+      });
+      applied.push(res.status);
+    }
+    assert.deepEqual(applied, [...Array(APPLY_LIMIT).fill(201), 429, 429]);
+
+    const signIns: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      const res = await first.app.inject({
+        method: 'POST',
+        url: '/dashboard/login',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'email=someone%40example.com&password=guess',
+      });
+      signIns.push(res.statusCode);
+    }
+    assert.notEqual(signIns[0], 429);
+    assert.equal(signIns.at(-1), 429, `dashboard sign-ins: ${signIns.join(',')}`);
+
+    assert.ok(performance.now() - started < ANSWERED_WITHIN_MS, 'no request waited for Redis');
+    for (const env of instances) assert.equal(linesOf(env, OUTAGE_LINE), 1, 'one warning per outage, not per request');
+  });
+
+  it('counts in Redis again by itself once Redis is back', async () => {
+    await redis.start();
+    // Each instance reconnects on its own schedule (at most ~2 s apart from the restart).
+    for (const env of instances) {
+      await waitFor(
+        'shared counting to resume',
+        () => linesOf(env, RESUMED_LINE) === 1 || burst(1, env).then(() => false),
+        15_000,
+        200,
+      );
+    }
+    const statuses = await burst(2 * LIMIT);
+    assert.equal(count(statuses, 200), LIMIT, `statuses: ${statuses.join(',')}`);
+    assert.equal(count(statuses, 429), LIMIT);
+    for (const env of instances) assert.equal(linesOf(env, RESUMED_LINE), 1);
+  });
+
+  it('answers and counts per process while Redis is frozen, then resumes when it thaws', async () => {
+    redis.freeze();
+    const started = performance.now();
+    const [first] = instances as [TestEnv, TestEnv];
+    const statuses = await burst(LIMIT + 5, first);
+    assert.deepEqual(statuses, [...Array(LIMIT).fill(200), ...Array(5).fill(429)]);
+    assert.ok(performance.now() - started < ANSWERED_WITHIN_MS, 'no request waited for the frozen Redis');
+    assert.equal(linesOf(first, OUTAGE_LINE), 2, 'a second outage, a second warning');
+
+    redis.thaw();
+    await waitFor(
+      'shared counting to resume',
+      () => linesOf(first, RESUMED_LINE) === 2 || burst(1, first).then(() => false),
+      15_000,
+      200,
+    );
+  });
+});
