@@ -29,8 +29,13 @@ export function findPartner(q: Queryable, brandId: string, id: string): Promise<
   return partnerOfBrand.first(q, brandId, id);
 }
 
+/**
+ * NO KEY UPDATE: conflicts with another status change (an UPDATE of partners takes the same
+ * lock), not with the key-share locks that inserts referencing the partner take, so clicks
+ * and conversions of the partner are not held up by it.
+ */
 const partnerStatusLocked = prepared(1, (q, id: string) =>
-  q.selectFrom('partners').select('status').where('id', '=', id).forUpdate(),
+  q.selectFrom('partners').select('status').where('id', '=', id).forNoKeyUpdate(),
 );
 /** SQLite has no row locks: its write transaction already excludes every other writer. */
 const partnerStatusInWriteTransaction = prepared(1, (q, id: string) =>
