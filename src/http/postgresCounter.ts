@@ -75,7 +75,7 @@ export class PostgresCounter implements SharedCounter {
       const row = await addHits.first(this.db.standaloneWriter, key, batch.length, now, now + WINDOW_MS);
       if (!row) throw new Error('rate-limit upsert returned no row');
       const before = row.count - batch.length;
-      batch.forEach((hit, i) => hit.resolve(decide(before + i + 1, hit.limit, row.reset_at - now)));
+      for (const [i, hit] of batch.entries()) hit.resolve(decide(before + i + 1, hit.limit, row.reset_at - now));
       if (now >= this.nextSweepAt) this.sweep(now);
     } catch (error) {
       for (const hit of batch) hit.reject(error);
