@@ -201,6 +201,40 @@ for (const dialect of DIALECTS) {
       assert.equal(replay.statusCode, 303);
     });
 
+    it("binds form tokens to their session: another session's token is refused in the same browser", async () => {
+      const client = await signedInClient(env);
+      const first = client.csrf;
+      assert.equal((await client.post('/dashboard/settings/api-keys', { name: 'first session' })).status, 200);
+      // The same browser (same CSRF cookie) signs out and in as someone else.
+      await client.post('/dashboard/logout');
+      await client.get('/dashboard/login');
+      const signedOutToken = client.csrf;
+      assert.equal((await client.signIn(await createDashboardUser(env))).status, 303);
+      for (const [token, why] of [
+        [first, 'a token of the previous session'],
+        [signedOutToken, 'the sign-in page’s token'],
+      ] as const) {
+        const res = await client.post('/dashboard/settings/api-keys', { name: 'forged' }, { csrf: token });
+        assert.equal(res.status, 403, why);
+        assert.match(res.body, /This form could not be accepted/);
+      }
+      assert.equal((await client.post('/dashboard/settings/api-keys', { name: 'second session' })).status, 200);
+      const names = (await env.ctx.db.read.selectFrom('api_keys').select('name').execute()).map((k) => k.name);
+      assert.equal(names.includes('forged'), false);
+    });
+
+    it('sets the flash message cookie HttpOnly, SameSite=Lax, Path=/dashboard, for a minute', async () => {
+      const client = await signedInClient(env);
+      const res = await client.post('/dashboard/settings/blocklist', { type: 'ip', value: '198.51.100.7' });
+      assert.equal(res.status, 303);
+      const flash = res.setCookies.map(parseSetCookie).find((c) => c.name === 'affitrack_flash');
+      assert.ok(flash, JSON.stringify(res.setCookies));
+      assert.deepEqual(flash.attributes, { 'Max-Age': '60', Path: '/dashboard', HttpOnly: true, SameSite: 'Lax' });
+      const page = await client.get(res.location!);
+      assert.match(page.body, /198\.51\.100\.7 added to the blocklist\./);
+      assert.equal(client.cookies.has('affitrack_flash'), false, 'read once, then cleared');
+    });
+
     it('refuses every form post without the session CSRF token, or with a wrong one (403)', async () => {
       const client = await signedInClient(env);
       const fields = { name: 'Forged', destinationUrl: 'https://evil.example/' };

@@ -66,7 +66,7 @@ export function describeIssues(issues: ErrorObject[]): ErrorDetail[] {
     }
     if (issue.keyword === 'additionalProperties') {
       const extra = String(issue.params.additionalProperty);
-      return { path: path ? `${path}.${extra}` : extra, message: 'is not a field of this form' };
+      return { path: path ? `${path}.${extra}` : extra, message: 'is not expected here' };
     }
     // A union of literals (a status, an event name) reports one line per branch.
     if (issue.keyword === 'minLength' && issue.params.limit === 1) return { path, message: 'is required' };
