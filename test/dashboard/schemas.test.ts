@@ -71,7 +71,10 @@ for (const dialect of DIALECTS) {
 
     it('answers a form field no form knows with a 422 page, and changes nothing', async () => {
       for (const url of FORMS) {
-        assertRefusedPage(await client.post(url, { name: 'Smuggled', destinationUrl: 'https://x.example/', x: '1' }), url);
+        assertRefusedPage(
+          await client.post(url, { name: 'Smuggled', destinationUrl: 'https://x.example/', x: '1' }),
+          url,
+        );
       }
       const offers = await env.request('GET', '/api/v1/offers');
       assert.equal(offers.body.data.length, 0);

@@ -9,6 +9,7 @@ import { type DashboardApp, formError, render, runAction } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { ActionButton, Badge, CopyField, CsrfField, EmptyState, Pager, Time } from '../views/components.js';
 import { FormView } from '../views/form.js';
+import { Cell, Table } from '../views/table.js';
 import { SettingsTabs } from './settingsNav.js';
 
 const PAGE_SIZE = 25;
@@ -69,73 +70,55 @@ export function apiKeyPages(app: DashboardApp, ctx: AppContext): void {
                 <button type="submit">Create key</button>
               </form>
             </section>
-            <div class="table-wrap">
-              {page.data.length === 0 ? (
-                <EmptyState title="No API keys">Create one to call the API.</EmptyState>
-              ) : (
-                <table>
-                  <caption class="visually-hidden">API keys</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Prefix</th>
-                      <th scope="col">Created</th>
-                      <th scope="col">Last used</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Actions</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {page.data.map((k) => (
-                      <tr>
-                        <th scope="row" safe>
-                          {k.name}
-                        </th>
-                        <td class="mono" safe>
-                          {`${k.prefix}…`}
-                        </td>
-                        <td>
-                          <Time ms={k.created_at} timeZone={tz} />
-                        </td>
-                        <td>
-                          {k.last_used_at === null ? (
-                            <span class="muted">never</span>
-                          ) : (
-                            <Time ms={k.last_used_at} timeZone={tz} />
-                          )}
-                        </td>
-                        <td>
-                          {k.revoked_at === null ? (
-                            <Badge status="active" />
-                          ) : (
-                            <>
-                              <Badge status="revoked" />{' '}
-                              <span class="small muted">
-                                <Time ms={k.revoked_at} timeZone={tz} />
-                              </span>
-                            </>
-                          )}
-                        </td>
-                        <td>
-                          {k.revoked_at === null ? (
-                            <ActionButton
-                              csrf={session.csrfToken}
-                              action={`/dashboard/settings/api-keys/${k.id}/revoke`}
-                              label="Revoke"
-                              small
-                              tone="danger"
-                              confirm={`Revoke “${k.name}”? Requests with it get 401 at once.`}
-                            />
-                          ) : (
-                            ''
-                          )}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )}
-            </div>
+            <Table
+              caption="API keys"
+              columns={['Name', 'Prefix', 'Created', 'Last used', 'Status', 'Actions']}
+              rows={page.data.map((k) => (
+                <tr>
+                  <th scope="row" safe>
+                    {k.name}
+                  </th>
+                  <Cell class="mono" text={`${k.prefix}…`} />
+                  <td>
+                    <Time ms={k.created_at} timeZone={tz} />
+                  </td>
+                  <td>
+                    {k.last_used_at === null ? (
+                      <span class="muted">never</span>
+                    ) : (
+                      <Time ms={k.last_used_at} timeZone={tz} />
+                    )}
+                  </td>
+                  <td>
+                    {k.revoked_at === null ? (
+                      <Badge status="active" />
+                    ) : (
+                      <>
+                        <Badge status="revoked" />{' '}
+                        <span class="small muted">
+                          <Time ms={k.revoked_at} timeZone={tz} />
+                        </span>
+                      </>
+                    )}
+                  </td>
+                  <td>
+                    {k.revoked_at === null ? (
+                      <ActionButton
+                        csrf={session.csrfToken}
+                        action={`/dashboard/settings/api-keys/${k.id}/revoke`}
+                        label="Revoke"
+                        small
+                        tone="danger"
+                        confirm={`Revoke “${k.name}”? Requests with it get 401 at once.`}
+                      />
+                    ) : (
+                      ''
+                    )}
+                  </td>
+                </tr>
+              ))}
+              empty={<EmptyState title="No API keys">Create one to call the API.</EmptyState>}
+            />
             <Pager path="/dashboard/settings/api-keys" query={{ cursor }} nextCursor={page.nextCursor} />
           </>
         );

@@ -9,6 +9,7 @@ import { type DashboardApp, formError, render, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, CsrfField, EmptyState, Pager, Time } from '../views/components.js';
 import { FormView } from '../views/form.js';
+import { Cell, Table } from '../views/table.js';
 import { SettingsTabs } from './settingsNav.js';
 
 const PAGE_SIZE = 50;
@@ -58,45 +59,29 @@ export function blocklistPages(app: DashboardApp, ctx: AppContext): void {
                 </div>
               </form>
             </section>
-            <div class="table-wrap">
-              {page.data.length === 0 ? (
-                <EmptyState title="The blocklist is empty" />
-              ) : (
-                <table>
-                  <caption class="visually-hidden">Blocklist entries</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Type</th>
-                      <th scope="col">Value</th>
-                      <th scope="col">Added</th>
-                      <th scope="col">Actions</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {page.data.map((e) => (
-                      <tr>
-                        <td safe>{TYPES.find(([t]) => t === e.type)?.[1] ?? e.type}</td>
-                        <td class="mono" safe>
-                          {e.value}
-                        </td>
-                        <td>
-                          <Time ms={e.created_at} timeZone={brand.timezone} />
-                        </td>
-                        <td>
-                          <ActionButton
-                            csrf={session.csrfToken}
-                            action={`/dashboard/settings/blocklist/${e.id}/delete`}
-                            label="Remove"
-                            small
-                            tone="secondary"
-                          />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              )}
-            </div>
+            <Table
+              caption="Blocklist entries"
+              columns={['Type', 'Value', 'Added', 'Actions']}
+              rows={page.data.map((e) => (
+                <tr>
+                  <Cell text={TYPES.find(([t]) => t === e.type)?.[1] ?? e.type} />
+                  <Cell class="mono" text={e.value} />
+                  <td>
+                    <Time ms={e.created_at} timeZone={brand.timezone} />
+                  </td>
+                  <td>
+                    <ActionButton
+                      csrf={session.csrfToken}
+                      action={`/dashboard/settings/blocklist/${e.id}/delete`}
+                      label="Remove"
+                      small
+                      tone="secondary"
+                    />
+                  </td>
+                </tr>
+              ))}
+              empty={<EmptyState title="The blocklist is empty" />}
+            />
             <Pager path="/dashboard/settings/blocklist" query={{ cursor }} nextCursor={page.nextCursor} />
           </>
         );

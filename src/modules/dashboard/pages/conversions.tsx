@@ -11,7 +11,8 @@ import { Choice, Cursor, IdParams, Query, text } from '../forms.js';
 import { offerMenu, offerNames, partnerMenu, partnerNames } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
-import { ActionButton, Badge, CsrfField, EmptyState, Pager, Time } from '../views/components.js';
+import { ActionButton, BackLink, Badge, CsrfField, EmptyState, Pager, Prop, Time } from '../views/components.js';
+import { Cell } from '../views/table.js';
 import { conversionDecisionRoutes } from './conversionDecisions.js';
 
 const PAGE_SIZE = 50;
@@ -123,20 +124,14 @@ function ConversionRows(props: {
                 {c.id}
               </span>
             </td>
-            <td safe>{props.offers.get(c.offer_id) ?? c.offer_id}</td>
-            <td safe>{props.partners.get(c.partner_id) ?? c.partner_id}</td>
+            <Cell text={props.offers.get(c.offer_id) ?? c.offer_id} />
+            <Cell text={props.partners.get(c.partner_id) ?? c.partner_id} />
             <td>
               <StatusCell conversion={c} timeZone={props.timeZone} />
             </td>
-            <td class="num" safe>
-              {money(c.revenue_cents, c.currency)}
-            </td>
-            <td class="num" safe>
-              {money(c.payout_cents, c.currency)}
-            </td>
-            <td class="mono small" safe>
-              {c.external_txn_id ?? ''}
-            </td>
+            <Cell class="num" text={money(c.revenue_cents, c.currency)} />
+            <Cell class="num" text={money(c.payout_cents, c.currency)} />
+            <Cell class="mono small" text={c.external_txn_id} />
             <td>
               {c.status === 'pending' ? (
                 <div class="actions">
@@ -315,9 +310,7 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
       section: 'conversions',
       body: (session) => (
         <>
-          <p>
-            <a href="/dashboard/conversions">« Conversions</a>
-          </p>
+          <BackLink href="/dashboard/conversions" label="Conversions" />
           <div class="head">
             <h1>
               Conversion <StatusCell conversion={c} timeZone={tz} />
@@ -325,56 +318,36 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
           </div>
           <section class="panel" aria-label="Details">
             <dl class="props">
-              <dt>Id</dt>
-              <dd class="mono" safe>
-                {c.id}
-              </dd>
-              <dt>Offer</dt>
-              <dd>
+              <Prop label="Id" mono text={c.id} />
+              <Prop label="Offer">
                 <a href={`/dashboard/offers/${c.offer_id}`} safe>
                   {offers.get(c.offer_id) ?? c.offer_id}
                 </a>
-              </dd>
-              <dt>Partner</dt>
-              <dd>
+              </Prop>
+              <Prop label="Partner">
                 <a href={`/dashboard/partners/${c.partner_id}`} safe>
                   {partners.get(c.partner_id) ?? c.partner_id}
                 </a>
-              </dd>
-              <dt>Click</dt>
-              <dd class="mono" safe>
-                {c.click_id ?? '—'}
-              </dd>
-              <dt>Revenue</dt>
-              <dd safe>{money(c.revenue_cents, c.currency)}</dd>
-              <dt>Payout</dt>
-              <dd safe>{money(c.payout_cents, c.currency)}</dd>
-              <dt>Transaction id</dt>
-              <dd class="mono" safe>
-                {c.external_txn_id ?? '—'}
-              </dd>
-              <dt>Sub ids</dt>
-              <dd class="mono" safe>
-                {subs.join(' ') || '—'}
-              </dd>
-              <dt>Recorded</dt>
-              <dd>
+              </Prop>
+              <Prop label="Click" mono text={c.click_id} />
+              <Prop label="Revenue" text={money(c.revenue_cents, c.currency)} />
+              <Prop label="Payout" text={money(c.payout_cents, c.currency)} />
+              <Prop label="Transaction id" mono text={c.external_txn_id} />
+              <Prop label="Sub ids" mono text={subs.join(' ') || null} />
+              <Prop label="Recorded">
                 <Time ms={c.created_at} timeZone={tz} />
-              </dd>
-              <dt>Hold until</dt>
-              <dd>
+              </Prop>
+              <Prop label="Hold until">
                 <Time ms={c.hold_until} timeZone={tz} />
-              </dd>
-              <dt>Approved</dt>
-              <dd>
+              </Prop>
+              <Prop label="Approved">
                 <Time ms={c.approved_at} timeZone={tz} />
                 {escapeHtml(approvedBy)}
-              </dd>
-              <dt>Rejected</dt>
-              <dd>
+              </Prop>
+              <Prop label="Rejected">
                 <Time ms={c.rejected_at} timeZone={tz} />
                 {c.rejection_reason ? escapeHtml(` — ${c.rejection_reason}`) : ''}
-              </dd>
+              </Prop>
             </dl>
           </section>
           {c.status === 'pending' ? (

@@ -11,7 +11,8 @@ import { Choice, Cursor, FormBody, IdParams, Query } from '../forms.js';
 import { deliveryTargets, eventPayload } from '../repository.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
 import { sessionOf } from '../session.js';
-import { ActionButton, Badge, EmptyState, link, Pager, Time } from '../views/components.js';
+import { ActionButton, BackLink, Badge, EmptyState, link, Pager, Prop, Time } from '../views/components.js';
+import { Cell, num, Table } from '../views/table.js';
 
 const PAGE_SIZE = 50;
 const STATUSES = ['attempting', 'retry_scheduled', 'succeeded', 'failed'] as const;
@@ -49,51 +50,39 @@ function Option({
   );
 }
 
-function DeliveryRows(props: { rows: DeliveryRow[]; targets: Map<string, string>; timeZone: string }) {
+function DeliveryTable(props: {
+  rows: DeliveryRow[];
+  targets: Map<string, string>;
+  timeZone: string;
+  empty: JSX.Element;
+}) {
   return (
-    <table>
-      <caption class="visually-hidden">Deliveries</caption>
-      <thead>
+    <Table
+      caption="Deliveries"
+      columns={['Queued', 'Kind', 'Event', 'Target', 'Status', num('Attempts'), 'Next attempt']}
+      rows={props.rows.map((d) => (
         <tr>
-          <th scope="col">Queued</th>
-          <th scope="col">Kind</th>
-          <th scope="col">Event</th>
-          <th scope="col">Target</th>
-          <th scope="col">Status</th>
-          <th scope="col" class="num">
-            Attempts
-          </th>
-          <th scope="col">Next attempt</th>
+          <td>
+            <a href={`/dashboard/deliveries/${d.id}`}>
+              <Time ms={d.created_at} timeZone={props.timeZone} />
+            </a>
+            <br />
+            <span class="muted small mono" safe>
+              {d.id}
+            </span>
+          </td>
+          <Cell text={d.kind} />
+          <Cell text={d.event} />
+          <Cell class="mono small" text={d.target_url ?? props.targets.get(d.subscription_id) ?? d.subscription_id} />
+          <td>
+            <Badge status={d.status} />
+          </td>
+          <Cell class="num" text={count(d.attempt_count)} />
+          <td>{d.next_attempt_at === null ? '—' : <Time ms={d.next_attempt_at} timeZone={props.timeZone} />}</td>
         </tr>
-      </thead>
-      <tbody>
-        {props.rows.map((d) => (
-          <tr>
-            <td>
-              <a href={`/dashboard/deliveries/${d.id}`}>
-                <Time ms={d.created_at} timeZone={props.timeZone} />
-              </a>
-              <br />
-              <span class="muted small mono" safe>
-                {d.id}
-              </span>
-            </td>
-            <td>{d.kind}</td>
-            <td safe>{d.event}</td>
-            <td class="mono small" safe>
-              {d.target_url ?? props.targets.get(d.subscription_id) ?? d.subscription_id}
-            </td>
-            <td>
-              <Badge status={d.status} />
-            </td>
-            <td class="num" safe>
-              {count(d.attempt_count)}
-            </td>
-            <td>{d.next_attempt_at === null ? '—' : <Time ms={d.next_attempt_at} timeZone={props.timeZone} />}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+      empty={props.empty}
+    />
   );
 }
 
@@ -162,8 +151,11 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
               <button type="submit">Filter</button>
             </div>
           </form>
-          <div class="table-wrap">
-            {page.data.length === 0 ? (
+          <DeliveryTable
+            rows={page.data}
+            targets={targets}
+            timeZone={brand.timezone}
+            empty={
               <EmptyState title={filtered ? 'No deliveries match these filters' : 'Nothing delivered yet'}>
                 {filtered ? (
                   <>
@@ -173,10 +165,8 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
                   'Webhooks and partner postbacks appear here as events happen.'
                 )}
               </EmptyState>
-            ) : (
-              <DeliveryRows rows={page.data} targets={targets} timeZone={brand.timezone} />
-            )}
-          </div>
+            }
+          />
           <Pager path="/dashboard/deliveries" query={{ ...filters, cursor }} nextCursor={page.nextCursor} />
         </>
       ),
@@ -196,41 +186,12 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
     const target = d.target_url ?? targets.get(d.subscription_id) ?? '';
     const finished = d.status === 'succeeded' || d.status === 'failed';
     const kind = d.kind === 'webhook' ? 'Webhook (POST)' : `Partner postback (${d.method ?? 'GET'})`;
-    const attemptRows = [...attempts].reverse().map((a) => (
-      <tr>
-        <th scope="row" class="num">
-          {a.number}
-        </th>
-        <td>
-          <Time ms={a.attempted_at} timeZone={tz} />
-        </td>
-        <td>
-          {a.status_code === null ? (
-            <span class="muted">no answer</span>
-          ) : (
-            <Badge
-              status={a.status_code >= 200 && a.status_code < 300 ? 'succeeded' : 'failed'}
-              label={String(a.status_code)}
-            />
-          )}
-        </td>
-        <td class="num" safe>
-          {`${count(a.latency_ms)} ms`}
-        </td>
-        <td>
-          {escapeHtml(a.error ?? '')}
-          {a.response_body ? <pre safe>{a.response_body}</pre> : a.error ? '' : <span class="muted">empty body</span>}
-        </td>
-      </tr>
-    ));
     return render(request, reply, {
       title: `Delivery ${d.id}`,
       section: 'deliveries',
       body: (session) => (
         <>
-          <p>
-            <a href="/dashboard/deliveries">« Delivery log</a>
-          </p>
+          <BackLink href="/dashboard/deliveries" label="Delivery log" />
           <div class="head">
             <h1>
               Delivery <Badge status={d.status} />
@@ -247,31 +208,21 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
           </div>
           <section class="panel" aria-label="Details">
             <dl class="props">
-              <dt>Delivery id</dt>
-              <dd class="mono" safe>
-                {d.id}
-              </dd>
-              <dt>Kind</dt>
-              <dd safe>{kind}</dd>
-              <dt>Event</dt>
-              <dd>
+              <Prop label="Delivery id" mono text={d.id} />
+              <Prop label="Kind" text={kind} />
+              <Prop label="Event">
                 {escapeHtml(d.event)}{' '}
                 <span class="mono small muted" safe>
                   {d.event_id}
                 </span>
-              </dd>
-              <dt>Target</dt>
-              <dd class="mono" safe>
-                {target}
-              </dd>
-              <dt>Queued</dt>
-              <dd>
+              </Prop>
+              <Prop label="Target" mono text={target} />
+              <Prop label="Queued">
                 <Time ms={d.created_at} timeZone={tz} />
-              </dd>
-              <dt>Next attempt</dt>
-              <dd>
+              </Prop>
+              <Prop label="Next attempt">
                 <Time ms={d.next_attempt_at} timeZone={tz} />
-              </dd>
+              </Prop>
             </dl>
             {payload && d.kind === 'webhook' ? (
               <details>
@@ -283,29 +234,44 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
             )}
           </section>
           <h2>Attempts</h2>
-          <div class="table-wrap">
-            {attemptRows.length === 0 ? (
+          <Table
+            caption="Attempts, newest first"
+            columns={[num('#'), 'Time', 'Status code', num('Latency'), 'Response body / error']}
+            rows={[...attempts].reverse().map((a) => (
+              <tr>
+                <th scope="row" class="num">
+                  {a.number}
+                </th>
+                <td>
+                  <Time ms={a.attempted_at} timeZone={tz} />
+                </td>
+                <td>
+                  {a.status_code === null ? (
+                    <span class="muted">no answer</span>
+                  ) : (
+                    <Badge
+                      status={a.status_code >= 200 && a.status_code < 300 ? 'succeeded' : 'failed'}
+                      label={String(a.status_code)}
+                    />
+                  )}
+                </td>
+                <Cell class="num" text={`${count(a.latency_ms)} ms`} />
+                <td>
+                  {escapeHtml(a.error ?? '')}
+                  {a.response_body ? (
+                    <pre safe>{a.response_body}</pre>
+                  ) : a.error ? (
+                    ''
+                  ) : (
+                    <span class="muted">empty body</span>
+                  )}
+                </td>
+              </tr>
+            ))}
+            empty={
               <EmptyState title="No attempts yet">The first attempt is made right after the event commits.</EmptyState>
-            ) : (
-              <table>
-                <caption class="visually-hidden">Attempts, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col" class="num">
-                      #
-                    </th>
-                    <th scope="col">Time</th>
-                    <th scope="col">Status code</th>
-                    <th scope="col" class="num">
-                      Latency
-                    </th>
-                    <th scope="col">Response body / error</th>
-                  </tr>
-                </thead>
-                <tbody>{attemptRows}</tbody>
-              </table>
-            )}
-          </div>
+            }
+          />
         </>
       ),
     });

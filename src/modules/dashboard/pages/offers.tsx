@@ -13,7 +13,8 @@ import { duration, money } from '../format.js';
 import { Choice, Cursor, type FormValues, IdParams, Query } from '../forms.js';
 import { type DashboardApp, formError, render } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
-import { Badge, CopyField, EmptyState, Pager, Tabs, Time } from '../views/components.js';
+import { BackLink, Badge, CopyField, EmptyState, Pager, Tabs, Time } from '../views/components.js';
+import { Cell, num, Table } from '../views/table.js';
 import { OfferForm, OfferFormView, offerInput, offerValues } from './offerForm.js';
 
 const PAGE_SIZE = 25;
@@ -32,57 +33,37 @@ function capsSummary(o: OfferRow): string {
   return caps.length === 0 ? '—' : caps.map(([label, n]) => `${n}/${label}`).join(', ');
 }
 
-function OfferRows({ offers, timeZone }: { offers: OfferRow[]; timeZone: string }) {
+function OfferTable({ offers, timeZone, empty }: { offers: OfferRow[]; timeZone: string; empty: JSX.Element }) {
   return (
-    <table>
-      <caption class="visually-hidden">Offers</caption>
-      <thead>
+    <Table
+      caption="Offers"
+      columns={['Offer', 'Status', num('Revenue'), num('Payout'), 'Starts as', 'Auto-approve', 'Caps', 'Created']}
+      rows={offers.map((o) => (
         <tr>
-          <th scope="col">Offer</th>
-          <th scope="col">Status</th>
-          <th scope="col" class="num">
-            Revenue
+          <th scope="row">
+            <a href={`/dashboard/offers/${o.id}`} safe>
+              {o.name}
+            </a>
+            <br />
+            <span class="muted small mono" safe>
+              {o.id}
+            </span>
           </th>
-          <th scope="col" class="num">
-            Payout
-          </th>
-          <th scope="col">Starts as</th>
-          <th scope="col">Auto-approve</th>
-          <th scope="col">Caps</th>
-          <th scope="col">Created</th>
+          <td>
+            <Badge status={o.status} />
+          </td>
+          <Cell class="num" text={money(o.revenue_cents, o.currency)} />
+          <Cell class="num" text={money(o.payout_cents, o.currency)} />
+          <Cell text={o.conversion_status} />
+          <Cell text={o.hold_seconds === null ? 'manual' : duration(o.hold_seconds)} />
+          <Cell text={capsSummary(o)} />
+          <td>
+            <Time ms={o.created_at} timeZone={timeZone} />
+          </td>
         </tr>
-      </thead>
-      <tbody>
-        {offers.map((o) => (
-          <tr>
-            <th scope="row">
-              <a href={`/dashboard/offers/${o.id}`} safe>
-                {o.name}
-              </a>
-              <br />
-              <span class="muted small mono" safe>
-                {o.id}
-              </span>
-            </th>
-            <td>
-              <Badge status={o.status} />
-            </td>
-            <td class="num" safe>
-              {money(o.revenue_cents, o.currency)}
-            </td>
-            <td class="num" safe>
-              {money(o.payout_cents, o.currency)}
-            </td>
-            <td>{o.conversion_status}</td>
-            <td safe>{o.hold_seconds === null ? 'manual' : duration(o.hold_seconds)}</td>
-            <td safe>{capsSummary(o)}</td>
-            <td>
-              <Time ms={o.created_at} timeZone={timeZone} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+      empty={empty}
+    />
   );
 }
 
@@ -118,15 +99,15 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
               })),
             ]}
           />
-          <div class="table-wrap">
-            {page.data.length === 0 ? (
+          <OfferTable
+            offers={page.data}
+            timeZone={brand.timezone}
+            empty={
               <EmptyState title={status ? `No ${status} offers` : 'No offers yet'}>
                 <a href="/dashboard/offers/new">Create the first offer</a>.
               </EmptyState>
-            ) : (
-              <OfferRows offers={page.data} timeZone={brand.timezone} />
-            )}
-          </div>
+            }
+          />
           <Pager path="/dashboard/offers" query={{ status, cursor }} nextCursor={page.nextCursor} />
         </>
       ),
@@ -140,9 +121,7 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
       status: error ? error.status : 200,
       body: (session) => (
         <>
-          <p>
-            <a href="/dashboard/offers">« Offers</a>
-          </p>
+          <BackLink href="/dashboard/offers" label="Offers" />
           <h1>New offer</h1>
           <OfferFormView
             csrf={session.csrfToken}
@@ -185,50 +164,41 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
       (r) => r,
     );
     const base = `${ctx.config.publicUrl}/t/${offer.id}/`;
-    const links =
-      partners.data.length === 0 ? (
-        <EmptyState title="No active partners yet">
-          Approve applicants on the <a href="/dashboard/partners?status=applicant">Partners</a> page.
-        </EmptyState>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Tracking links</caption>
-          <thead>
-            <tr>
-              <th scope="col">Partner</th>
-              <th scope="col">Tracking link</th>
-            </tr>
-          </thead>
-          <tbody>
-            {partners.data.map((p) => (
-              <tr>
-                <th scope="row">
-                  <a href={`/dashboard/partners/${p.id}`} safe>
-                    {p.name}
-                  </a>
-                </th>
-                <td>
-                  <CopyField
-                    id={`link-${p.id}`}
-                    label={`Tracking link for ${p.name}`}
-                    value={base + p.id}
-                    visibleLabel={false}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      );
+    const links = (
+      <Table
+        caption="Tracking links"
+        columns={['Partner', 'Tracking link']}
+        rows={partners.data.map((p) => (
+          <tr>
+            <th scope="row">
+              <a href={`/dashboard/partners/${p.id}`} safe>
+                {p.name}
+              </a>
+            </th>
+            <td>
+              <CopyField
+                id={`link-${p.id}`}
+                label={`Tracking link for ${p.name}`}
+                value={base + p.id}
+                visibleLabel={false}
+              />
+            </td>
+          </tr>
+        ))}
+        empty={
+          <EmptyState title="No active partners yet">
+            Approve applicants on the <a href="/dashboard/partners?status=applicant">Partners</a> page.
+          </EmptyState>
+        }
+      />
+    );
     return render(request, reply, {
       title: offer.name,
       section: 'offers',
       status: error ? error.status : 200,
       body: (session) => (
         <>
-          <p>
-            <a href="/dashboard/offers">« Offers</a>
-          </p>
+          <BackLink href="/dashboard/offers" label="Offers" />
           <h1>
             {escapeHtml(offer.name)} <Badge status={offer.status} />
           </h1>
@@ -255,7 +225,7 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
               <p class="hint">
                 One link per active partner; append <code>?sub1=…</code> to <code>sub5</code> for sub-tracking.
               </p>
-              <div class="table-wrap">{links}</div>
+              {links}
               <Pager
                 path={`/dashboard/offers/${offer.id}`}
                 query={{ partners: cursor }}

@@ -12,6 +12,7 @@ import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
 import { Badge, EmptyState, Time } from '../views/components.js';
+import { Cell, num, Table } from '../views/table.js';
 
 const RANGE_DAYS = 30;
 const ATTENTION_ROWS = 5;
@@ -87,117 +88,79 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
     const cur = brand.currency;
     const tz = brand.timezone;
 
-    const pendingTable =
-      pending.length === 0 ? (
-        <EmptyState title="Nothing to review">Every conversion has been decided.</EmptyState>
-      ) : (
-        <table>
-          <caption safe>{count(pendingTotal)} pending in total</caption>
-          <thead>
-            <tr>
-              <th scope="col">Recorded</th>
-              <th scope="col">Offer</th>
-              <th scope="col">Partner</th>
-              <th scope="col" class="num">
-                Revenue
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {pending.map((c) => (
-              <tr>
-                <td>
-                  <a href={`/dashboard/conversions/${c.id}`}>
-                    <Time ms={c.created_at} timeZone={tz} />
-                  </a>
-                </td>
-                <td safe>{offers.get(c.offer_id) ?? c.offer_id}</td>
-                <td safe>{partners.get(c.partner_id) ?? c.partner_id}</td>
-                <td class="num" safe>
-                  {money(c.revenue_cents, c.currency)}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      );
-    const riskyTable =
-      risky.length === 0 ? (
-        <EmptyState title="No high-risk clicks">
-          No click scored above the threshold of {brand.fraud_threshold}.
-        </EmptyState>
-      ) : (
-        <table>
-          <caption>Score above {brand.fraud_threshold}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Partner</th>
-              <th scope="col">IP</th>
-              <th scope="col" class="num">
-                Score
-              </th>
-              <th scope="col">Signals</th>
-            </tr>
-          </thead>
-          <tbody>
-            {risky.map((c) => (
-              <tr>
-                <td>
-                  <Time ms={c.created_at} timeZone={tz} />
-                </td>
-                <td>
-                  <a href={`/dashboard/partners/${c.partner_id}`} safe>
-                    {partners.get(c.partner_id) ?? c.partner_id}
-                  </a>
-                </td>
-                <td class="mono" safe>
-                  {c.ip}
-                </td>
-                <td class="num">{c.fraud_score}</td>
-                <td safe>{(JSON.parse(c.fraud_signals) as string[]).join(', ')}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      );
-    const failingTable =
-      failing.length === 0 ? (
-        <EmptyState title="All subscriptions healthy">No failed deliveries in the last 7 days.</EmptyState>
-      ) : (
-        <table>
-          <caption>Failed or retrying deliveries, last 7 days</caption>
-          <thead>
-            <tr>
-              <th scope="col">Endpoint</th>
-              <th scope="col" class="num">
-                Failing
-              </th>
-              <th scope="col">Last failure</th>
-            </tr>
-          </thead>
-          <tbody>
-            {failing.map((s) => (
-              <tr>
-                <td>
-                  <a href={`/dashboard/webhooks/${s.id}`} class="mono" safe>
-                    {s.url}
-                  </a>{' '}
-                  {s.status === 'disabled' ? <Badge status="disabled" /> : ''}
-                </td>
-                <td class="num">
-                  <a href="/dashboard/deliveries?status=failed" safe>
-                    {count(s.failing)}
-                  </a>
-                </td>
-                <td>
-                  <Time ms={s.last_at} timeZone={tz} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      );
+    const pendingTable = (
+      <Table
+        caption={`${count(pendingTotal)} pending in total`}
+        showCaption
+        columns={['Recorded', 'Offer', 'Partner', num('Revenue')]}
+        rows={pending.map((c) => (
+          <tr>
+            <td>
+              <a href={`/dashboard/conversions/${c.id}`}>
+                <Time ms={c.created_at} timeZone={tz} />
+              </a>
+            </td>
+            <Cell text={offers.get(c.offer_id) ?? c.offer_id} />
+            <Cell text={partners.get(c.partner_id) ?? c.partner_id} />
+            <Cell class="num" text={money(c.revenue_cents, c.currency)} />
+          </tr>
+        ))}
+        empty={<EmptyState title="Nothing to review">Every conversion has been decided.</EmptyState>}
+      />
+    );
+    const riskyTable = (
+      <Table
+        caption={`Score above ${brand.fraud_threshold}`}
+        showCaption
+        columns={['Time', 'Partner', 'IP', num('Score'), 'Signals']}
+        rows={risky.map((c) => (
+          <tr>
+            <td>
+              <Time ms={c.created_at} timeZone={tz} />
+            </td>
+            <td>
+              <a href={`/dashboard/partners/${c.partner_id}`} safe>
+                {partners.get(c.partner_id) ?? c.partner_id}
+              </a>
+            </td>
+            <Cell class="mono" text={c.ip} />
+            <Cell class="num" text={c.fraud_score} />
+            <Cell text={(JSON.parse(c.fraud_signals) as string[]).join(', ')} />
+          </tr>
+        ))}
+        empty={
+          <EmptyState title="No high-risk clicks">
+            No click scored above the threshold of {brand.fraud_threshold}.
+          </EmptyState>
+        }
+      />
+    );
+    const failingTable = (
+      <Table
+        caption="Failed or retrying deliveries, last 7 days"
+        showCaption
+        columns={['Endpoint', num('Failing'), 'Last failure']}
+        rows={failing.map((s) => (
+          <tr>
+            <td>
+              <a href={`/dashboard/webhooks/${s.id}`} class="mono" safe>
+                {s.url}
+              </a>{' '}
+              {s.status === 'disabled' ? <Badge status="disabled" /> : ''}
+            </td>
+            <td class="num">
+              <a href="/dashboard/deliveries?status=failed" safe>
+                {count(s.failing)}
+              </a>
+            </td>
+            <td>
+              <Time ms={s.last_at} timeZone={tz} />
+            </td>
+          </tr>
+        ))}
+        empty={<EmptyState title="All subscriptions healthy">No failed deliveries in the last 7 days.</EmptyState>}
+      />
+    );
 
     return render(request, reply, {
       title: 'Overview',
@@ -238,14 +201,14 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
                 <h2 id="pending-h">Pending conversions to review</h2>
                 <a href="/dashboard/conversions?status=pending">Review all</a>
               </div>
-              <div class="table-wrap">{pendingTable}</div>
+              {pendingTable}
             </section>
             <section aria-labelledby="risk-h">
               <div class="head">
                 <h2 id="risk-h">Recent high-risk clicks</h2>
                 <a href="/dashboard/settings/blocklist">Blocklist</a>
               </div>
-              <div class="table-wrap">{riskyTable}</div>
+              {riskyTable}
             </section>
           </div>
           <section aria-labelledby="failing-h">
@@ -253,7 +216,7 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
               <h2 id="failing-h">Failing subscriptions</h2>
               <a href="/dashboard/deliveries?status=failed">Delivery log</a>
             </div>
-            <div class="table-wrap">{failingTable}</div>
+            {failingTable}
           </section>
         </>
       ),

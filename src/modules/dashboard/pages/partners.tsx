@@ -14,7 +14,19 @@ import { Choice, Cursor, Field, FormBody, IdParams, Query, text, validateAgainst
 import { countByStatus, offerNames, recentPostbackSends } from '../repository.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
 import { safeDashboardPath, sessionOf } from '../session.js';
-import { ActionButton, Badge, CopyField, CsrfField, EmptyState, Pager, Tabs, Time } from '../views/components.js';
+import {
+  ActionButton,
+  BackLink,
+  Badge,
+  CopyField,
+  CsrfField,
+  EmptyState,
+  Pager,
+  Prop,
+  Tabs,
+  Time,
+} from '../views/components.js';
+import { Cell, num, Table } from '../views/table.js';
 
 const PAGE_SIZE = 25;
 const RECENT_SENDS = 20;
@@ -80,85 +92,72 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
               })),
             ]}
           />
-          <div class="table-wrap">
-            {page.data.length === 0 ? (
+          <Table
+            caption="Partners"
+            columns={['Partner', 'Website', 'Status', 'Applied', 'Actions']}
+            rows={page.data.map((p) => (
+              <tr>
+                <th scope="row">
+                  <a href={`/dashboard/partners/${p.id}`} safe>
+                    {p.name}
+                  </a>
+                  <br />
+                  <span class="muted small" safe>
+                    {p.email}
+                  </span>
+                </th>
+                <td>
+                  {p.website ? (
+                    <span class="mono small" safe>
+                      {p.website}
+                    </span>
+                  ) : (
+                    <span class="muted">—</span>
+                  )}
+                </td>
+                <td>
+                  <Badge status={p.status} />
+                  {p.ban_reason ? (
+                    <>
+                      <br />
+                      <span class="small muted" safe>
+                        {p.ban_reason}
+                      </span>
+                    </>
+                  ) : (
+                    ''
+                  )}
+                </td>
+                <td>
+                  <Time ms={p.created_at} timeZone={brand.timezone} />
+                </td>
+                <td>
+                  {p.status === 'applicant' ? (
+                    <div class="actions">
+                      <ActionButton
+                        csrf={session.csrfToken}
+                        action={`/dashboard/partners/${p.id}/approve`}
+                        label="Approve"
+                        small
+                        fields={{ back }}
+                      />
+                      <BanFormView csrf={session.csrfToken} partner={p} back={back} />
+                    </div>
+                  ) : (
+                    <a href={`/dashboard/partners/${p.id}`}>Details</a>
+                  )}
+                </td>
+              </tr>
+            ))}
+            empty={
               <EmptyState title={status === 'applicant' ? 'No applications waiting' : 'No partners here yet'}>
                 Partners apply through your public form:{' '}
                 <a href={applyUrl} safe>
                   {applyUrl}
                 </a>
               </EmptyState>
-            ) : (
-              <table>
-                <caption class="visually-hidden">Partners</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Partner</th>
-                    <th scope="col">Website</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Applied</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.data.map((p) => (
-                    <tr>
-                      <th scope="row">
-                        <a href={`/dashboard/partners/${p.id}`} safe>
-                          {p.name}
-                        </a>
-                        <br />
-                        <span class="muted small" safe>
-                          {p.email}
-                        </span>
-                      </th>
-                      <td>
-                        {p.website ? (
-                          <span class="mono small" safe>
-                            {p.website}
-                          </span>
-                        ) : (
-                          <span class="muted">—</span>
-                        )}
-                      </td>
-                      <td>
-                        <Badge status={p.status} />
-                        {p.ban_reason ? (
-                          <>
-                            <br />
-                            <span class="small muted" safe>
-                              {p.ban_reason}
-                            </span>
-                          </>
-                        ) : (
-                          ''
-                        )}
-                      </td>
-                      <td>
-                        <Time ms={p.created_at} timeZone={brand.timezone} />
-                      </td>
-                      <td>
-                        {p.status === 'applicant' ? (
-                          <div class="actions">
-                            <ActionButton
-                              csrf={session.csrfToken}
-                              action={`/dashboard/partners/${p.id}/approve`}
-                              label="Approve"
-                              small
-                              fields={{ back }}
-                            />
-                            <BanFormView csrf={session.csrfToken} partner={p} back={back} />
-                          </div>
-                        ) : (
-                          <a href={`/dashboard/partners/${p.id}`}>Details</a>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-          </div>
+            }
+          />
           <Pager path="/dashboard/partners" query={{ status, cursor }} nextCursor={page.nextCursor} />
         </>
       ),
@@ -189,114 +188,83 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
     const tz = brand.timezone;
     const back = `/dashboard/partners/${partner.id}`;
     const offerLabel = (id: string | null) => (id ? (names.get(id) ?? id) : 'All offers');
-    const postbacks =
-      templates.length === 0 ? (
-        <EmptyState title="No postback URLs">
-          Partners hear about their conversions once you add a URL with{' '}
-          <code safe>POST /api/v1/partners/{partner.id}/postbacks</code>.
-        </EmptyState>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Postback URLs</caption>
-          <thead>
-            <tr>
-              <th scope="col">URL template</th>
-              <th scope="col">Offer</th>
-              <th scope="col">Events</th>
-              <th scope="col">Added</th>
-            </tr>
-          </thead>
-          <tbody>
-            {templates.map((t) => (
-              <tr>
-                <td class="mono small" safe>
-                  {t.url}
-                </td>
-                <td safe>{offerLabel(t.offer_id)}</td>
-                <td safe>{(JSON.parse(t.events) as string[]).join(', ')}</td>
-                <td>
-                  <Time ms={t.created_at} timeZone={tz} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      );
-    const sendRows =
-      sends.length === 0 ? (
-        <EmptyState title="No postbacks sent yet">
-          Sends appear here as this partner’s conversions are recorded and decided.
-        </EmptyState>
-      ) : (
-        <table>
-          <caption class="visually-hidden">Recent postback sends</caption>
-          <thead>
-            <tr>
-              <th scope="col">Queued</th>
-              <th scope="col">Event</th>
-              <th scope="col">Status</th>
-              <th scope="col" class="num">
-                Attempts
-              </th>
-              <th scope="col">URL</th>
-            </tr>
-          </thead>
-          <tbody>
-            {sends.map((d) => (
-              <tr>
-                <td>
-                  <a href={`/dashboard/deliveries/${d.id}`}>
-                    <Time ms={d.created_at} timeZone={tz} />
-                  </a>
-                </td>
-                <td safe>{d.event}</td>
-                <td>
-                  <Badge status={d.status} />
-                </td>
-                <td class="num">{d.attempt_count}</td>
-                <td class="mono small" safe>
-                  {d.target_url ?? ''}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      );
-    const links =
-      offerPage.data.length === 0 ? (
-        <EmptyState title="No active offers" />
-      ) : (
-        <table>
-          <caption class="visually-hidden">Tracking links</caption>
-          <tbody>
-            {offerPage.data.map((o) => (
-              <tr>
-                <th scope="row">
-                  <a href={`/dashboard/offers/${o.id}`} safe>
-                    {o.name}
-                  </a>
-                </th>
-                <td>
-                  <CopyField
-                    id={`link-${o.id}`}
-                    label={`Tracking link for ${o.name}`}
-                    value={`${ctx.config.publicUrl}/t/${o.id}/${partner.id}`}
-                    visibleLabel={false}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      );
+    const postbacks = (
+      <Table
+        caption="Postback URLs"
+        columns={['URL template', 'Offer', 'Events', 'Added']}
+        rows={templates.map((t) => (
+          <tr>
+            <Cell class="mono small" text={t.url} />
+            <Cell text={offerLabel(t.offer_id)} />
+            <Cell text={(JSON.parse(t.events) as string[]).join(', ')} />
+            <td>
+              <Time ms={t.created_at} timeZone={tz} />
+            </td>
+          </tr>
+        ))}
+        empty={
+          <EmptyState title="No postback URLs">
+            Partners hear about their conversions once you add a URL with{' '}
+            <code safe>POST /api/v1/partners/{partner.id}/postbacks</code>.
+          </EmptyState>
+        }
+      />
+    );
+    const sendRows = (
+      <Table
+        caption="Recent postback sends"
+        columns={['Queued', 'Event', 'Status', num('Attempts'), 'URL']}
+        rows={sends.map((d) => (
+          <tr>
+            <td>
+              <a href={`/dashboard/deliveries/${d.id}`}>
+                <Time ms={d.created_at} timeZone={tz} />
+              </a>
+            </td>
+            <Cell text={d.event} />
+            <td>
+              <Badge status={d.status} />
+            </td>
+            <Cell class="num" text={d.attempt_count} />
+            <Cell class="mono small" text={d.target_url} />
+          </tr>
+        ))}
+        empty={
+          <EmptyState title="No postbacks sent yet">
+            Sends appear here as this partner’s conversions are recorded and decided.
+          </EmptyState>
+        }
+      />
+    );
+    const links = (
+      <Table
+        caption="Tracking links"
+        rows={offerPage.data.map((o) => (
+          <tr>
+            <th scope="row">
+              <a href={`/dashboard/offers/${o.id}`} safe>
+                {o.name}
+              </a>
+            </th>
+            <td>
+              <CopyField
+                id={`link-${o.id}`}
+                label={`Tracking link for ${o.name}`}
+                value={`${ctx.config.publicUrl}/t/${o.id}/${partner.id}`}
+                visibleLabel={false}
+              />
+            </td>
+          </tr>
+        ))}
+        empty={<EmptyState title="No active offers" />}
+      />
+    );
     return render(request, reply, {
       title: partner.name,
       section: 'partners',
       body: (session) => (
         <>
-          <p>
-            <a href="/dashboard/partners">« Partners</a>
-          </p>
+          <BackLink href="/dashboard/partners" label="Partners" />
           <div class="head">
             <h1>
               {escapeHtml(partner.name)} <Badge status={partner.status} />
@@ -321,37 +289,29 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
           </div>
           <section class="panel" aria-label="Details">
             <dl class="props">
-              <dt>Id</dt>
-              <dd class="mono" safe>
-                {partner.id}
-              </dd>
-              <dt>Email</dt>
-              <dd safe>{partner.email}</dd>
-              <dt>Website</dt>
-              <dd safe>{partner.website ?? '—'}</dd>
-              <dt>Applied</dt>
-              <dd>
+              <Prop label="Id" mono text={partner.id} />
+              <Prop label="Email" text={partner.email} />
+              <Prop label="Website" text={partner.website} />
+              <Prop label="Applied">
                 <Time ms={partner.created_at} timeZone={tz} />
-              </dd>
-              <dt>Approved</dt>
-              <dd>
+              </Prop>
+              <Prop label="Approved">
                 <Time ms={partner.approved_at} timeZone={tz} />
-              </dd>
-              <dt>Banned</dt>
-              <dd>
+              </Prop>
+              <Prop label="Banned">
                 <Time ms={partner.banned_at} timeZone={tz} />
                 {partner.ban_reason ? escapeHtml(` — ${partner.ban_reason}`) : ''}
-              </dd>
+              </Prop>
             </dl>
           </section>
           <h2>Postback URLs</h2>
-          <div class="table-wrap">{postbacks}</div>
+          {postbacks}
           <h2>Recent postback sends</h2>
-          <div class="table-wrap">{sendRows}</div>
+          {sendRows}
           {partner.status === 'active' ? (
             <>
               <h2>Tracking links</h2>
-              <div class="table-wrap">{links}</div>
+              {links}
               <Pager path={back} query={{ offers: cursor }} nextCursor={offerPage.nextCursor} cursorParam="offers" />
             </>
           ) : (

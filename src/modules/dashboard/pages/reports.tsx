@@ -10,6 +10,7 @@ import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
 import { EmptyState } from '../views/components.js';
 import { FormView } from '../views/form.js';
+import { Cell, num, Table } from '../views/table.js';
 import {
   filterQuery,
   filtersOf,
@@ -42,9 +43,7 @@ function MetricCells({ m, currency }: { m: Metrics; currency: string }) {
   return (
     <>
       {cells.map((cell) => (
-        <td class="num" safe>
-          {cell}
-        </td>
+        <Cell class="num" text={cell} />
       ))}
     </>
   );
@@ -118,10 +117,9 @@ function ReportPager({ query, offset, hasMore }: { query: URLSearchParams; offse
   );
 }
 
+const METRIC_COLUMNS = ['Clicks', 'Conversions', 'Approved', 'Pending', 'Rejected', 'Revenue', 'Payout', 'Profit'];
+
 function ReportTable({ report, offset, currency }: { report: NamedReport; offset: number; currency: string }) {
-  if (report.groupBy.length > 0 && report.data.length === 0) {
-    return <EmptyState title="No activity in this range">Try a longer range or fewer filters.</EmptyState>;
-  }
   const times = TIME_UNITS.filter((u) => report.groupBy.includes(u));
   const groupCols = [
     ...times.map((u) => u[0]!.toUpperCase() + u.slice(1)),
@@ -130,66 +128,45 @@ function ReportTable({ report, offset, currency }: { report: NamedReport; offset
   ];
   const rows = report.groupBy.length === 0 ? [] : report.data.slice(offset, offset + ROWS_PER_PAGE);
   return (
-    <table>
-      <caption class="visually-hidden" safe>
-        {`Report ${report.from} to ${report.to}`}
-      </caption>
-      <thead>
-        <tr>
-          {groupCols.length > 0 ? (
-            groupCols.map((c) => (
-              <th scope="col" safe>
-                {c}
+    <Table
+      caption={`Report ${report.from} to ${report.to}`}
+      columns={[
+        ...(groupCols.length > 0 ? groupCols : ['Range']),
+        ...METRIC_COLUMNS.map(num),
+        num('Conv. rate'),
+        num('EPC'),
+      ]}
+      rows={rows.map((r) => {
+        const keys = [
+          ...times.map((u) => String(r[u] ?? '')),
+          ...(r.offerId !== undefined ? [report.offers.get(r.offerId) ?? r.offerId] : []),
+          ...(r.partnerId !== undefined ? [report.partners.get(r.partnerId) ?? r.partnerId] : []),
+        ];
+        return (
+          <tr>
+            {keys.map((k) => (
+              <th scope="row" safe>
+                {k}
               </th>
-            ))
-          ) : (
-            <th scope="col">Range</th>
-          )}
-          {['Clicks', 'Conversions', 'Approved', 'Pending', 'Rejected', 'Revenue', 'Payout', 'Profit'].map((c) => (
-            <th scope="col" class="num" safe>
-              {c}
-            </th>
-          ))}
-          <th scope="col" class="num">
-            Conv. rate
-          </th>
-          <th scope="col" class="num">
-            EPC
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((r) => {
-          const keys = [
-            ...times.map((u) => String(r[u] ?? '')),
-            ...(r.offerId !== undefined ? [report.offers.get(r.offerId) ?? r.offerId] : []),
-            ...(r.partnerId !== undefined ? [report.partners.get(r.partnerId) ?? r.partnerId] : []),
-          ];
-          return (
-            <tr>
-              {keys.map((k) => (
-                <th scope="row" safe>
-                  {k}
-                </th>
-              ))}
-              <MetricCells m={r} currency={currency} />
-            </tr>
-          );
-        })}
-      </tbody>
-      <tfoot>
+            ))}
+            <MetricCells m={r} currency={currency} />
+          </tr>
+        );
+      })}
+      foot={
         <tr>
-          {groupCols.length > 0 ? (
-            <th scope="row" colspan={String(groupCols.length)}>
-              Total
-            </th>
-          ) : (
-            <th scope="row">Total</th>
-          )}
+          <th scope="row" colspan={groupCols.length > 0 ? String(groupCols.length) : undefined}>
+            Total
+          </th>
           <MetricCells m={report.totals} currency={currency} />
         </tr>
-      </tfoot>
-    </table>
+      }
+      empty={
+        report.groupBy.length > 0 ? (
+          <EmptyState title="No activity in this range">Try a longer range or fewer filters.</EmptyState>
+        ) : undefined
+      }
+    />
   );
 }
 
@@ -297,7 +274,7 @@ export function reportPages(app: DashboardApp, ctx: AppContext): void {
           ) : (
             ''
           )}
-          <div class="table-wrap">{report ? <ReportTable report={report} offset={offset} currency={cur} /> : ''}</div>
+          {report ? <ReportTable report={report} offset={offset} currency={cur} /> : <div class="table-wrap"></div>}
           <ReportPager query={query} offset={offset} hasMore={hasMore} />
         </>
       ),

@@ -10,7 +10,8 @@ import { notFound } from '../errors.js';
 import { Cursor, Field, FormBody, type FormValues, IdParams, Query, text, validateAgainst } from '../forms.js';
 import { type DashboardApp, formError, render, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
-import { ActionButton, Badge, EmptyState, Pager, Time } from '../views/components.js';
+import { ActionButton, BackLink, Badge, EmptyState, Pager, Time } from '../views/components.js';
+import { Table } from '../views/table.js';
 import {
   generateSecret,
   SecretNotice,
@@ -23,76 +24,67 @@ import {
 const PAGE_SIZE = 25;
 const StatusForm = FormBody({ status: Field });
 
-function SubscriptionRows({ rows, csrf, timeZone }: { rows: SubscriptionRow[]; csrf: string; timeZone: string }) {
+function SubscriptionTable(props: { rows: SubscriptionRow[]; csrf: string; timeZone: string; empty: JSX.Element }) {
+  const { rows, csrf, timeZone } = props;
   return (
-    <table>
-      <caption class="visually-hidden">Webhook subscriptions</caption>
-      <thead>
-        <tr>
-          <th scope="col">Endpoint</th>
-          <th scope="col">Events</th>
-          <th scope="col">Status</th>
-          <th scope="col">Signature</th>
-          <th scope="col">Created</th>
-          <th scope="col">Actions</th>
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((s) => {
-          const next = s.status === 'active' ? 'disabled' : 'active';
-          return (
-            <tr>
-              <th scope="row">
-                <a href={`/dashboard/webhooks/${s.id}`} class="mono" safe>
-                  {s.url}
-                </a>
-                <br />
-                <span class="muted small mono" safe>
-                  {s.id}
-                </span>
-              </th>
-              <td>
-                {(JSON.parse(s.events) as string[]).map((e) => (
-                  <>
-                    <span class="badge" safe>
-                      {e}
-                    </span>{' '}
-                  </>
-                ))}
-              </td>
-              <td>
-                <Badge status={s.status} />
-              </td>
-              <td>{s.secret ? 'Signed' : 'Unsigned'}</td>
-              <td>
-                <Time ms={s.created_at} timeZone={timeZone} />
-              </td>
-              <td>
-                <div class="actions">
-                  <a href={`/dashboard/deliveries?subscription=${s.id}`}>Deliveries</a>
-                  <ActionButton
-                    csrf={csrf}
-                    action={`/dashboard/webhooks/${s.id}/status`}
-                    label={next === 'disabled' ? 'Disable' : 'Enable'}
-                    small
-                    tone="secondary"
-                    fields={{ status: next }}
-                  />
-                  <ActionButton
-                    csrf={csrf}
-                    action={`/dashboard/webhooks/${s.id}/delete`}
-                    label="Delete"
-                    small
-                    tone="danger"
-                    confirm={`Delete the subscription to ${s.url} and its delivery log?`}
-                  />
-                </div>
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <Table
+      caption="Webhook subscriptions"
+      columns={['Endpoint', 'Events', 'Status', 'Signature', 'Created', 'Actions']}
+      rows={rows.map((s) => {
+        const next = s.status === 'active' ? 'disabled' : 'active';
+        return (
+          <tr>
+            <th scope="row">
+              <a href={`/dashboard/webhooks/${s.id}`} class="mono" safe>
+                {s.url}
+              </a>
+              <br />
+              <span class="muted small mono" safe>
+                {s.id}
+              </span>
+            </th>
+            <td>
+              {(JSON.parse(s.events) as string[]).map((e) => (
+                <>
+                  <span class="badge" safe>
+                    {e}
+                  </span>{' '}
+                </>
+              ))}
+            </td>
+            <td>
+              <Badge status={s.status} />
+            </td>
+            <td>{s.secret ? 'Signed' : 'Unsigned'}</td>
+            <td>
+              <Time ms={s.created_at} timeZone={timeZone} />
+            </td>
+            <td>
+              <div class="actions">
+                <a href={`/dashboard/deliveries?subscription=${s.id}`}>Deliveries</a>
+                <ActionButton
+                  csrf={csrf}
+                  action={`/dashboard/webhooks/${s.id}/status`}
+                  label={next === 'disabled' ? 'Disable' : 'Enable'}
+                  small
+                  tone="secondary"
+                  fields={{ status: next }}
+                />
+                <ActionButton
+                  csrf={csrf}
+                  action={`/dashboard/webhooks/${s.id}/delete`}
+                  label="Delete"
+                  small
+                  tone="danger"
+                  confirm={`Delete the subscription to ${s.url} and its delivery log?`}
+                />
+              </div>
+            </td>
+          </tr>
+        );
+      })}
+      empty={props.empty}
+    />
   );
 }
 
@@ -121,16 +113,17 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
               </a>
             </div>
           </div>
-          <div class="table-wrap">
-            {page.data.length === 0 ? (
+          <SubscriptionTable
+            rows={page.data}
+            csrf={session.csrfToken}
+            timeZone={brand.timezone}
+            empty={
               <EmptyState title="No subscriptions yet">
                 <a href="/dashboard/webhooks/new">Subscribe an endpoint</a> to hear about conversions, partners and
                 fraud.
               </EmptyState>
-            ) : (
-              <SubscriptionRows rows={page.data} csrf={session.csrfToken} timeZone={brand.timezone} />
-            )}
-          </div>
+            }
+          />
           <Pager path="/dashboard/webhooks" query={{ cursor }} nextCursor={page.nextCursor} />
         </>
       ),
@@ -144,9 +137,7 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
       status: error ? error.status : 200,
       body: (session) => (
         <>
-          <p>
-            <a href="/dashboard/webhooks">« Webhooks</a>
-          </p>
+          <BackLink href="/dashboard/webhooks" label="Webhooks" />
           <h1>New subscription</h1>
           <SubscriptionFormView
             csrf={session.csrfToken}
@@ -189,9 +180,7 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
       flash: { kind: 'ok', text },
       body: () => (
         <>
-          <p>
-            <a href="/dashboard/webhooks">« Webhooks</a>
-          </p>
+          <BackLink href="/dashboard/webhooks" label="Webhooks" />
           <h1>Subscription saved</h1>
           <SecretNotice secret={secret} url={row.url} />
           <p>
@@ -217,9 +206,7 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
       status: error ? error.status : 200,
       body: (session) => (
         <>
-          <p>
-            <a href="/dashboard/webhooks">« Webhooks</a>
-          </p>
+          <BackLink href="/dashboard/webhooks" label="Webhooks" />
           <div class="head">
             <h1>
               Subscription <Badge status={row.status} />

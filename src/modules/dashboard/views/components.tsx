@@ -159,3 +159,30 @@ export function CopyField(props: { id: string; label: string; value: string; vis
     </div>
   );
 }
+
+/** The "« Offers" link above a detail page. */
+export function BackLink({ href, label }: { href: string; label: string }) {
+  return (
+    <p>
+      <a href={href} safe>{`« ${label}`}</a>
+    </p>
+  );
+}
+
+/** One entry of a details list (`<dl class="props">`): text (escaped, '—' when null) or markup. */
+export function Prop(props: PropsWithChildren<{ label: string; text?: string | null; mono?: boolean }>) {
+  const className = props.mono ? 'mono' : undefined;
+  const markup = <dd class={className}>{props.children}</dd>;
+  return (
+    <>
+      <dt safe>{props.label}</dt>
+      {props.text === undefined ? (
+        markup
+      ) : (
+        <dd class={className} safe>
+          {props.text ?? '—'}
+        </dd>
+      )}
+    </>
+  );
+}
