@@ -17,7 +17,7 @@ const MAX_FIELD_LENGTH = 4096;
 
 /** A text field of a form or a query string. */
 export const Field = Type.Optional(Type.String({ maxLength: MAX_FIELD_LENGTH }));
-/** A field that may be sent several times (checkboxes). */
+/** A field that may be sent several times (checkboxes); a form's own limit is checked with a message. */
 export const ListField = Type.Optional(Type.Array(Type.String({ maxLength: MAX_FIELD_LENGTH }), { maxItems: 1000 }));
 /** Text fields named `names` (a form's inputs). */
 export function TextFields<N extends string>(names: readonly N[]): { [K in N]: typeof Field } {
@@ -51,7 +51,7 @@ export function text(value: string | undefined): string {
 }
 
 /** Problems of `value` against an API schema, one per field, worded for people. */
-export function schemaProblems(schema: TSchema, value: unknown): ErrorDetail[] {
+function schemaProblems(schema: TSchema, value: unknown): ErrorDetail[] {
   const validate = jsonValidator(schema);
   return validate(value) ? [] : describeIssues(validate.errors ?? []);
 }
