@@ -27,6 +27,8 @@ import { pixelPostbackRoutes } from './modules/postbacks/pixel.js';
 import { postbackRoutes } from './modules/postbacks/routes.js';
 import { reportRoutes } from './modules/reports/routes.js';
 import { webhookCatalogueRoutes, webhookRoutes } from './modules/webhooks/routes.js';
+import { securityHeaders } from './web/securityHeaders.js';
+import { publicAssets } from './web/views/PublicPage.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -47,7 +49,6 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    ajv: { customOptions: { allErrors: true } },
     routerOptions: { ignoreTrailingSlash: true },
     // Slow clients must not hold sockets for ever.
     connectionTimeout: ctx.config.requestTimeoutMs,
@@ -116,10 +117,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  await app.register(apiDocs);
 
   app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
 
+  await app.register(publicAssets.plugin, { prefix: '/assets' });
   await app.register(healthRoutes(ctx));
   await app.register(partnerPublicRoutes(ctx));
   await app.register(trackingRoutes(ctx));
@@ -148,6 +150,16 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     { prefix: '/api/public' },
   );
   return app;
+}
+
+/**
+ * The rendered API reference at /docs, under the pages' security headers and CSP. The base
+ * layout leaves out swagger-ui's top bar: its logo is an inline <style> the CSP refuses, and
+ * its box for loading another spec could only fetch this origin anyway (connect-src 'self').
+ */
+async function apiDocs(scope: FastifyInstance): Promise<void> {
+  await securityHeaders(scope);
+  await scope.register(swaggerUi, { routePrefix: '/docs', uiConfig: { layout: 'BaseLayout' } });
 }
 
 /**

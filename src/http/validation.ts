@@ -1,11 +1,15 @@
 /**
- * Two validators, as DESIGN §2a asks: JSON bodies are checked strictly (no coercion, no
- * silent removal of unknown fields), while query strings and path params are coerced
- * (`?limit=2` is the integer 2). Both report every problem, not just the first.
+ * Every validator of the app is compiled here, by the one Ajv set-up below: Fastify's route
+ * schemas (API and dashboard) and the dashboard's checks of the API bodies it builds from
+ * forms. DESIGN §2a has two rules: JSON values are checked strictly (no coercion, no silent
+ * removal of unknown fields), while text from a URL or a form is coerced (`?limit=2` is the
+ * integer 2; one `by=offer` is a list of one). Ajv's `coerceTypes` is an option of an
+ * instance, not of a schema, so each rule is one instance. Both report every problem.
  */
-import { Ajv } from 'ajv';
+import type { TSchema } from '@sinclair/typebox';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { default as addFormatsPlugin } from 'ajv-formats';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 
 function makeAjv(coerceTypes: boolean | 'array') {
   const ajv = new Ajv({
@@ -19,11 +23,21 @@ function makeAjv(coerceTypes: boolean | 'array') {
   return ajv;
 }
 
+const jsonRules = makeAjv(false);
+const textRules = makeAjv('array');
+
+/** The API: JSON bodies strictly; query strings and path parameters as text. */
+const apiValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) =>
+  (httpPart === 'body' ? jsonRules : textRules).compile(schema);
+
+/** HTML form posts: the body is text too (`a=1&a=2`), so every part follows the text rules. */
+export const formValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema }) => textRules.compile(schema);
+
+/** A strict validator of a JSON value (Ajv caches it per schema object). */
+export function jsonValidator(schema: TSchema): ValidateFunction {
+  return jsonRules.compile(schema);
+}
+
 export function registerValidators(app: FastifyInstance): void {
-  const bodyAjv = makeAjv(false);
-  const paramAjv = makeAjv('array');
-  app.setValidatorCompiler(({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? bodyAjv : paramAjv;
-    return ajv.compile(schema);
-  });
+  app.setValidatorCompiler(apiValidatorCompiler);
 }

@@ -82,6 +82,19 @@ export class DashboardClient {
   }
 }
 
+/** A Set-Cookie header as name, value and attributes (names as sent, flags as `true`). */
+export function parseSetCookie(header: string) {
+  const [pair = '', ...parts] = header.split(';').map((p) => p.trim());
+  const index = pair.indexOf('=');
+  const attributes: Record<string, string | true> = {};
+  for (const part of parts) {
+    const eq = part.indexOf('=');
+    if (eq === -1) attributes[part] = true;
+    else attributes[part.slice(0, eq)] = part.slice(eq + 1);
+  }
+  return { name: pair.slice(0, index), value: pair.slice(index + 1), attributes };
+}
+
 let userCounter = 0;
 
 /** A dashboard user of `brandId` (a fresh email each call). */

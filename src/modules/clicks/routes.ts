@@ -1,16 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
-import { escapeHtml } from '../partners/applyPage.js';
+import { sendPage } from '../../web/page.js';
+import { LinkNotActivePage } from './linkNotActivePage.js';
 import { clickToApi, listClicks } from './repository.js';
 import { Click, ListClicksQuery, TrackingQuery } from './schemas.js';
 import { trackClick } from './service.js';
 
-const NOT_FOUND_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Link not active</title></head>
-<body style="font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem">
-<h1>This link is not active</h1><p>The offer behind this link is paused or no longer available.</p></body></html>`;
+/** Rendered once: the page has no variable parts. */
+const NOT_ACTIVE_PAGE = LinkNotActivePage();
 
 /** Longest sub value kept, in characters (code points); longer ones are cut rather than refused. */
 const MAX_SUB_LENGTH = 255;
@@ -69,7 +70,7 @@ export function trackingRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           subs: subsFromQuery(request.query as Record<string, unknown>),
         });
         reply.header('cache-control', 'no-store');
-        if (!outcome.found) return reply.code(404).type('text/html; charset=utf-8').send(NOT_FOUND_PAGE);
+        if (!outcome.found) return sendPage(reply, NOT_ACTIVE_PAGE, 404);
         return reply
           .code(302)
           .header('location', outcome.location)

@@ -1,5 +1,7 @@
-/** Times in the brand's time zone, money from minor units in its currency, plain numbers. */
-import { html, type SafeHtml } from './html.js';
+/**
+ * Every value a page shows goes through here: times in the brand's time zone, money from
+ * minor units in its currency, plain numbers and durations.
+ */
 
 const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
 const moneyFormats = new Map<string, Intl.NumberFormat>();
@@ -49,12 +51,6 @@ export function percent(fraction: number): string {
 
 export function dateTime(ms: number, timeZone: string): string {
   return dateTimeFormat(timeZone).format(ms);
-}
-
-/** A `<time>` element: brand-local text, the exact UTC instant in `datetime`. */
-export function time(ms: number | null, timeZone: string): SafeHtml {
-  if (ms === null) return html`<span class="muted">—</span>`;
-  return html`<time datetime="${new Date(ms).toISOString()}">${dateTime(ms, timeZone)}</time>`;
 }
 
 /** Seconds as the largest whole unit (`7200` → `2 h`). */

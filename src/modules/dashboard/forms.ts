@@ -1,46 +1,72 @@
 /**
- * Form handling: read url-encoded fields, turn them into the API's input shapes, and show
- * the services' validation errors next to the fields with the submitted values kept.
+ * Form input: the schemas of the dashboard's query strings and form bodies, and turning
+ * form fields into the API's input shapes with every problem reported at once.
+ *
+ * A route's schema fixes the shape (known fields only, one value or a list, a bounded
+ * length); a shape error is a 422 page, which only a hand-made request meets. What a field
+ * must contain is the service's rule (or the API schema's), shown next to the field.
  */
-import type { TSchema } from '@sinclair/typebox';
-import { Ajv, type ValidateFunction } from 'ajv';
-import { default as addFormatsPlugin } from 'ajv-formats';
+import { type TLiteral, type TProperties, type TSchema, type TUnion, Type } from '@sinclair/typebox';
+import type { ErrorObject } from 'ajv';
 import { ApiError, type ErrorDetail } from '../../http/errors.js';
+import { jsonValidator } from '../../http/validation.js';
 import { minorDigits } from './format.js';
-import { html, type Renderable, type SafeHtml } from './html.js';
 
-export type FormValues = Record<string, string | string[]>;
+/** Longer than any field of ours needs; the services check the real limits. */
+const MAX_FIELD_LENGTH = 4096;
 
-/** The body of a dashboard POST (url-encoded); anything else reads as an empty form. */
-export function formBody(body: unknown): URLSearchParams {
-  return body instanceof URLSearchParams ? body : new URLSearchParams();
+/** A text field of a form or a query string. */
+export const Field = Type.Optional(Type.String({ maxLength: MAX_FIELD_LENGTH }));
+/** A field that may be sent several times (checkboxes); a form's own limit is checked with a message. */
+export const ListField = Type.Optional(Type.Array(Type.String({ maxLength: MAX_FIELD_LENGTH }), { maxItems: 1000 }));
+/** Text fields named `names` (a form's inputs). */
+export function TextFields<N extends string>(names: readonly N[]): { [K in N]: typeof Field } {
+  return Object.fromEntries(names.map((name) => [name, Field])) as { [K in N]: typeof Field };
 }
 
-export function field(form: URLSearchParams, name: string): string {
-  return (form.get(name) ?? '').trim();
+/** A list's cursor (the id of the last row shown). */
+export const Cursor = Type.Optional(Type.String({ maxLength: 200 }));
+export const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+
+/** One of `values`, or '' (a filter menu's "All"). */
+export function Choice<V extends string>(values: readonly V[]): TUnion<TLiteral<V | ''>[]> {
+  return Type.Union(['' as const, ...values].map((v) => Type.Literal(v)));
 }
 
-/**
- * The API's own TypeBox schemas check the dashboard's input too (lengths, ranges, enums),
- * with the same strictness as JSON bodies, so there is one definition of a valid offer.
- */
-const ajv = new Ajv({ allErrors: true, coerceTypes: false, removeAdditional: false, strict: false });
-addFormatsPlugin.default(ajv);
-const compiled = new WeakMap<TSchema, ValidateFunction>();
+/** A query string with only the given parameters. */
+export function Query<T extends TProperties>(properties: T) {
+  return Type.Object(properties, { additionalProperties: false });
+}
 
-/** Problems of `value` against an API schema, one per field. */
-export function schemaProblems(schema: TSchema, value: unknown): ErrorDetail[] {
-  let validate = compiled.get(schema);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    compiled.set(schema, validate);
-  }
-  if (validate(value)) return [];
-  const details = (validate.errors ?? []).map((issue) => {
+/** A form body: its fields and the CSRF token, nothing else. */
+export function FormBody<T extends TProperties>(fields: T) {
+  return Type.Object({ _csrf: Field, ...fields }, { additionalProperties: false });
+}
+
+export type FormValues = Record<string, string | string[] | undefined>;
+
+/** A field's value, trimmed ('' when absent). */
+export function text(value: string | undefined): string {
+  return (value ?? '').trim();
+}
+
+/** Problems of `value` against an API schema, one per field, worded for people. */
+function schemaProblems(schema: TSchema, value: unknown): ErrorDetail[] {
+  const validate = jsonValidator(schema);
+  return validate(value) ? [] : describeIssues(validate.errors ?? []);
+}
+
+/** Ajv's findings, one per field, worded for people. */
+export function describeIssues(issues: ErrorObject[]): ErrorDetail[] {
+  const details = issues.map((issue) => {
     const path = issue.instancePath.replace(/^\//, '').replaceAll('/', '.');
     if (issue.keyword === 'required') {
       const missing = String(issue.params.missingProperty);
       return { path: path ? `${path}.${missing}` : missing, message: 'is required' };
+    }
+    if (issue.keyword === 'additionalProperties') {
+      const extra = String(issue.params.additionalProperty);
+      return { path: path ? `${path}.${extra}` : extra, message: 'is not expected here' };
     }
     // A union of literals (a status, an event name) reports one line per branch.
     if (issue.keyword === 'minLength' && issue.params.limit === 1) return { path, message: 'is required' };
@@ -48,19 +74,15 @@ export function schemaProblems(schema: TSchema, value: unknown): ErrorDetail[] {
       return { path, message: 'is not one of the allowed values' };
     return { path, message: issue.message ?? 'is invalid' };
   });
-  return uniqueByPath(details);
+  // Unions report each branch, which would only confuse a person: one message per field.
+  const seen = new Map<string, ErrorDetail>();
+  for (const d of details) if (!seen.has(d.path)) seen.set(d.path, d);
+  return [...seen.values()];
 }
 
 export function validateAgainst(schema: TSchema, value: unknown): void {
   const details = schemaProblems(schema, value);
   if (details.length > 0) throw ApiError.validation(details);
-}
-
-/** One message per field: unions report each branch, which would only confuse a person. */
-function uniqueByPath(details: ErrorDetail[]): ErrorDetail[] {
-  const seen = new Map<string, ErrorDetail>();
-  for (const d of details) if (!seen.has(d.path)) seen.set(d.path, d);
-  return [...seen.values()];
 }
 
 /** Collects parse problems of several fields, then throws them together as one 422. */
@@ -111,90 +133,4 @@ export function requiredWhole(text: string, path: string, problems: Problems): n
     return null;
   }
   return parseWhole(text, path, problems);
-}
-
-/** A form's values, its errors by field name, and the labels used in the error summary. */
-export class FormView {
-  readonly errors: Record<string, string> = {};
-
-  constructor(
-    readonly values: FormValues,
-    readonly labels: Record<string, string>,
-    error?: ApiError,
-    /** API paths that are named differently in the form (`revenueCents` → `revenue`). */
-    aliases: Record<string, string> = {},
-  ) {
-    for (const d of error?.details ?? []) {
-      const name = aliases[d.path] ?? d.path;
-      this.errors[name] ??= d.message;
-    }
-    if (error && !error.details) this.errors[''] = error.message;
-  }
-
-  value(name: string): string {
-    const v = this.values[name];
-    return Array.isArray(v) ? (v[0] ?? '') : (v ?? '');
-  }
-
-  private describedBy(name: string, hint?: string): SafeHtml {
-    const ids = [hint ? `${name}-hint` : '', this.errors[name] ? `${name}-error` : ''].filter(Boolean).join(' ');
-    return ids ? html` aria-describedby="${ids}"` : html``;
-  }
-
-  private after(name: string, hint?: string): SafeHtml {
-    return html`${hint ? html`<p class="hint" id="${name}-hint">${hint}</p>` : ''}${
-      this.errors[name] ? html`<p class="field-error" id="${name}-error">${this.errors[name]}</p>` : ''
-    }`;
-  }
-
-  /** A labelled input. `attrs` are extra attributes written by our own code. */
-  input(name: string, options: { type?: string; hint?: string; required?: boolean; attrs?: SafeHtml } = {}): SafeHtml {
-    return html`<div><label for="${name}">${this.labels[name] ?? name}</label>
-<input id="${name}" name="${name}" type="${options.type ?? 'text'}" value="${this.value(name)}"${
-      options.required ? html` required` : ''
-    }${this.errors[name] ? html` aria-invalid="true"` : ''}${this.describedBy(name, options.hint)}${options.attrs ?? ''}>
-${this.after(name, options.hint)}</div>`;
-  }
-
-  select(name: string, options: Array<[string, string]>, hint?: string): SafeHtml {
-    const current = this.value(name);
-    return html`<div><label for="${name}">${this.labels[name] ?? name}</label>
-<select id="${name}" name="${name}"${this.errors[name] ? html` aria-invalid="true"` : ''}${this.describedBy(name, hint)}>${options.map(
-      ([value, label]) => html`<option value="${value}"${value === current ? html` selected` : ''}>${label}</option>`,
-    )}</select>${this.after(name, hint)}</div>`;
-  }
-
-  checkboxes(name: string, options: Array<[string, string, string?]>): SafeHtml {
-    const raw = this.values[name];
-    const checked = new Set(Array.isArray(raw) ? raw : raw ? [raw] : []);
-    return html`<fieldset id="${name}"${this.errors[name] ? html` aria-describedby="${name}-error"` : ''}><legend>${this.labels[name] ?? name}</legend>
-${options.map(
-  ([value, label, description], i) =>
-    html`<label class="check" for="${name}-${i}"><input type="checkbox" id="${name}-${i}" name="${name}" value="${value}"${
-      checked.has(value) ? html` checked` : ''
-    }><span><span class="mono">${label}</span>${description ? html`<br><span class="hint">${description}</span>` : ''}</span></label>`,
-)}${this.after(name)}</fieldset>`;
-  }
-
-  /** The error summary at the top of a form, each problem linking to its field. */
-  summary(): SafeHtml {
-    const entries = Object.entries(this.errors);
-    if (entries.length === 0) return html``;
-    const items: Renderable[] = entries.map(([name, message]) =>
-      name === '' || !this.labels[name]
-        ? html`<li>${name ? `${name}: ` : ''}${message}</li>`
-        : html`<li><a href="#${name}">${this.labels[name]}</a>: ${message}</li>`,
-    );
-    return html`<div class="flash error" role="alert"><strong>Please correct the following:</strong><ul>${items}</ul></div>`;
-  }
-}
-
-/** Field values of a submitted form, every repeated name kept as a list. */
-export function valuesOf(form: URLSearchParams): FormValues {
-  const values: FormValues = {};
-  for (const key of new Set(form.keys())) {
-    const all = form.getAll(key);
-    values[key] = all.length > 1 ? all : (all[0] ?? '');
-  }
-  return values;
 }

@@ -1,7 +1,8 @@
 /**
  * Dashboard sign-in and sessions. The browser holds a random 256-bit token; the database
  * holds only its SHA-256 (a stolen table cannot be replayed as cookies), the owner, the
- * brand and the session's CSRF token. Sessions end 12 hours after sign-in or at sign-out.
+ * brand and the session's CSRF secret, which every form token of the session is bound to
+ * (it never leaves the server). Sessions end 12 hours after sign-in or at sign-out.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { AppContext } from '../../context.js';
@@ -19,7 +20,7 @@ export interface DashboardSession {
   id: string;
   userId: string;
   email: string;
-  csrfToken: string;
+  csrfSecret: string;
   expiresAt: number;
   brand: BrandRow;
 }
@@ -103,7 +104,7 @@ export async function findSession(ctx: AppContext, token: string | undefined): P
   const { session_id, user_id, csrf_token, expires_at, email, ...brand } = row;
   return {
     status: 'valid',
-    session: { id: session_id, userId: user_id, email, csrfToken: csrf_token, expiresAt: expires_at, brand },
+    session: { id: session_id, userId: user_id, email, csrfSecret: csrf_token, expiresAt: expires_at, brand },
   };
 }
 

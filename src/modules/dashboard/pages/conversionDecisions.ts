@@ -1,19 +1,22 @@
 /** Approve and reject conversions, one or many, through the conversion service. */
-import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import { toApiError } from '../../../http/errors.js';
 import { RejectBody } from '../../conversions/schemas.js';
 import { approveConversion, rejectConversion } from '../../conversions/service.js';
 import { sendErrorPage } from '../errors.js';
-import { field, formBody, validateAgainst } from '../forms.js';
-import { pathId, runAction } from '../respond.js';
+import { Field, FormBody, IdParams, ListField, text, validateAgainst } from '../forms.js';
+import { type DashboardApp, runAction } from '../respond.js';
 import { redirectWithFlash, safeDashboardPath, sessionOf } from '../session.js';
 
 /** A page of the list holds at most this many; more in one post is not a person's doing. */
 const MAX_BULK = 100;
 
-function reasonOf(form: URLSearchParams): string | null {
-  const input = { reason: field(form, 'reason') || null };
+const RejectForm = FormBody({ reason: Field });
+/** The list's one form: a row's button (`approve`/`reject` = its id) or the bulk `action` on `ids`. */
+const BulkForm = FormBody({ back: Field, reason: Field, action: Field, approve: Field, reject: Field, ids: ListField });
+
+function reasonOf(form: { reason?: string }): string | null {
+  const input = { reason: text(form.reason) || null };
   validateAgainst(RejectBody, input);
   return input.reason;
 }
@@ -22,22 +25,21 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-export function conversionDecisionRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.post('/conversions/:id/approve', async (request, reply) => {
+export function conversionDecisionRoutes(app: DashboardApp, ctx: AppContext): void {
+  app.post('/conversions/:id/approve', { schema: { params: IdParams, body: FormBody({}) } }, async (request, reply) => {
     const { brand } = sessionOf(request);
-    const id = pathId(request);
-    return runAction(ctx, request, reply, `/dashboard/conversions/${id}`, async () => {
+    const { id } = request.params;
+    return runAction(request, reply, `/dashboard/conversions/${id}`, async () => {
       await approveConversion(ctx, brand.id, id);
       return 'Conversion approved.';
     });
   });
 
-  app.post('/conversions/:id/reject', async (request, reply) => {
+  app.post('/conversions/:id/reject', { schema: { params: IdParams, body: RejectForm } }, async (request, reply) => {
     const { brand } = sessionOf(request);
-    const id = pathId(request);
-    const form = formBody(request.body);
-    return runAction(ctx, request, reply, `/dashboard/conversions/${id}`, async () => {
-      await rejectConversion(ctx, brand.id, id, reasonOf(form));
+    const { id } = request.params;
+    return runAction(request, reply, `/dashboard/conversions/${id}`, async () => {
+      await rejectConversion(ctx, brand.id, id, reasonOf(request.body));
       return 'Conversion rejected.';
     });
   });
@@ -46,30 +48,27 @@ export function conversionDecisionRoutes(app: FastifyInstance, ctx: AppContext):
    * The list's one form: a row's own Approve/Reject button names that row; the bulk
    * buttons act on the ticked rows.
    */
-  app.post('/conversions/bulk', async (request, reply) => {
+  app.post('/conversions/bulk', { schema: { body: BulkForm } }, async (request, reply) => {
     const { brand } = sessionOf(request);
-    const form = formBody(request.body);
-    const back = safeDashboardPath(field(form, 'back'), '/dashboard/conversions');
-    const single = field(form, 'approve') ? 'approve' : field(form, 'reject') ? 'reject' : null;
-    const action = single ?? field(form, 'action');
-    const ids = single ? [field(form, single)] : [...new Set(form.getAll('ids'))];
+    const form = request.body;
+    const back = safeDashboardPath(text(form.back), '/dashboard/conversions');
+    const single = text(form.approve) ? 'approve' : text(form.reject) ? 'reject' : null;
+    const action = single ?? text(form.action);
+    const ids = single ? [text(form[single])] : [...new Set(form.ids ?? [])];
     if (action !== 'approve' && action !== 'reject') {
-      return redirectWithFlash(ctx, reply, back, { kind: 'error', text: 'Choose Approve or Reject.' });
+      return redirectWithFlash(reply, back, { kind: 'error', text: 'Choose Approve or Reject.' });
     }
     if (ids.length === 0) {
-      return redirectWithFlash(ctx, reply, back, { kind: 'error', text: 'Select at least one conversion first.' });
+      return redirectWithFlash(reply, back, { kind: 'error', text: 'Select at least one conversion first.' });
     }
     if (ids.length > MAX_BULK) {
-      return redirectWithFlash(ctx, reply, back, {
-        kind: 'error',
-        text: `Select at most ${MAX_BULK} conversions at once.`,
-      });
+      return redirectWithFlash(reply, back, { kind: 'error', text: `Select at most ${MAX_BULK} conversions at once.` });
     }
     let reason: string | null = null;
     try {
       if (action === 'reject') reason = reasonOf(form);
     } catch (error) {
-      return redirectWithFlash(ctx, reply, back, { kind: 'error', text: toApiError(error).message });
+      return redirectWithFlash(reply, back, { kind: 'error', text: toApiError(error).message });
     }
     const results = await Promise.allSettled(
       ids.map((id) =>
@@ -86,13 +85,13 @@ export function conversionDecisionRoutes(app: FastifyInstance, ctx: AppContext):
     const done = results.length - failures.length;
     const verb = action === 'approve' ? 'approved' : 'rejected';
     if (failures.length === 0) {
-      return redirectWithFlash(ctx, reply, back, { kind: 'ok', text: `${plural(done, 'conversion')} ${verb}.` });
+      return redirectWithFlash(reply, back, { kind: 'ok', text: `${plural(done, 'conversion')} ${verb}.` });
     }
     const why = failures
       .slice(0, 5)
       .map((f) => `${f.id}: ${f.error.status === 404 ? 'not found' : f.error.message}`)
       .join(' ');
-    return redirectWithFlash(ctx, reply, back, {
+    return redirectWithFlash(reply, back, {
       kind: 'error',
       text: `${plural(done, 'conversion')} ${verb}; ${plural(failures.length, 'conversion')} could not be ${verb}. ${why}`,
     });

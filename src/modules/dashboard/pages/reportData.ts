@@ -1,14 +1,27 @@
 /** Turns the reports page's query into a buildReport call, and its rows into CSV. */
-import type { FastifyRequest } from 'fastify';
+import { type Static, Type } from '@sinclair/typebox';
 import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
 import type { Report } from '../../reports/schemas.js';
 import { buildReport } from '../../reports/service.js';
 import { centsToDecimal, minorDigits } from '../format.js';
+import { Choice, Query, text } from '../forms.js';
 import { offerNames, partnerNames } from '../repository.js';
-import { queryParam } from '../respond.js';
 
 export const TIME_UNITS = ['day', 'week', 'month'] as const;
+
+/** What the report form sends; the days' content is the report service's to check. */
+export const ReportQuery = Query({
+  from: Type.Optional(Type.String({ maxLength: 10 })),
+  to: Type.Optional(Type.String({ maxLength: 10 })),
+  offerId: Type.Optional(Type.String({ maxLength: 64 })),
+  partnerId: Type.Optional(Type.String({ maxLength: 64 })),
+  time: Type.Optional(Choice(TIME_UNITS)),
+  by: Type.Optional(Type.Array(Choice(['offer', 'partner'] as const), { maxItems: 2 })),
+  /** Rows are computed, not stored, so the table pages by offset. */
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+});
+type ReportQuery = Static<typeof ReportQuery>;
 
 export interface ReportFilters {
   from: string;
@@ -21,19 +34,17 @@ export interface ReportFilters {
   byPartner: boolean;
 }
 
-export function filtersOf(request: FastifyRequest): ReportFilters {
-  const query = request.query as Record<string, unknown>;
-  const by = ([] as unknown[]).concat(query.by ?? []);
+export function filtersOf(query: ReportQuery): ReportFilters {
   // A first visit (no query at all) shows days; after that the form says what it wants.
   const fresh = Object.keys(query).length === 0;
   return {
-    from: queryParam(request, 'from', 10),
-    to: queryParam(request, 'to', 10),
-    offerId: queryParam(request, 'offerId', 64),
-    partnerId: queryParam(request, 'partnerId', 64),
-    time: fresh ? 'day' : (TIME_UNITS.find((u) => u === queryParam(request, 'time')) ?? ''),
-    byOffer: by.includes('offer'),
-    byPartner: by.includes('partner'),
+    from: text(query.from),
+    to: text(query.to),
+    offerId: text(query.offerId),
+    partnerId: text(query.partnerId),
+    time: fresh ? 'day' : (query.time ?? ''),
+    byOffer: query.by?.includes('offer') ?? false,
+    byPartner: query.by?.includes('partner') ?? false,
   };
 }
 

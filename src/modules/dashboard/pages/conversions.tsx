@@ -1,0 +1,381 @@
+/** Conversions: a filterable list with single and bulk decisions, and one conversion's page. */
+import { escapeHtml } from '@kitajs/html';
+import { Type } from '@sinclair/typebox';
+import { addDays, isRealDay, parseDay, startOfLocalDay } from '../../../calendar.js';
+import type { AppContext } from '../../../context.js';
+import { toPage } from '../../../http/pagination.js';
+import { type ConversionRow, findConversion, listConversions } from '../../conversions/repository.js';
+import { notFound } from '../errors.js';
+import { money } from '../format.js';
+import { Choice, Cursor, IdParams, Query, text } from '../forms.js';
+import { offerMenu, offerNames, partnerMenu, partnerNames } from '../repository.js';
+import { type DashboardApp, render } from '../respond.js';
+import { sessionOf } from '../session.js';
+import { ActionButton, BackLink, Badge, CsrfField, EmptyState, Pager, Prop, Time } from '../views/components.js';
+import { Cell } from '../views/table.js';
+import { conversionDecisionRoutes } from './conversionDecisions.js';
+
+const PAGE_SIZE = 50;
+const STATUSES = ['pending', 'approved', 'rejected'] as const;
+/** The filters keep what was typed; a day that is not a date is reported and ignored. */
+const ListQuery = Query({
+  status: Type.Optional(Choice(STATUSES)),
+  offerId: Type.Optional(Type.String({ maxLength: 64 })),
+  partnerId: Type.Optional(Type.String({ maxLength: 64 })),
+  from: Type.Optional(Type.String({ maxLength: 10 })),
+  to: Type.Optional(Type.String({ maxLength: 10 })),
+  txn: Type.Optional(Type.String({ maxLength: 255 })),
+  cursor: Cursor,
+});
+
+function StatusCell({ conversion: c, timeZone }: { conversion: ConversionRow; timeZone: string }) {
+  return (
+    <>
+      <Badge status={c.status} />
+      {c.cap_exceeded ? (
+        <>
+          {' '}
+          <Badge status="failed" label="over cap" />
+        </>
+      ) : (
+        ''
+      )}
+      {c.status === 'pending' && c.hold_until !== null ? (
+        <>
+          <br />
+          <span class="small muted">
+            auto-approves <Time ms={c.hold_until} timeZone={timeZone} />
+          </span>
+        </>
+      ) : (
+        ''
+      )}
+    </>
+  );
+}
+
+function Menu(props: { name: string; label: string; items: Array<{ id: string; name: string }>; current: string }) {
+  return (
+    <div>
+      <label for={props.name} safe>
+        {props.label}
+      </label>
+      <select id={props.name} name={props.name}>
+        <option value="">All</option>
+        {props.items.map((i) => (
+          <option value={i.id} selected={i.id === props.current} safe>
+            {i.name}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+function ConversionRows(props: {
+  rows: ConversionRow[];
+  offers: Map<string, string>;
+  partners: Map<string, string>;
+  timeZone: string;
+}) {
+  const anyPending = props.rows.some((c) => c.status === 'pending');
+  return (
+    <table>
+      <caption class="visually-hidden">Conversions</caption>
+      <thead>
+        <tr>
+          <th scope="col">
+            {anyPending ? (
+              <input type="checkbox" data-select-all aria-label="Select all pending conversions on this page" />
+            ) : (
+              <span class="visually-hidden">Select</span>
+            )}
+          </th>
+          <th scope="col">Recorded</th>
+          <th scope="col">Offer</th>
+          <th scope="col">Partner</th>
+          <th scope="col">Status</th>
+          <th scope="col" class="num">
+            Revenue
+          </th>
+          <th scope="col" class="num">
+            Payout
+          </th>
+          <th scope="col">Txn id</th>
+          <th scope="col">Decide</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.rows.map((c) => (
+          <tr>
+            <td>
+              {c.status === 'pending' ? (
+                <input type="checkbox" name="ids" value={c.id} data-row aria-label={`Select conversion ${c.id}`} />
+              ) : (
+                ''
+              )}
+            </td>
+            <td>
+              <a href={`/dashboard/conversions/${c.id}`}>
+                <Time ms={c.created_at} timeZone={props.timeZone} />
+              </a>
+              <br />
+              <span class="muted small mono" safe>
+                {c.id}
+              </span>
+            </td>
+            <Cell text={props.offers.get(c.offer_id) ?? c.offer_id} />
+            <Cell text={props.partners.get(c.partner_id) ?? c.partner_id} />
+            <td>
+              <StatusCell conversion={c} timeZone={props.timeZone} />
+            </td>
+            <Cell class="num" text={money(c.revenue_cents, c.currency)} />
+            <Cell class="num" text={money(c.payout_cents, c.currency)} />
+            <Cell class="mono small" text={c.external_txn_id} />
+            <td>
+              {c.status === 'pending' ? (
+                <div class="actions">
+                  <button type="submit" name="approve" value={c.id} class="small" aria-label={`Approve ${c.id}`}>
+                    Approve
+                  </button>
+                  <button type="submit" name="reject" value={c.id} class="small danger" aria-label={`Reject ${c.id}`}>
+                    Reject
+                  </button>
+                </div>
+              ) : (
+                ''
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function conversionPages(app: DashboardApp, ctx: AppContext): void {
+  conversionDecisionRoutes(app, ctx);
+
+  app.get('/conversions', { schema: { querystring: ListQuery } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const tz = brand.timezone;
+    const { cursor: cursorParam, ...given } = request.query;
+    const filters = {
+      status: given.status || undefined,
+      offerId: text(given.offerId),
+      partnerId: text(given.partnerId),
+      from: text(given.from),
+      to: text(given.to),
+      txn: text(given.txn),
+    };
+    const problems: string[] = [];
+    if (filters.from && !isRealDay(filters.from)) problems.push('“From” must be a date.');
+    if (filters.to && !isRealDay(filters.to)) problems.push('“To” must be a date.');
+    const cursor = cursorParam || undefined;
+    const q = ctx.db.read;
+    const [rows, offers, partners] = await Promise.all([
+      listConversions(q, brand.id, {
+        status: filters.status,
+        offerId: filters.offerId || undefined,
+        partnerId: filters.partnerId || undefined,
+        externalTxnId: filters.txn || undefined,
+        fromMs: filters.from && isRealDay(filters.from) ? startOfLocalDay(parseDay(filters.from), tz) : undefined,
+        toMs:
+          filters.to && isRealDay(filters.to) ? startOfLocalDay(addDays(parseDay(filters.to), 1), tz) - 1 : undefined,
+        cursor,
+        limit: PAGE_SIZE,
+      }),
+      offerMenu(q, brand.id),
+      partnerMenu(q, brand.id),
+    ]);
+    const page = toPage(rows, PAGE_SIZE, (r) => r);
+    const [offerNamesMap, partnerNamesMap] = await Promise.all([
+      offerNames(
+        q,
+        brand.id,
+        page.data.map((c) => c.offer_id),
+      ),
+      partnerNames(
+        q,
+        brand.id,
+        page.data.map((c) => c.partner_id),
+      ),
+    ]);
+    const anyPending = page.data.some((c) => c.status === 'pending');
+    const filtered = Object.values(filters).some(Boolean);
+    const table =
+      page.data.length === 0 ? (
+        <EmptyState title={filtered ? 'No conversions match these filters' : 'No conversions yet'}>
+          {filtered ? (
+            <>
+              <a href="/dashboard/conversions">Clear the filters</a>.
+            </>
+          ) : (
+            'They appear here as soon as advertisers report them.'
+          )}
+        </EmptyState>
+      ) : (
+        <ConversionRows rows={page.data} offers={offerNamesMap} partners={partnerNamesMap} timeZone={tz} />
+      );
+    return render(request, reply, {
+      title: 'Conversions',
+      section: 'conversions',
+      body: (session) => (
+        <>
+          <h1>Conversions</h1>
+          <form method="get" action="/dashboard/conversions" class="filters" aria-label="Filters">
+            <div>
+              <label for="status">Status</label>
+              <select id="status" name="status">
+                <option value="">All</option>
+                {STATUSES.map((s) => (
+                  <option value={s} selected={s === filters.status}>
+                    {s}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <Menu name="offerId" label="Offer" items={offers} current={filters.offerId} />
+            <Menu name="partnerId" label="Partner" items={partners} current={filters.partnerId} />
+            <div>
+              <label for="from">From</label>
+              <input id="from" name="from" type="date" value={escapeHtml(filters.from)} />
+            </div>
+            <div>
+              <label for="to">To</label>
+              <input id="to" name="to" type="date" value={escapeHtml(filters.to)} />
+            </div>
+            <div>
+              <label for="txn">Txn id</label>
+              <input id="txn" name="txn" value={escapeHtml(filters.txn)} />
+            </div>
+            <div>
+              <button type="submit">Filter</button> <a href="/dashboard/conversions">Reset</a>
+            </div>
+          </form>
+          {problems.length > 0 ? (
+            <div class="flash error" role="alert" safe>
+              {`${problems.join(' ')} That filter was ignored.`}
+            </div>
+          ) : (
+            ''
+          )}
+          <form method="post" action="/dashboard/conversions/bulk">
+            <CsrfField token={session.csrfToken} />
+            <input type="hidden" name="back" value={escapeHtml(request.url)} />
+            {/* The form's default button: Enter in the reason field submits nothing, not the first row's Approve. */}
+            <button type="submit" disabled hidden></button>
+            {anyPending ? (
+              <div class="bulkbar">
+                <span data-selection-count class="muted">
+                  Select pending conversions to decide several at once.
+                </span>
+                <div class="inline-form">
+                  <div>
+                    <label for="reason">Rejection reason (optional)</label>
+                    <input id="reason" name="reason" maxlength="500" />
+                  </div>
+                  <button type="submit" name="action" value="approve" data-needs-selection>
+                    Approve selected
+                  </button>
+                  <button type="submit" name="action" value="reject" class="danger" data-needs-selection>
+                    Reject selected
+                  </button>
+                </div>
+              </div>
+            ) : (
+              ''
+            )}
+            <div class="table-wrap">{table}</div>
+          </form>
+          <Pager path="/dashboard/conversions" query={{ ...filters, cursor }} nextCursor={page.nextCursor} />
+        </>
+      ),
+    });
+  });
+
+  app.get('/conversions/:id', { schema: { params: IdParams, querystring: Query({}) } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const c = await findConversion(ctx.db.read, brand.id, request.params.id);
+    if (!c) return notFound(reply, request, 'conversion');
+    const [offers, partners] = await Promise.all([
+      offerNames(ctx.db.read, brand.id, [c.offer_id]),
+      partnerNames(ctx.db.read, brand.id, [c.partner_id]),
+    ]);
+    const tz = brand.timezone;
+    const subs = [c.sub1, c.sub2, c.sub3, c.sub4, c.sub5].map((s, i) => (s ? `sub${i + 1}=${s}` : '')).filter(Boolean);
+    const approvedBy = c.approved_by ? ` (${c.approved_by === 'manual' ? 'by a person' : 'after the hold time'})` : '';
+    return render(request, reply, {
+      title: `Conversion ${c.id}`,
+      section: 'conversions',
+      body: (session) => (
+        <>
+          <BackLink href="/dashboard/conversions" label="Conversions" />
+          <div class="head">
+            <h1>
+              Conversion <StatusCell conversion={c} timeZone={tz} />
+            </h1>
+          </div>
+          <section class="panel" aria-label="Details">
+            <dl class="props">
+              <Prop label="Id" mono text={c.id} />
+              <Prop label="Offer">
+                <a href={`/dashboard/offers/${c.offer_id}`} safe>
+                  {offers.get(c.offer_id) ?? c.offer_id}
+                </a>
+              </Prop>
+              <Prop label="Partner">
+                <a href={`/dashboard/partners/${c.partner_id}`} safe>
+                  {partners.get(c.partner_id) ?? c.partner_id}
+                </a>
+              </Prop>
+              <Prop label="Click" mono text={c.click_id} />
+              <Prop label="Revenue" text={money(c.revenue_cents, c.currency)} />
+              <Prop label="Payout" text={money(c.payout_cents, c.currency)} />
+              <Prop label="Transaction id" mono text={c.external_txn_id} />
+              <Prop label="Sub ids" mono text={subs.join(' ') || null} />
+              <Prop label="Recorded">
+                <Time ms={c.created_at} timeZone={tz} />
+              </Prop>
+              <Prop label="Hold until">
+                <Time ms={c.hold_until} timeZone={tz} />
+              </Prop>
+              <Prop label="Approved">
+                <Time ms={c.approved_at} timeZone={tz} />
+                {escapeHtml(approvedBy)}
+              </Prop>
+              <Prop label="Rejected">
+                <Time ms={c.rejected_at} timeZone={tz} />
+                {c.rejection_reason ? escapeHtml(` — ${c.rejection_reason}`) : ''}
+              </Prop>
+            </dl>
+          </section>
+          {c.status === 'pending' ? (
+            <section class="panel" aria-labelledby="decide-h">
+              <h2 id="decide-h">Decide</h2>
+              <div class="actions">
+                <ActionButton
+                  csrf={session.csrfToken}
+                  action={`/dashboard/conversions/${c.id}/approve`}
+                  label="Approve"
+                />
+                <form method="post" action={`/dashboard/conversions/${c.id}/reject`} class="actions">
+                  <CsrfField token={session.csrfToken} />
+                  <label for="reason" class="visually-hidden">
+                    Rejection reason
+                  </label>
+                  <input id="reason" name="reason" maxlength="500" placeholder="Reason (optional)" />
+                  <button type="submit" class="danger">
+                    Reject
+                  </button>
+                </form>
+              </div>
+            </section>
+          ) : (
+            ''
+          )}
+        </>
+      ),
+    });
+  });
+}

@@ -1,0 +1,259 @@
+/** Offers: list by status, create, edit, and each active partner's tracking link. */
+import { escapeHtml } from '@kitajs/html';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../../context.js';
+import type { ApiError } from '../../../http/errors.js';
+import { toPage } from '../../../http/pagination.js';
+import { findOffer, listOffers, type OfferRow } from '../../offers/repository.js';
+import { createOffer, updateOffer } from '../../offers/service.js';
+import { listPartners } from '../../partners/repository.js';
+import { notFound } from '../errors.js';
+import { duration, money } from '../format.js';
+import { Choice, Cursor, type FormValues, IdParams, Query } from '../forms.js';
+import { type DashboardApp, formError, render } from '../respond.js';
+import { redirectWithFlash, sessionOf } from '../session.js';
+import { BackLink, Badge, CopyField, EmptyState, Pager, Tabs, Time } from '../views/components.js';
+import { Cell, num, Table } from '../views/table.js';
+import { OfferForm, OfferFormView, offerInput, offerValues } from './offerForm.js';
+
+const PAGE_SIZE = 25;
+const STATUSES = ['active', 'paused', 'archived'] as const;
+const ListQuery = Query({ status: Type.Optional(Choice(STATUSES)), cursor: Cursor });
+/** The offer page pages through its tracking links with `?partners=`. */
+const OfferQuery = Query({ partners: Cursor });
+
+function capsSummary(o: OfferRow): string {
+  const caps = [
+    ['day', o.cap_daily],
+    ['week', o.cap_weekly],
+    ['month', o.cap_monthly],
+    ['total', o.cap_global],
+  ].filter(([, n]) => n !== null);
+  return caps.length === 0 ? '—' : caps.map(([label, n]) => `${n}/${label}`).join(', ');
+}
+
+function OfferTable({ offers, timeZone, empty }: { offers: OfferRow[]; timeZone: string; empty: JSX.Element }) {
+  return (
+    <Table
+      caption="Offers"
+      columns={['Offer', 'Status', num('Revenue'), num('Payout'), 'Starts as', 'Auto-approve', 'Caps', 'Created']}
+      rows={offers.map((o) => (
+        <tr>
+          <th scope="row">
+            <a href={`/dashboard/offers/${o.id}`} safe>
+              {o.name}
+            </a>
+            <br />
+            <span class="muted small mono" safe>
+              {o.id}
+            </span>
+          </th>
+          <td>
+            <Badge status={o.status} />
+          </td>
+          <Cell class="num" text={money(o.revenue_cents, o.currency)} />
+          <Cell class="num" text={money(o.payout_cents, o.currency)} />
+          <Cell text={o.conversion_status} />
+          <Cell text={o.hold_seconds === null ? 'manual' : duration(o.hold_seconds)} />
+          <Cell text={capsSummary(o)} />
+          <td>
+            <Time ms={o.created_at} timeZone={timeZone} />
+          </td>
+        </tr>
+      ))}
+      empty={empty}
+    />
+  );
+}
+
+export function offerPages(app: DashboardApp, ctx: AppContext): void {
+  app.get('/offers', { schema: { querystring: ListQuery } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const status = request.query.status || undefined;
+    const cursor = request.query.cursor || undefined;
+    const page = toPage(
+      await listOffers(ctx.db.read, brand.id, { status, cursor, limit: PAGE_SIZE }),
+      PAGE_SIZE,
+      (r) => r,
+    );
+    return render(request, reply, {
+      title: 'Offers',
+      section: 'offers',
+      body: () => (
+        <>
+          <div class="head">
+            <h1>Offers</h1>
+            <a class="btn" href="/dashboard/offers/new">
+              New offer
+            </a>
+          </div>
+          <Tabs
+            label="Offer status"
+            items={[
+              { href: '/dashboard/offers', text: 'All', current: !status },
+              ...STATUSES.map((s) => ({
+                href: `/dashboard/offers?status=${s}`,
+                text: s[0]!.toUpperCase() + s.slice(1),
+                current: status === s,
+              })),
+            ]}
+          />
+          <OfferTable
+            offers={page.data}
+            timeZone={brand.timezone}
+            empty={
+              <EmptyState title={status ? `No ${status} offers` : 'No offers yet'}>
+                <a href="/dashboard/offers/new">Create the first offer</a>.
+              </EmptyState>
+            }
+          />
+          <Pager path="/dashboard/offers" query={{ status, cursor }} nextCursor={page.nextCursor} />
+        </>
+      ),
+    });
+  });
+
+  const showNew = (request: FastifyRequest, reply: FastifyReply, values?: FormValues, error?: ApiError) =>
+    render(request, reply, {
+      title: 'New offer',
+      section: 'offers',
+      status: error ? error.status : 200,
+      body: (session) => (
+        <>
+          <BackLink href="/dashboard/offers" label="Offers" />
+          <h1>New offer</h1>
+          <OfferFormView
+            csrf={session.csrfToken}
+            action="/dashboard/offers"
+            values={values ?? offerValues(null, session.brand.currency)}
+            error={error}
+            submitLabel="Create offer"
+          />
+        </>
+      ),
+    });
+
+  app.get('/offers/new', { schema: { querystring: Query({}) } }, async (request, reply) => showNew(request, reply));
+
+  app.post('/offers', { schema: { body: OfferForm } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    try {
+      const row = await createOffer(ctx, brand.id, offerInput(request.body, brand.currency));
+      return redirectWithFlash(reply, `/dashboard/offers/${row.id}`, {
+        kind: 'ok',
+        text: `Offer “${row.name}” created.`,
+      });
+    } catch (error) {
+      return showNew(request, reply, request.body, formError(error));
+    }
+  });
+
+  const showEdit = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    offer: OfferRow,
+    cursor: string | undefined,
+    values?: FormValues,
+    error?: ApiError,
+  ) => {
+    const { brand } = sessionOf(request);
+    const partners = toPage(
+      await listPartners(ctx.db.read, brand.id, { status: 'active', cursor, limit: PAGE_SIZE }),
+      PAGE_SIZE,
+      (r) => r,
+    );
+    const base = `${ctx.config.publicUrl}/t/${offer.id}/`;
+    const links = (
+      <Table
+        caption="Tracking links"
+        columns={['Partner', 'Tracking link']}
+        rows={partners.data.map((p) => (
+          <tr>
+            <th scope="row">
+              <a href={`/dashboard/partners/${p.id}`} safe>
+                {p.name}
+              </a>
+            </th>
+            <td>
+              <CopyField
+                id={`link-${p.id}`}
+                label={`Tracking link for ${p.name}`}
+                value={base + p.id}
+                visibleLabel={false}
+              />
+            </td>
+          </tr>
+        ))}
+        empty={
+          <EmptyState title="No active partners yet">
+            Approve applicants on the <a href="/dashboard/partners?status=applicant">Partners</a> page.
+          </EmptyState>
+        }
+      />
+    );
+    return render(request, reply, {
+      title: offer.name,
+      section: 'offers',
+      status: error ? error.status : 200,
+      body: (session) => (
+        <>
+          <BackLink href="/dashboard/offers" label="Offers" />
+          <h1>
+            {escapeHtml(offer.name)} <Badge status={offer.status} />
+          </h1>
+          <p class="muted small">
+            <span class="mono" safe>
+              {offer.id}
+            </span>{' '}
+            · created <Time ms={offer.created_at} timeZone={brand.timezone} /> · updated{' '}
+            <Time ms={offer.updated_at} timeZone={brand.timezone} />
+          </p>
+          <div class="cols">
+            <section aria-labelledby="edit-h" class="panel">
+              <h2 id="edit-h">Settings</h2>
+              <OfferFormView
+                csrf={session.csrfToken}
+                action={`/dashboard/offers/${offer.id}`}
+                values={values ?? offerValues(offer, brand.currency)}
+                error={error}
+                submitLabel="Save changes"
+              />
+            </section>
+            <section aria-labelledby="links-h">
+              <h2 id="links-h">Tracking links</h2>
+              <p class="hint">
+                One link per active partner; append <code>?sub1=…</code> to <code>sub5</code> for sub-tracking.
+              </p>
+              {links}
+              <Pager
+                path={`/dashboard/offers/${offer.id}`}
+                query={{ partners: cursor }}
+                nextCursor={partners.nextCursor}
+                cursorParam="partners"
+              />
+            </section>
+          </div>
+        </>
+      ),
+    });
+  };
+
+  app.get('/offers/:id', { schema: { params: IdParams, querystring: OfferQuery } }, async (request, reply) => {
+    const offer = await findOffer(ctx.db.read, sessionOf(request).brand.id, request.params.id);
+    if (!offer) return notFound(reply, request, 'offer');
+    return showEdit(request, reply, offer, request.query.partners || undefined);
+  });
+
+  app.post('/offers/:id', { schema: { params: IdParams, body: OfferForm } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const offer = await findOffer(ctx.db.read, brand.id, request.params.id);
+    if (!offer) return notFound(reply, request, 'offer');
+    try {
+      const row = await updateOffer(ctx, brand.id, offer.id, offerInput(request.body, brand.currency));
+      return redirectWithFlash(reply, `/dashboard/offers/${row.id}`, { kind: 'ok', text: 'Offer saved.' });
+    } catch (error) {
+      return showEdit(request, reply, offer, undefined, request.body, formError(error));
+    }
+  });
+}

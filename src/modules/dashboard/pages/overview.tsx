@@ -1,0 +1,225 @@
+/** Overview: today and the last 30 days at a glance, and what needs a person's attention. */
+import { addDays, formatDay, localDay, parseDay } from '../../../calendar.js';
+import type { AppContext } from '../../../context.js';
+import { listClicks } from '../../clicks/repository.js';
+import { listConversions } from '../../conversions/repository.js';
+import type { Metrics } from '../../reports/schemas.js';
+import { buildReport } from '../../reports/service.js';
+import { count, money } from '../format.js';
+import { Query } from '../forms.js';
+import { countByStatus, failingSubscriptions, offerNames, partnerNames } from '../repository.js';
+import { type DashboardApp, render } from '../respond.js';
+import { sessionOf } from '../session.js';
+import { BarChart } from '../views/chart.js';
+import { Badge, EmptyState, Time } from '../views/components.js';
+import { Cell, num, Table } from '../views/table.js';
+
+const RANGE_DAYS = 30;
+const ATTENTION_ROWS = 5;
+const FAILING_WINDOW_MS = 7 * 24 * 3600 * 1000;
+
+function Cards({
+  heading,
+  id,
+  metrics,
+  currency,
+}: {
+  heading: string;
+  id: string;
+  metrics: Metrics;
+  currency: string;
+}) {
+  const items: Array<[string, string]> = [
+    ['Clicks', count(metrics.clicks)],
+    ['Conversions', count(metrics.conversions)],
+    ['Revenue', money(metrics.revenueCents, currency)],
+    ['Payout', money(metrics.payoutCents, currency)],
+    ['Profit', money(metrics.profitCents, currency)],
+  ];
+  return (
+    <section aria-labelledby={id}>
+      <h2 id={id} safe>
+        {heading}
+      </h2>
+      <dl class="grid">
+        {items.map(([label, value]) => (
+          <div class="card">
+            <dt safe>{label}</dt>
+            <dd safe>{value}</dd>
+          </div>
+        ))}
+      </dl>
+    </section>
+  );
+}
+
+export function overviewPages(app: DashboardApp, ctx: AppContext): void {
+  app.get('/', { schema: { querystring: Query({}) } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const q = ctx.db.read;
+    const now = ctx.clock.now();
+    const today = localDay(now, brand.timezone);
+    const from = formatDay(addDays(parseDay(today), 1 - RANGE_DAYS));
+    const [report, pending, pendingTotal, risky, failing, applicants] = await Promise.all([
+      buildReport(ctx, brand.id, { from, to: today, groupBy: 'day' }),
+      listConversions(q, brand.id, { status: 'pending', limit: ATTENTION_ROWS }),
+      countByStatus(q, 'conversions', brand.id, 'pending'),
+      listClicks(q, brand.id, { highRisk: true, limit: ATTENTION_ROWS }),
+      failingSubscriptions(q, brand.id, now - FAILING_WINDOW_MS, ATTENTION_ROWS),
+      countByStatus(q, 'partners', brand.id, 'applicant'),
+    ]);
+    const byDay = new Map(report.data.map((row) => [row.day ?? '', row]));
+    const days = Array.from({ length: RANGE_DAYS }, (_, i) => formatDay(addDays(parseDay(from), i)));
+    const zero: Metrics = { ...report.totals };
+    for (const key of Object.keys(zero) as Array<keyof Metrics>) zero[key] = 0;
+    const todayMetrics = byDay.get(today) ?? zero;
+    const [offers, partners] = await Promise.all([
+      offerNames(
+        q,
+        brand.id,
+        [...pending, ...risky].map((r) => r.offer_id),
+      ),
+      partnerNames(
+        q,
+        brand.id,
+        [...pending, ...risky].map((r) => r.partner_id),
+      ),
+    ]);
+    const cur = brand.currency;
+    const tz = brand.timezone;
+
+    const pendingTable = (
+      <Table
+        caption={`${count(pendingTotal)} pending in total`}
+        showCaption
+        columns={['Recorded', 'Offer', 'Partner', num('Revenue')]}
+        rows={pending.map((c) => (
+          <tr>
+            <td>
+              <a href={`/dashboard/conversions/${c.id}`}>
+                <Time ms={c.created_at} timeZone={tz} />
+              </a>
+            </td>
+            <Cell text={offers.get(c.offer_id) ?? c.offer_id} />
+            <Cell text={partners.get(c.partner_id) ?? c.partner_id} />
+            <Cell class="num" text={money(c.revenue_cents, c.currency)} />
+          </tr>
+        ))}
+        empty={<EmptyState title="Nothing to review">Every conversion has been decided.</EmptyState>}
+      />
+    );
+    const riskyTable = (
+      <Table
+        caption={`Score above ${brand.fraud_threshold}`}
+        showCaption
+        columns={['Time', 'Partner', 'IP', num('Score'), 'Signals']}
+        rows={risky.map((c) => (
+          <tr>
+            <td>
+              <Time ms={c.created_at} timeZone={tz} />
+            </td>
+            <td>
+              <a href={`/dashboard/partners/${c.partner_id}`} safe>
+                {partners.get(c.partner_id) ?? c.partner_id}
+              </a>
+            </td>
+            <Cell class="mono" text={c.ip} />
+            <Cell class="num" text={c.fraud_score} />
+            <Cell text={(JSON.parse(c.fraud_signals) as string[]).join(', ')} />
+          </tr>
+        ))}
+        empty={
+          <EmptyState title="No high-risk clicks">
+            No click scored above the threshold of {brand.fraud_threshold}.
+          </EmptyState>
+        }
+      />
+    );
+    const failingTable = (
+      <Table
+        caption="Failed or retrying deliveries, last 7 days"
+        showCaption
+        columns={['Endpoint', num('Failing'), 'Last failure']}
+        rows={failing.map((s) => (
+          <tr>
+            <td>
+              <a href={`/dashboard/webhooks/${s.id}`} class="mono" safe>
+                {s.url}
+              </a>{' '}
+              {s.status === 'disabled' ? <Badge status="disabled" /> : ''}
+            </td>
+            <td class="num">
+              <a href="/dashboard/deliveries?status=failed" safe>
+                {count(s.failing)}
+              </a>
+            </td>
+            <td>
+              <Time ms={s.last_at} timeZone={tz} />
+            </td>
+          </tr>
+        ))}
+        empty={<EmptyState title="All subscriptions healthy">No failed deliveries in the last 7 days.</EmptyState>}
+      />
+    );
+
+    return render(request, reply, {
+      title: 'Overview',
+      section: 'overview',
+      body: () => (
+        <>
+          <div class="head">
+            <h1>Overview</h1>
+            <p class="actions">
+              {applicants > 0 ? (
+                <a class="btn secondary" href="/dashboard/partners?status=applicant" safe>
+                  {`${count(applicants)} applicant${applicants === 1 ? '' : 's'} to review`}
+                </a>
+              ) : (
+                ''
+              )}
+              <a class="btn secondary" href="/dashboard/reports">
+                Open reports
+              </a>
+            </p>
+          </div>
+          <Cards heading={`Today (${today})`} id="today" metrics={todayMetrics} currency={cur} />
+          <Cards heading={`Last ${RANGE_DAYS} days`} id="month" metrics={report.totals} currency={cur} />
+          <h2>Trend</h2>
+          <BarChart
+            id="trend"
+            title={`Revenue and payout per day, ${from} to ${today}`}
+            labels={days.map((d) => d.slice(5))}
+            series={[
+              { label: 'Revenue', values: days.map((d) => byDay.get(d)?.revenueCents ?? 0) },
+              { label: 'Payout', values: days.map((d) => byDay.get(d)?.payoutCents ?? 0) },
+            ]}
+            format={(v) => money(v, cur)}
+          />
+          <div class="cols">
+            <section aria-labelledby="pending-h">
+              <div class="head">
+                <h2 id="pending-h">Pending conversions to review</h2>
+                <a href="/dashboard/conversions?status=pending">Review all</a>
+              </div>
+              {pendingTable}
+            </section>
+            <section aria-labelledby="risk-h">
+              <div class="head">
+                <h2 id="risk-h">Recent high-risk clicks</h2>
+                <a href="/dashboard/settings/blocklist">Blocklist</a>
+              </div>
+              {riskyTable}
+            </section>
+          </div>
+          <section aria-labelledby="failing-h">
+            <div class="head">
+              <h2 id="failing-h">Failing subscriptions</h2>
+              <a href="/dashboard/deliveries?status=failed">Delivery log</a>
+            </div>
+            {failingTable}
+          </section>
+        </>
+      ),
+    });
+  });
+}

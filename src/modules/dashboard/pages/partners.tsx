@@ -1,0 +1,344 @@
+/** Partners: list by status, applicant review (approve, ban with a reason), partner page. */
+import { escapeHtml } from '@kitajs/html';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../../context.js';
+import { toPage } from '../../../http/pagination.js';
+import { listOffers } from '../../offers/repository.js';
+import { findPartner, listPartners, type PartnerRow } from '../../partners/repository.js';
+import { BanBody } from '../../partners/schemas.js';
+import { approvePartner, banPartner } from '../../partners/service.js';
+import { listPostbacks } from '../../postbacks/service.js';
+import { notFound } from '../errors.js';
+import { count } from '../format.js';
+import { Choice, Cursor, Field, FormBody, IdParams, Query, text, validateAgainst } from '../forms.js';
+import { countByStatus, offerNames, recentPostbackSends } from '../repository.js';
+import { type DashboardApp, render, runAction } from '../respond.js';
+import { safeDashboardPath, sessionOf } from '../session.js';
+import {
+  ActionButton,
+  BackLink,
+  Badge,
+  CopyField,
+  CsrfField,
+  EmptyState,
+  Pager,
+  Prop,
+  Tabs,
+  Time,
+} from '../views/components.js';
+import { Cell, num, Table } from '../views/table.js';
+
+const PAGE_SIZE = 25;
+const RECENT_SENDS = 20;
+const STATUSES = ['applicant', 'active', 'banned'] as const;
+const STATUS_LABELS = { applicant: 'Applicants', active: 'Active', banned: 'Banned' };
+const ListQuery = Query({ status: Type.Optional(Choice(STATUSES)), cursor: Cursor });
+/** The partner page pages through its tracking links with `?offers=`. */
+const PartnerQuery = Query({ offers: Cursor });
+const ApproveForm = FormBody({ back: Field });
+const BanForm = FormBody({ back: Field, reason: Field });
+
+function BanFormView({ csrf, partner, back }: { csrf: string; partner: PartnerRow; back: string }) {
+  const id = `reason-${partner.id}`;
+  return (
+    <form
+      method="post"
+      action={`/dashboard/partners/${partner.id}/ban`}
+      class="row-form"
+      data-confirm={escapeHtml(`Ban ${partner.name}? Their tracking links stop working.`)}
+    >
+      <CsrfField token={csrf} />
+      <input type="hidden" name="back" value={escapeHtml(back)} />
+      <label for={id} class="visually-hidden" safe>
+        Reason for banning {partner.name}
+      </label>
+      <input id={id} name="reason" maxlength="500" placeholder="Reason (optional)" />
+      <button type="submit" class="danger small">
+        Ban
+      </button>
+    </form>
+  );
+}
+
+export function partnerPages(app: DashboardApp, ctx: AppContext): void {
+  app.get('/partners', { schema: { querystring: ListQuery } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const status = request.query.status || undefined;
+    const cursor = request.query.cursor || undefined;
+    const [rows, applicants] = await Promise.all([
+      listPartners(ctx.db.read, brand.id, { status, cursor, limit: PAGE_SIZE }),
+      countByStatus(ctx.db.read, 'partners', brand.id, 'applicant'),
+    ]);
+    const page = toPage(rows, PAGE_SIZE, (r) => r);
+    const back = request.url;
+    const applyUrl = `${ctx.config.publicUrl}/apply/${brand.slug}`;
+    return render(request, reply, {
+      title: 'Partners',
+      section: 'partners',
+      body: (session) => (
+        <>
+          <div class="head">
+            <h1>Partners</h1>
+          </div>
+          <CopyField id="apply-url" label="Public application form" value={applyUrl} />
+          <Tabs
+            label="Partner status"
+            items={[
+              { href: '/dashboard/partners', text: 'All', current: !status },
+              ...STATUSES.map((s) => ({
+                href: `/dashboard/partners?status=${s}`,
+                text: s === 'applicant' ? `${STATUS_LABELS[s]} (${count(applicants)})` : STATUS_LABELS[s],
+                current: status === s,
+              })),
+            ]}
+          />
+          <Table
+            caption="Partners"
+            columns={['Partner', 'Website', 'Status', 'Applied', 'Actions']}
+            rows={page.data.map((p) => (
+              <tr>
+                <th scope="row">
+                  <a href={`/dashboard/partners/${p.id}`} safe>
+                    {p.name}
+                  </a>
+                  <br />
+                  <span class="muted small" safe>
+                    {p.email}
+                  </span>
+                </th>
+                <td>
+                  {p.website ? (
+                    <span class="mono small" safe>
+                      {p.website}
+                    </span>
+                  ) : (
+                    <span class="muted">—</span>
+                  )}
+                </td>
+                <td>
+                  <Badge status={p.status} />
+                  {p.ban_reason ? (
+                    <>
+                      <br />
+                      <span class="small muted" safe>
+                        {p.ban_reason}
+                      </span>
+                    </>
+                  ) : (
+                    ''
+                  )}
+                </td>
+                <td>
+                  <Time ms={p.created_at} timeZone={brand.timezone} />
+                </td>
+                <td>
+                  {p.status === 'applicant' ? (
+                    <div class="actions">
+                      <ActionButton
+                        csrf={session.csrfToken}
+                        action={`/dashboard/partners/${p.id}/approve`}
+                        label="Approve"
+                        small
+                        fields={{ back }}
+                      />
+                      <BanFormView csrf={session.csrfToken} partner={p} back={back} />
+                    </div>
+                  ) : (
+                    <a href={`/dashboard/partners/${p.id}`}>Details</a>
+                  )}
+                </td>
+              </tr>
+            ))}
+            empty={
+              <EmptyState title={status === 'applicant' ? 'No applications waiting' : 'No partners here yet'}>
+                Partners apply through your public form:{' '}
+                <a href={applyUrl} safe>
+                  {applyUrl}
+                </a>
+              </EmptyState>
+            }
+          />
+          <Pager path="/dashboard/partners" query={{ status, cursor }} nextCursor={page.nextCursor} />
+        </>
+      ),
+    });
+  });
+
+  app.get('/partners/:id', { schema: { params: IdParams, querystring: PartnerQuery } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const partner = await findPartner(ctx.db.read, brand.id, request.params.id);
+    if (!partner) return notFound(reply, request, 'partner');
+    const templates = await listPostbacks(ctx, brand.id, partner.id);
+    const cursor = request.query.offers || undefined;
+    const [sends, offers, names] = await Promise.all([
+      recentPostbackSends(
+        ctx.db.read,
+        brand.id,
+        templates.map((t) => t.id),
+        RECENT_SENDS,
+      ),
+      listOffers(ctx.db.read, brand.id, { status: 'active', cursor, limit: PAGE_SIZE }),
+      offerNames(
+        ctx.db.read,
+        brand.id,
+        templates.flatMap((t) => (t.offer_id ? [t.offer_id] : [])),
+      ),
+    ]);
+    const offerPage = toPage(offers, PAGE_SIZE, (r) => r);
+    const tz = brand.timezone;
+    const back = `/dashboard/partners/${partner.id}`;
+    const offerLabel = (id: string | null) => (id ? (names.get(id) ?? id) : 'All offers');
+    const postbacks = (
+      <Table
+        caption="Postback URLs"
+        columns={['URL template', 'Offer', 'Events', 'Added']}
+        rows={templates.map((t) => (
+          <tr>
+            <Cell class="mono small" text={t.url} />
+            <Cell text={offerLabel(t.offer_id)} />
+            <Cell text={(JSON.parse(t.events) as string[]).join(', ')} />
+            <td>
+              <Time ms={t.created_at} timeZone={tz} />
+            </td>
+          </tr>
+        ))}
+        empty={
+          <EmptyState title="No postback URLs">
+            Partners hear about their conversions once you add a URL with{' '}
+            <code safe>POST /api/v1/partners/{partner.id}/postbacks</code>.
+          </EmptyState>
+        }
+      />
+    );
+    const sendRows = (
+      <Table
+        caption="Recent postback sends"
+        columns={['Queued', 'Event', 'Status', num('Attempts'), 'URL']}
+        rows={sends.map((d) => (
+          <tr>
+            <td>
+              <a href={`/dashboard/deliveries/${d.id}`}>
+                <Time ms={d.created_at} timeZone={tz} />
+              </a>
+            </td>
+            <Cell text={d.event} />
+            <td>
+              <Badge status={d.status} />
+            </td>
+            <Cell class="num" text={d.attempt_count} />
+            <Cell class="mono small" text={d.target_url} />
+          </tr>
+        ))}
+        empty={
+          <EmptyState title="No postbacks sent yet">
+            Sends appear here as this partner’s conversions are recorded and decided.
+          </EmptyState>
+        }
+      />
+    );
+    const links = (
+      <Table
+        caption="Tracking links"
+        rows={offerPage.data.map((o) => (
+          <tr>
+            <th scope="row">
+              <a href={`/dashboard/offers/${o.id}`} safe>
+                {o.name}
+              </a>
+            </th>
+            <td>
+              <CopyField
+                id={`link-${o.id}`}
+                label={`Tracking link for ${o.name}`}
+                value={`${ctx.config.publicUrl}/t/${o.id}/${partner.id}`}
+                visibleLabel={false}
+              />
+            </td>
+          </tr>
+        ))}
+        empty={<EmptyState title="No active offers" />}
+      />
+    );
+    return render(request, reply, {
+      title: partner.name,
+      section: 'partners',
+      body: (session) => (
+        <>
+          <BackLink href="/dashboard/partners" label="Partners" />
+          <div class="head">
+            <h1>
+              {escapeHtml(partner.name)} <Badge status={partner.status} />
+            </h1>
+            <div class="actions">
+              {partner.status === 'applicant' ? (
+                <ActionButton
+                  csrf={session.csrfToken}
+                  action={`/dashboard/partners/${partner.id}/approve`}
+                  label="Approve"
+                  fields={{ back }}
+                />
+              ) : (
+                ''
+              )}
+              {partner.status !== 'banned' ? (
+                <BanFormView csrf={session.csrfToken} partner={partner} back={back} />
+              ) : (
+                ''
+              )}
+            </div>
+          </div>
+          <section class="panel" aria-label="Details">
+            <dl class="props">
+              <Prop label="Id" mono text={partner.id} />
+              <Prop label="Email" text={partner.email} />
+              <Prop label="Website" text={partner.website} />
+              <Prop label="Applied">
+                <Time ms={partner.created_at} timeZone={tz} />
+              </Prop>
+              <Prop label="Approved">
+                <Time ms={partner.approved_at} timeZone={tz} />
+              </Prop>
+              <Prop label="Banned">
+                <Time ms={partner.banned_at} timeZone={tz} />
+                {partner.ban_reason ? escapeHtml(` — ${partner.ban_reason}`) : ''}
+              </Prop>
+            </dl>
+          </section>
+          <h2>Postback URLs</h2>
+          {postbacks}
+          <h2>Recent postback sends</h2>
+          {sendRows}
+          {partner.status === 'active' ? (
+            <>
+              <h2>Tracking links</h2>
+              {links}
+              <Pager path={back} query={{ offers: cursor }} nextCursor={offerPage.nextCursor} cursorParam="offers" />
+            </>
+          ) : (
+            ''
+          )}
+        </>
+      ),
+    });
+  });
+
+  app.post('/partners/:id/approve', { schema: { params: IdParams, body: ApproveForm } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const back = safeDashboardPath(text(request.body.back), '/dashboard/partners');
+    return runAction(request, reply, back, async () => {
+      const row = await approvePartner(ctx, brand.id, request.params.id);
+      return `${row.name} is approved and can now send traffic.`;
+    });
+  });
+
+  app.post('/partners/:id/ban', { schema: { params: IdParams, body: BanForm } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const back = safeDashboardPath(text(request.body.back), '/dashboard/partners');
+    return runAction(request, reply, back, async () => {
+      const input = { reason: text(request.body.reason) || null };
+      validateAgainst(BanBody, input);
+      const row = await banPartner(ctx, brand.id, request.params.id, input.reason);
+      return `${row.name} is banned.`;
+    });
+  });
+}

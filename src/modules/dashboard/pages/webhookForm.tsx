@@ -1,0 +1,94 @@
+/** The subscription form (URL, event checkboxes, status) and the page showing a new secret once. */
+import { randomBytes } from 'node:crypto';
+import type { ApiError } from '../../../http/errors.js';
+import { isHttpUrl } from '../../urls.js';
+import { eventCatalogue } from '../../webhooks/catalogue.js';
+import type { SubscriptionRow } from '../../webhooks/repository.js';
+import { Field, FormBody, type FormValues, ListField, Problems, text } from '../forms.js';
+import { CopyField, CsrfField } from '../views/components.js';
+import { FormView } from '../views/form.js';
+
+const LABELS = { url: 'Endpoint URL', events: 'Events', status: 'Status', rotateSecret: 'Signing secret' };
+const EVENTS: Array<[string, string, string]> = eventCatalogue().data.map((e) => [e.name, e.name, e.description]);
+
+export const SubscriptionForm = FormBody({ url: Field, events: ListField, status: Field, rotateSecret: Field });
+
+/** `whsec_` + 192 random bits: as strong as an API key, and recognisable in a receiver's config. */
+export function generateSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64url')}`;
+}
+
+export function subscriptionValues(row: SubscriptionRow | null): FormValues {
+  if (!row) return { url: '', events: [], status: 'active' };
+  return { url: row.url, events: JSON.parse(row.events) as string[], status: row.status };
+}
+
+/** URL and events from the form; the two mistakes people make get plain-language messages. */
+export function subscriptionInput(form: { url?: string; events?: string[] }) {
+  const input = { url: text(form.url), events: [...new Set(form.events ?? [])] };
+  const problems = new Problems();
+  if (!isHttpUrl(input.url)) problems.add('url', 'must be an absolute http(s) URL, such as https://example.com/hooks');
+  if (input.events.length === 0) problems.add('events', 'choose at least one event');
+  problems.throwIfAny();
+  return input;
+}
+
+export function SubscriptionFormView(props: {
+  csrf: string;
+  action: string;
+  values: FormValues;
+  error: ApiError | undefined;
+  mode: 'create' | 'edit';
+}) {
+  const f = new FormView(props.values, LABELS, props.error);
+  return (
+    <>
+      {f.summary()}
+      <form method="post" action={props.action} class="stack" novalidate>
+        <CsrfField token={props.csrf} />
+        {f.input('url', {
+          type: 'url',
+          required: true,
+          hint: 'Receives a signed POST for each event (https recommended).',
+        })}
+        {f.checkboxes('events', EVENTS)}
+        {props.mode === 'edit' ? (
+          <>
+            {f.select('status', [
+              ['active', 'Active'],
+              ['disabled', 'Disabled (nothing is sent; deliveries wait)'],
+            ])}
+            <fieldset>
+              <legend>Signing secret</legend>
+              <label class="check" for="rotateSecret">
+                <input type="checkbox" id="rotateSecret" name="rotateSecret" value="1" /> Generate a new secret (shown
+                once; the old one stops working at once)
+              </label>
+            </fieldset>
+          </>
+        ) : (
+          <p class="hint">A signing secret is generated for you and shown once after saving.</p>
+        )}
+        <div class="actions">
+          <button type="submit">{props.mode === 'create' ? 'Create subscription' : 'Save changes'}</button>
+          <a href="/dashboard/webhooks">Cancel</a>
+        </div>
+      </form>
+    </>
+  );
+}
+
+export function SecretNotice({ secret, url }: { secret: string; url: string }) {
+  return (
+    <section class="secret" aria-labelledby="secret-h">
+      <h2 id="secret-h" safe>
+        Signing secret for {url}
+      </h2>
+      <p>
+        <strong>Copy it now: it is shown only once.</strong> Verify each delivery's <code>X-Service-Signature</code>{' '}
+        header with it.
+      </p>
+      <CopyField id="new-secret" label="Signing secret" value={secret} />
+    </section>
+  );
+}

@@ -1,0 +1,286 @@
+/** Webhook subscriptions: list, create (secret shown once), edit, disable, delete. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../../context.js';
+import type { ApiError } from '../../../http/errors.js';
+import { toPage } from '../../../http/pagination.js';
+import { findSubscription, listSubscriptions, type SubscriptionRow } from '../../webhooks/repository.js';
+import { CreateSubscriptionBody, UpdateSubscriptionBody } from '../../webhooks/schemas.js';
+import { createSubscription, deleteSubscription, updateSubscription } from '../../webhooks/service.js';
+import { notFound } from '../errors.js';
+import { Cursor, Field, FormBody, type FormValues, IdParams, Query, text, validateAgainst } from '../forms.js';
+import { type DashboardApp, formError, render, runAction } from '../respond.js';
+import { redirectWithFlash, sessionOf } from '../session.js';
+import { ActionButton, BackLink, Badge, EmptyState, Pager, Time } from '../views/components.js';
+import { Table } from '../views/table.js';
+import {
+  generateSecret,
+  SecretNotice,
+  SubscriptionForm,
+  SubscriptionFormView,
+  subscriptionInput,
+  subscriptionValues,
+} from './webhookForm.js';
+
+const PAGE_SIZE = 25;
+const StatusForm = FormBody({ status: Field });
+
+function SubscriptionTable(props: { rows: SubscriptionRow[]; csrf: string; timeZone: string; empty: JSX.Element }) {
+  const { rows, csrf, timeZone } = props;
+  return (
+    <Table
+      caption="Webhook subscriptions"
+      columns={['Endpoint', 'Events', 'Status', 'Signature', 'Created', 'Actions']}
+      rows={rows.map((s) => {
+        const next = s.status === 'active' ? 'disabled' : 'active';
+        return (
+          <tr>
+            <th scope="row">
+              <a href={`/dashboard/webhooks/${s.id}`} class="mono" safe>
+                {s.url}
+              </a>
+              <br />
+              <span class="muted small mono" safe>
+                {s.id}
+              </span>
+            </th>
+            <td>
+              {(JSON.parse(s.events) as string[]).map((e) => (
+                <>
+                  <span class="badge" safe>
+                    {e}
+                  </span>{' '}
+                </>
+              ))}
+            </td>
+            <td>
+              <Badge status={s.status} />
+            </td>
+            <td>{s.secret ? 'Signed' : 'Unsigned'}</td>
+            <td>
+              <Time ms={s.created_at} timeZone={timeZone} />
+            </td>
+            <td>
+              <div class="actions">
+                <a href={`/dashboard/deliveries?subscription=${s.id}`}>Deliveries</a>
+                <ActionButton
+                  csrf={csrf}
+                  action={`/dashboard/webhooks/${s.id}/status`}
+                  label={next === 'disabled' ? 'Disable' : 'Enable'}
+                  small
+                  tone="secondary"
+                  fields={{ status: next }}
+                />
+                <ActionButton
+                  csrf={csrf}
+                  action={`/dashboard/webhooks/${s.id}/delete`}
+                  label="Delete"
+                  small
+                  tone="danger"
+                  confirm={`Delete the subscription to ${s.url} and its delivery log?`}
+                />
+              </div>
+            </td>
+          </tr>
+        );
+      })}
+      empty={props.empty}
+    />
+  );
+}
+
+export function webhookPages(app: DashboardApp, ctx: AppContext): void {
+  app.get('/webhooks', { schema: { querystring: Query({ cursor: Cursor }) } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const cursor = request.query.cursor || undefined;
+    const page = toPage(
+      await listSubscriptions(ctx.db.read, brand.id, { cursor, limit: PAGE_SIZE }),
+      PAGE_SIZE,
+      (r) => r,
+    );
+    return render(request, reply, {
+      title: 'Webhooks',
+      section: 'webhooks',
+      body: (session) => (
+        <>
+          <div class="head">
+            <h1>Webhooks</h1>
+            <div class="actions">
+              <a class="btn secondary" href="/dashboard/deliveries">
+                Delivery log
+              </a>
+              <a class="btn" href="/dashboard/webhooks/new">
+                New subscription
+              </a>
+            </div>
+          </div>
+          <SubscriptionTable
+            rows={page.data}
+            csrf={session.csrfToken}
+            timeZone={brand.timezone}
+            empty={
+              <EmptyState title="No subscriptions yet">
+                <a href="/dashboard/webhooks/new">Subscribe an endpoint</a> to hear about conversions, partners and
+                fraud.
+              </EmptyState>
+            }
+          />
+          <Pager path="/dashboard/webhooks" query={{ cursor }} nextCursor={page.nextCursor} />
+        </>
+      ),
+    });
+  });
+
+  const showNew = (request: FastifyRequest, reply: FastifyReply, values: FormValues, error?: ApiError) =>
+    render(request, reply, {
+      title: 'New subscription',
+      section: 'webhooks',
+      status: error ? error.status : 200,
+      body: (session) => (
+        <>
+          <BackLink href="/dashboard/webhooks" label="Webhooks" />
+          <h1>New subscription</h1>
+          <SubscriptionFormView
+            csrf={session.csrfToken}
+            action="/dashboard/webhooks"
+            values={values}
+            error={error}
+            mode="create"
+          />
+        </>
+      ),
+    });
+
+  app.get('/webhooks/new', { schema: { querystring: Query({}) } }, async (request, reply) =>
+    showNew(request, reply, subscriptionValues(null)),
+  );
+
+  app.post('/webhooks', { schema: { body: SubscriptionForm } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    try {
+      const input = { ...subscriptionInput(request.body), secret: generateSecret() };
+      validateAgainst(CreateSubscriptionBody, input);
+      const row = await createSubscription(ctx, brand.id, input as typeof CreateSubscriptionBody.static);
+      return showSaved(request, reply, row, input.secret, 'Subscription created.');
+    } catch (error) {
+      return showNew(request, reply, request.body, formError(error));
+    }
+  });
+
+  /** The answer to a save that made a secret: shown on this response only, never stored for display. */
+  const showSaved = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    row: SubscriptionRow,
+    secret: string,
+    text: string,
+  ) =>
+    render(request, reply, {
+      title: 'Subscription saved',
+      section: 'webhooks',
+      flash: { kind: 'ok', text },
+      body: () => (
+        <>
+          <BackLink href="/dashboard/webhooks" label="Webhooks" />
+          <h1>Subscription saved</h1>
+          <SecretNotice secret={secret} url={row.url} />
+          <p>
+            <a class="btn" href="/dashboard/webhooks">
+              Done
+            </a>{' '}
+            <a href={`/dashboard/webhooks/${row.id}`}>Edit the subscription</a>
+          </p>
+        </>
+      ),
+    });
+
+  const showEdit = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    row: SubscriptionRow,
+    values?: FormValues,
+    error?: ApiError,
+  ) =>
+    render(request, reply, {
+      title: 'Edit subscription',
+      section: 'webhooks',
+      status: error ? error.status : 200,
+      body: (session) => (
+        <>
+          <BackLink href="/dashboard/webhooks" label="Webhooks" />
+          <div class="head">
+            <h1>
+              Subscription <Badge status={row.status} />
+            </h1>
+            <div class="actions">
+              <a class="btn secondary" href={`/dashboard/deliveries?subscription=${row.id}`}>
+                Deliveries
+              </a>
+              <ActionButton
+                csrf={session.csrfToken}
+                action={`/dashboard/webhooks/${row.id}/delete`}
+                label="Delete"
+                tone="danger"
+                confirm="Delete this subscription and its delivery log?"
+              />
+            </div>
+          </div>
+          <p class="muted small">
+            <span class="mono" safe>
+              {row.id}
+            </span>{' '}
+            · created <Time ms={row.created_at} timeZone={session.brand.timezone} /> ·{' '}
+            {row.secret ? 'deliveries are signed' : 'deliveries are not signed'}
+          </p>
+          <section class="panel">
+            <SubscriptionFormView
+              csrf={session.csrfToken}
+              action={`/dashboard/webhooks/${row.id}`}
+              values={values ?? subscriptionValues(row)}
+              error={error}
+              mode="edit"
+            />
+          </section>
+        </>
+      ),
+    });
+
+  app.get('/webhooks/:id', { schema: { params: IdParams, querystring: Query({}) } }, async (request, reply) => {
+    const row = await findSubscription(ctx.db.read, sessionOf(request).brand.id, request.params.id);
+    if (!row) return notFound(reply, request, 'subscription');
+    return showEdit(request, reply, row);
+  });
+
+  app.post('/webhooks/:id', { schema: { params: IdParams, body: SubscriptionForm } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const existing = await findSubscription(ctx.db.read, brand.id, request.params.id);
+    if (!existing) return notFound(reply, request, 'subscription');
+    const form = request.body;
+    const secret = text(form.rotateSecret) ? generateSecret() : undefined;
+    try {
+      const input = { ...subscriptionInput(form), status: text(form.status), ...(secret ? { secret } : {}) };
+      validateAgainst(UpdateSubscriptionBody, input);
+      const row = await updateSubscription(ctx, brand.id, existing.id, input as typeof UpdateSubscriptionBody.static);
+      if (secret) return showSaved(request, reply, row, secret, 'Subscription saved with a new signing secret.');
+      return redirectWithFlash(reply, '/dashboard/webhooks', { kind: 'ok', text: 'Subscription saved.' });
+    } catch (error) {
+      return showEdit(request, reply, existing, form, formError(error));
+    }
+  });
+
+  app.post('/webhooks/:id/status', { schema: { params: IdParams, body: StatusForm } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const status = text(request.body.status) === 'active' ? 'active' : 'disabled';
+    return runAction(request, reply, '/dashboard/webhooks', async () => {
+      const row = await updateSubscription(ctx, brand.id, request.params.id, { status });
+      return status === 'active' ? `Deliveries to ${row.url} resume.` : `Deliveries to ${row.url} are paused.`;
+    });
+  });
+
+  app.post('/webhooks/:id/delete', { schema: { params: IdParams, body: FormBody({}) } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    return runAction(request, reply, '/dashboard/webhooks', async () => {
+      await deleteSubscription(ctx, brand.id, request.params.id);
+      return 'Subscription deleted.';
+    });
+  });
+}

@@ -1,0 +1,166 @@
+/**
+ * Form fields with their labels, hints and errors: the services' validation errors are
+ * shown next to the fields, with the submitted values kept.
+ */
+import { escapeHtml } from '@kitajs/html';
+import type { ApiError } from '../../../http/errors.js';
+import type { FormValues } from '../forms.js';
+
+/** Attributes written by our own code (`maxlength`, `inputmode`…). */
+type ExtraAttributes = Record<string, string | boolean>;
+
+export class FormView {
+  readonly errors: Record<string, string> = {};
+
+  constructor(
+    readonly values: FormValues,
+    readonly labels: Record<string, string>,
+    error?: ApiError,
+    /** API paths that are named differently in the form (`revenueCents` → `revenue`). */
+    aliases: Record<string, string> = {},
+  ) {
+    for (const d of error?.details ?? []) {
+      const name = aliases[d.path] ?? d.path;
+      this.errors[name] ??= d.message;
+    }
+    if (error && !error.details) this.errors[''] = error.message;
+  }
+
+  value(name: string): string {
+    const v = this.values[name];
+    return Array.isArray(v) ? (v[0] ?? '') : (v ?? '');
+  }
+
+  private describedBy(name: string, hint?: string): string | undefined {
+    const ids = [hint ? `${name}-hint` : '', this.errors[name] ? `${name}-error` : ''].filter(Boolean).join(' ');
+    return ids || undefined;
+  }
+
+  private after(name: string, hint?: string) {
+    const error = this.errors[name];
+    return (
+      <>
+        {hint ? (
+          <p class="hint" id={`${name}-hint`} safe>
+            {hint}
+          </p>
+        ) : (
+          ''
+        )}
+        {error ? (
+          <p class="field-error" id={`${name}-error`} safe>
+            {error}
+          </p>
+        ) : (
+          ''
+        )}
+      </>
+    );
+  }
+
+  private label(name: string) {
+    return (
+      <label for={name} safe>
+        {this.labels[name] ?? name}
+      </label>
+    );
+  }
+
+  /** A labelled input. */
+  input(name: string, options: { type?: string; hint?: string; required?: boolean; attrs?: ExtraAttributes } = {}) {
+    return (
+      <div>
+        {this.label(name)}
+        <input
+          id={name}
+          name={name}
+          type={options.type ?? 'text'}
+          value={escapeHtml(this.value(name))}
+          required={options.required}
+          aria-invalid={this.errors[name] ? 'true' : undefined}
+          aria-describedby={this.describedBy(name, options.hint)}
+          {...options.attrs}
+        />
+        {this.after(name, options.hint)}
+      </div>
+    );
+  }
+
+  select(name: string, options: Array<[string, string]>, hint?: string) {
+    const current = this.value(name);
+    return (
+      <div>
+        {this.label(name)}
+        <select
+          id={name}
+          name={name}
+          aria-invalid={this.errors[name] ? 'true' : undefined}
+          aria-describedby={this.describedBy(name, hint)}
+        >
+          {options.map(([value, label]) => (
+            <option value={value} selected={value === current} safe>
+              {label}
+            </option>
+          ))}
+        </select>
+        {this.after(name, hint)}
+      </div>
+    );
+  }
+
+  checkboxes(name: string, options: Array<[string, string, string?]>) {
+    const raw = this.values[name];
+    const checked = new Set(Array.isArray(raw) ? raw : raw ? [raw] : []);
+    return (
+      <fieldset id={name} aria-describedby={this.errors[name] ? `${name}-error` : undefined}>
+        <legend safe>{this.labels[name] ?? name}</legend>
+        {options.map(([value, label, description], i) => (
+          <label class="check" for={`${name}-${i}`}>
+            <input type="checkbox" id={`${name}-${i}`} name={name} value={value} checked={checked.has(value)} />
+            <span>
+              <span class="mono" safe>
+                {label}
+              </span>
+              {description ? (
+                <>
+                  <br />
+                  <span class="hint" safe>
+                    {description}
+                  </span>
+                </>
+              ) : (
+                ''
+              )}
+            </span>
+          </label>
+        ))}
+        {this.after(name)}
+      </fieldset>
+    );
+  }
+
+  /** The error summary at the top of a form, each problem linking to its field. */
+  summary() {
+    const entries = Object.entries(this.errors);
+    if (entries.length === 0) return '';
+    return (
+      <div class="flash error" role="alert">
+        <strong>Please correct the following:</strong>
+        <ul>
+          {entries.map(([name, message]) =>
+            name === '' || !this.labels[name] ? (
+              <li safe>{name ? `${name}: ${message}` : message}</li>
+            ) : (
+              <li>
+                <a href={`#${name}`} safe>
+                  {this.labels[name]}
+                </a>
+                : {escapeHtml(message)}
+              </li>
+            ),
+          )}
+        </ul>
+      </div>
+    );
+  }
+}

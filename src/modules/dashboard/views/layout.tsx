@@ -1,0 +1,123 @@
+/** The page shell: head, skip link, navigation, flash message, footer. */
+import { dashboardAssets } from '../assets.js';
+import type { Flash, PageSession } from '../session.js';
+import { CsrfField } from './components.js';
+
+export type Section =
+  | 'overview'
+  | 'offers'
+  | 'partners'
+  | 'conversions'
+  | 'reports'
+  | 'webhooks'
+  | 'deliveries'
+  | 'settings';
+
+const NAV: Array<[Section, string, string]> = [
+  ['overview', 'Overview', '/dashboard'],
+  ['offers', 'Offers', '/dashboard/offers'],
+  ['partners', 'Partners', '/dashboard/partners'],
+  ['conversions', 'Conversions', '/dashboard/conversions'],
+  ['reports', 'Reports', '/dashboard/reports'],
+  ['webhooks', 'Webhooks', '/dashboard/webhooks'],
+  ['deliveries', 'Delivery log', '/dashboard/deliveries'],
+  ['settings', 'Settings', '/dashboard/settings'],
+];
+
+function Document({ title, children }: { title: string; children: JSX.Element }) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width,initial-scale=1" />
+        <title safe>{title} · Affitrack</title>
+        <link rel="icon" href={dashboardAssets.url('icon.svg')} type="image/svg+xml" />
+        <link rel="stylesheet" href={dashboardAssets.url('app.css')} />
+        <script type="module" src={dashboardAssets.url('app.js')}></script>
+      </head>
+      {children}
+    </html>
+  );
+}
+
+export function FlashMessage({ flash }: { flash: Flash | null | undefined }) {
+  if (!flash) return '';
+  return flash.kind === 'ok' ? (
+    <div class="flash ok" role="status" safe>
+      {flash.text}
+    </div>
+  ) : (
+    <div class="flash error" role="alert" safe>
+      {flash.text}
+    </div>
+  );
+}
+
+export interface PageProps {
+  title: string;
+  /** The navigation entry to mark as current; null on error pages. */
+  section: Section | null;
+  session: PageSession;
+  flash?: Flash | null;
+  children: JSX.Element;
+}
+
+export function Page({ title, section, session, flash, children }: PageProps) {
+  const { brand } = session;
+  return (
+    <Document title={`${title} · ${brand.name}`}>
+      <body>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
+        <header class="top">
+          <div class="bar">
+            <a class="logo" href="/dashboard">
+              Affitrack
+            </a>
+            <span class="brand" safe>
+              {brand.name}
+            </span>
+            <nav aria-label="Main">
+              <ul>
+                {NAV.map(([key, label, href]) => (
+                  <li>
+                    <a href={href} aria-current={key === section ? 'page' : undefined} safe>
+                      {label}
+                    </a>
+                  </li>
+                ))}
+              </ul>
+            </nav>
+            <div class="user">
+              <span safe>{session.email}</span>
+              <form method="post" action="/dashboard/logout" class="inline">
+                <CsrfField token={session.csrfToken} />
+                <button type="submit">Sign out</button>
+              </form>
+            </div>
+          </div>
+        </header>
+        <main id="main" tabindex="-1">
+          <div id="live" class="visually-hidden" aria-live="polite"></div>
+          <FlashMessage flash={flash} />
+          {children}
+        </main>
+        <footer safe>
+          Times are shown in {brand.timezone}; report amounts in {brand.currency}.
+        </footer>
+      </body>
+    </Document>
+  );
+}
+
+/** Pages without navigation: sign-in and errors before a session exists. */
+export function BarePage({ title, children }: { title: string; children: JSX.Element }) {
+  return (
+    <Document title={title}>
+      <body>
+        <main id="main">{children}</main>
+      </body>
+    </Document>
+  );
+}

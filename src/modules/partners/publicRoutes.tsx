@@ -1,0 +1,114 @@
+/**
+ * The public side of partner applications: the JSON endpoint, and a plain HTML form that
+ * works without JavaScript (a classic form post, answered with a page).
+ */
+import formBody from '@fastify/formbody';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { enforceRateLimit } from '../../http/auth.js';
+import { ApiError, toApiError } from '../../http/errors.js';
+import { errorResponses } from '../../http/schemas.js';
+import { formValidatorCompiler } from '../../http/validation.js';
+import { sendPage } from '../../web/page.js';
+import { securityHeaders } from '../../web/securityHeaders.js';
+import { findBrandBySlug } from '../brands/repository.js';
+import { MAX_URL_LENGTH } from '../urls.js';
+import { ApplicationPage, ConfirmationPage, NoProgrammePage } from './applyPage.js';
+import { ApplyBody } from './schemas.js';
+import { applyAsPartner } from './service.js';
+
+const SlugParams = Type.Object({ brandSlug: Type.String({ maxLength: 100 }) });
+
+/** The form's fields as typed: their content is checked below, with messages for people. */
+const ApplicationForm = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    email: Type.Optional(Type.String({ maxLength: 254 })),
+    website: Type.Optional(Type.String({ maxLength: MAX_URL_LENGTH })),
+  },
+  { additionalProperties: false },
+);
+type ApplicationForm = Static<typeof ApplicationForm>;
+
+function limitPerIp(ctx: AppContext) {
+  return (request: FastifyRequest, reply: FastifyReply) =>
+    enforceRateLimit(ctx, request, reply, `apply:${request.ip}`, ctx.config.applyRateLimitPerMinute);
+}
+
+export function partnerPublicRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/api/public/partners/apply',
+      {
+        onRequest: limitPerIp(ctx),
+        schema: {
+          tags: ['partners'],
+          summary: 'Public partner application (no API key; rate-limited per client IP). Fires partner.applied.',
+          body: ApplyBody,
+          response: {
+            201: Type.Object({ id: Type.String(), status: Type.Literal('applicant') }),
+            ...errorResponses(400, 422, 429),
+          },
+        },
+      },
+      async (request, reply) => {
+        const row = await applyAsPartner(ctx, request.body);
+        return reply.code(201).send({ id: row.id, status: 'applicant' as const });
+      },
+    );
+
+    await app.register(applicationPages(ctx));
+  };
+}
+
+/** The HTML form, in its own scope: page security headers and form bodies apply here only. */
+function applicationPages(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (pages) => {
+    await securityHeaders(pages);
+    await pages.register(formBody);
+    pages.setValidatorCompiler(formValidatorCompiler);
+
+    pages.get('/apply/:brandSlug', { schema: { hide: true, params: SlugParams } }, async (request, reply) => {
+      const brand = await findBrandBySlug(ctx.db, request.params.brandSlug);
+      if (!brand) return sendPage(reply, <NoProgrammePage />, 404);
+      return sendPage(reply, <ApplicationPage brandName={brand.name} slug={brand.slug} />);
+    });
+
+    pages.post(
+      '/apply/:brandSlug',
+      {
+        onRequest: limitPerIp(ctx),
+        // A form the schema refuses is shown again with the problem, like any other mistake.
+        attachValidation: true,
+        schema: { hide: true, params: SlugParams, body: ApplicationForm },
+      },
+      async (request, reply) => {
+        const brand = await findBrandBySlug(ctx.db, request.params.brandSlug);
+        if (!brand) return sendPage(reply, <NoProgrammePage />, 404);
+        const fields: ApplicationForm = (!request.validationError && request.body) || {};
+        const input = {
+          brandSlug: brand.slug,
+          name: (fields.name ?? '').trim(),
+          email: (fields.email ?? '').trim(),
+          website: fields.website?.trim() || null,
+        };
+        try {
+          if (request.validationError) throw toApiError(request.validationError);
+          if (!input.name) throw ApiError.validation([{ path: 'name', message: 'is required' }]);
+          if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(input.email)) {
+            throw ApiError.validation([{ path: 'email', message: 'must be an email address' }]);
+          }
+          await applyAsPartner(ctx, input);
+          return sendPage(reply, <ConfirmationPage brandName={brand.name} />);
+        } catch (error) {
+          const apiError = toApiError(error);
+          if (apiError.status >= 500) throw error;
+          const page = <ApplicationPage brandName={brand.name} slug={brand.slug} error={apiError} values={fields} />;
+          return sendPage(reply, page, apiError.status);
+        }
+      },
+    );
+  };
+}
