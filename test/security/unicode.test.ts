@@ -163,7 +163,7 @@ for (const dialect of DIALECTS) {
         assert.equal(listed.status, 200);
       });
 
-      it('stores a form post with broken percent-encoding as replacement characters, alike on both databases', async () => {
+      it('stores a form post with broken percent-encoding literally, as a query string keeps it, alike on both databases', async () => {
         const res = await env.app.inject({
           method: 'POST',
           url: `/apply/${env.brand.slug}`,
@@ -173,7 +173,8 @@ for (const dialect of DIALECTS) {
         assert.ok(res.statusCode < 500, `${res.statusCode} ${res.body}`);
         const applicants = (await env.request('GET', '/api/v1/partners?status=applicant')).body.data;
         const stored = applicants.find((p: { email: string }) => p.email === 'form@example.com');
-        assert.equal(stored?.name, 'a\ufffd\ufffd\ufffdb');
+        // The form parser (@fastify/formbody) leaves a sequence that is not UTF-8 undecoded.
+        assert.equal(stored?.name, 'a%ED%A0%80b');
       });
     });
   });
