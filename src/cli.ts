@@ -11,7 +11,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { ApiError } from './http/errors.js';
 import { apiKeyToView, insertApiKey, listApiKeys, revokeApiKey } from './modules/apiKeys/service.js';
 import { brandToApi, findBrandById } from './modules/brands/repository.js';
-import { insertBrand } from './modules/brands/service.js';
+import { createBrandWithFirstKey } from './modules/brands/service.js';
 import { createUser, generatePassword } from './modules/users/service.js';
 import { closeContext, createContext, createLogger } from './runtime.js';
 import { type Role, serve } from './server.js';
@@ -91,15 +91,8 @@ async function main(argv: string[]): Promise<void> {
       if (sub !== 'create') throw new UsageError('Try: affitrack brands create --name N');
       if (!values.name) throw new UsageError('--name is required');
       return withContext(config, async (ctx) => {
-        const result = await ctx.db.transact(async (trx) => {
-          const brand = await insertBrand(trx, ctx.clock, {
-            name: values.name as string,
-            timezone: values.timezone,
-            currency: values.currency,
-          });
-          const { secret } = await insertApiKey(trx, ctx.clock, { brandId: brand.id });
-          return { brand, secret };
-        });
+        const input = { name: values.name as string, timezone: values.timezone, currency: values.currency };
+        const result = await ctx.db.transact((trx) => createBrandWithFirstKey(trx, ctx.clock, input));
         print(
           json,
           { brand: brandToApi(result.brand), apiKey: result.secret },

@@ -16,7 +16,7 @@ export async function serve(config: Config, role: Role): Promise<void> {
   if (applied.length > 0) ctx.logger.info({ applied }, 'migrations applied');
 
   const first = await bootstrapDefaultBrand(ctx);
-  if (first) showFirstKey(first.apiKey, first.brand.id, config.publicUrl);
+  if (first) showFirstKey(first.secret, first.brand.id, config.publicUrl);
 
   // Read the datacenter ranges now, so the first click does not wait for them.
   if (role !== 'worker')

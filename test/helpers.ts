@@ -16,8 +16,7 @@ import { loadConfig } from '../src/config.js';
 import type { AppContext } from '../src/context.js';
 import { Database, type Dialect } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { insertApiKey } from '../src/modules/apiKeys/service.js';
-import { insertBrand } from '../src/modules/brands/service.js';
+import { createBrandWithFirstKey } from '../src/modules/brands/service.js';
 import { closeContext, createContext, createLogger } from '../src/runtime.js';
 
 export const PG_URL = process.env.TEST_DATABASE_URL || null;
@@ -152,11 +151,9 @@ export async function createTestEnv(dialect: Dialect, options: TestEnvOptions = 
   const app = await buildApp(ctx);
 
   const createBrand = async (name = 'Test Brand', brandOptions: { timezone?: string } = {}): Promise<TestBrand> => {
-    const { brand, secret, key } = await ctx.db.transact(async (trx) => {
-      const brand = await insertBrand(trx, clock, { name, timezone: brandOptions.timezone });
-      const { key, secret } = await insertApiKey(trx, clock, { brandId: brand.id });
-      return { brand, key, secret };
-    });
+    const { brand, secret, key } = await ctx.db.transact((trx) =>
+      createBrandWithFirstKey(trx, clock, { name, timezone: brandOptions.timezone }),
+    );
     return { id: brand.id, slug: brand.slug, apiKey: secret, keyId: key.id };
   };
   const brand = await createBrand();

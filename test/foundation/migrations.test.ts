@@ -82,7 +82,7 @@ for (const dialect of DIALECTS) {
         const ctx = { ...env.ctx, db: database.db, clock: new ManualClock() };
         const first = await bootstrapDefaultBrand(ctx);
         assert.equal(first?.brand.name, 'Default');
-        assert.match(first?.apiKey ?? '', /^afk_/);
+        assert.match(first?.secret ?? '', /^afk_/);
         assert.equal(await bootstrapDefaultBrand(ctx), null);
       } finally {
         await database.db.close();
