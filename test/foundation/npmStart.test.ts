@@ -62,6 +62,8 @@ async function npmStart(env: Record<string, string>): Promise<Started> {
     30_000,
     100,
   );
+  // Every start here is the first on its DATA_DIR: the banner comes on stderr, a pipe of its own.
+  await waitFor('the first-start banner', () => stderr.includes('then open '), 5000, 50);
   const listening = logLines().find((entry) => String(entry.msg).startsWith('Server listening at'));
   const port = Number(/:(\d+)$/.exec(listening?.msg ?? '')?.[1]);
   return { npm, serverPid: started.pid, port, url: started.url, stderr: () => stderr };
