@@ -26,8 +26,7 @@ import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { Database, type Dialect } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { insertApiKey } from '../src/modules/apiKeys/service.js';
-import { insertBrand } from '../src/modules/brands/service.js';
+import { createBrandWithFirstKey } from '../src/modules/brands/service.js';
 import { closeContext, createContext, createLogger } from '../src/runtime.js';
 import { percentile, record } from './lib.js';
 
@@ -78,8 +77,12 @@ async function createBrandOffersPartners(db: Database, startMs: number): Promise
   const clock = systemClock;
   const now = clock.now();
   const { brandId, apiKey } = await db.transact(async (trx) => {
-    const brand = await insertBrand(trx, clock, { name: 'Bench Reports' });
-    const { secret } = await insertApiKey(trx, clock, { brandId: brand.id, rateLimitPerMinute: 100_000_000 });
+    const { brand, secret } = await createBrandWithFirstKey(
+      trx,
+      clock,
+      { name: 'Bench Reports' },
+      { rateLimitPerMinute: 100_000_000 },
+    );
     await trx
       .insertInto('offers')
       .values(

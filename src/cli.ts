@@ -1,22 +1,26 @@
 #!/usr/bin/env node
 /**
  * The `affitrack` command. It reads the same environment as the server. With `--json` a
- * command writes exactly one JSON object to stdout; logs and errors go to stderr.
+ * command writes exactly one JSON object to stdout (its result, or `{ "error": … }`); logs and
+ * error lines go to stderr. Exit codes: 0 done, 1 could not run here, 2 wrong command line or
+ * configuration (cliErrors.ts).
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { type Config, ConfigError, loadConfig } from './config.js';
+import { CommandError, reportFailure, toCommandError, usageError } from './cliErrors.js';
+import { type Config, loadConfig } from './config.js';
 import type { AppContext } from './context.js';
 import { migrateToLatest } from './db/migrate.js';
-import { ApiError } from './http/errors.js';
 import { apiKeyToView, insertApiKey, listApiKeys, revokeApiKey } from './modules/apiKeys/service.js';
 import { brandToApi, findBrandById } from './modules/brands/repository.js';
-import { insertBrand } from './modules/brands/service.js';
+import { createBrandWithFirstKey } from './modules/brands/service.js';
 import { createUser, generatePassword } from './modules/users/service.js';
 import { closeContext, createContext, createLogger } from './runtime.js';
 import { type Role, serve } from './server.js';
 
 const USAGE = `Usage: affitrack <command> [options]
+       affitrack --version | --help
 
 Commands:
   serve [--role all|api|worker]             Run the service (default role: all)
@@ -27,9 +31,14 @@ Commands:
   keys revoke KEY_ID [--json]
   users create --brand ID --email E [--password P] [--json]   Dashboard sign-in (a password is generated when omitted)
 
-Environment: DATABASE_URL (unset = SQLite in DATA_DIR), DATA_DIR, PORT, HOST, … (see README).`;
+Environment: DATABASE_URL (unset = SQLite in DATA_DIR), DATA_DIR, PORT, HOST, … (see README).
+Exit codes: 0 done; 1 could not run here (port in use, database unavailable, unexpected error);
+2 wrong command line or configuration. With --json an error is also {"error":{"code","message"}} on stdout.`;
 
-class UsageError extends Error {}
+/** dist/cli.js and src/cli.ts both sit one level below package.json. */
+function packageVersion(): string {
+  return JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+}
 
 function print(json: boolean, value: unknown, text: string): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
@@ -47,8 +56,8 @@ async function withContext<T>(config: Config, work: (ctx: AppContext) => Promise
   }
 }
 
-async function main(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({
+function parseCommandLine(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -62,20 +71,20 @@ async function main(argv: string[]): Promise<void> {
       password: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
+      version: { type: 'boolean', short: 'v', default: false },
     },
   });
-  const [command, sub, arg] = positionals;
-  if (values.help || !command) {
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
-  const config = loadConfig();
-  const json = values.json ?? false;
+}
 
+type CommandLine = ReturnType<typeof parseCommandLine>;
+
+async function runCommand(config: Config, { values, positionals }: CommandLine): Promise<void> {
+  const [command, sub, arg] = positionals;
+  const json = values.json ?? false;
   switch (command) {
     case 'serve': {
       const role = (values.role ?? 'all') as Role;
-      if (!['all', 'api', 'worker'].includes(role)) throw new UsageError('--role must be all, api or worker');
+      if (!['all', 'api', 'worker'].includes(role)) throw usageError('--role must be all, api or worker');
       return serve(config, role);
     }
     case 'migrate':
@@ -88,18 +97,11 @@ async function main(argv: string[]): Promise<void> {
         false,
       );
     case 'brands':
-      if (sub !== 'create') throw new UsageError('Try: affitrack brands create --name N');
-      if (!values.name) throw new UsageError('--name is required');
+      if (sub !== 'create') throw usageError('Try: affitrack brands create --name N');
+      if (!values.name) throw usageError('--name is required');
       return withContext(config, async (ctx) => {
-        const result = await ctx.db.transact(async (trx) => {
-          const brand = await insertBrand(trx, ctx.clock, {
-            name: values.name as string,
-            timezone: values.timezone,
-            currency: values.currency,
-          });
-          const { secret } = await insertApiKey(trx, ctx.clock, { brandId: brand.id });
-          return { brand, secret };
-        });
+        const input = { name: values.name as string, timezone: values.timezone, currency: values.currency };
+        const result = await ctx.db.transact((trx) => createBrandWithFirstKey(trx, ctx.clock, input));
         print(
           json,
           { brand: brandToApi(result.brand), apiKey: result.secret },
@@ -109,18 +111,12 @@ async function main(argv: string[]): Promise<void> {
     case 'keys':
       return keysCommand(config, sub, arg, values, json);
     case 'users': {
-      if (sub !== 'create') throw new UsageError('Try: affitrack users create --brand ID --email E');
+      if (sub !== 'create') throw usageError('Try: affitrack users create --brand ID --email E');
       const { brand, email } = values;
-      if (!brand || !email) throw new UsageError('--brand and --email are required');
+      if (!brand || !email) throw usageError('--brand and --email are required');
       return withContext(config, async (ctx) => {
         const password = values.password ?? generatePassword();
-        let user: Awaited<ReturnType<typeof createUser>>;
-        try {
-          user = await createUser(ctx, { brandId: brand, email, password });
-        } catch (error) {
-          if (error instanceof ApiError) throw new UsageError(error.message);
-          throw error;
-        }
+        const user = await createUser(ctx, { brandId: brand, email, password });
         const generated = values.password === undefined;
         print(
           json,
@@ -130,7 +126,7 @@ async function main(argv: string[]): Promise<void> {
       });
     }
     default:
-      throw new UsageError(`Unknown command "${command}"`);
+      throw usageError(`Unknown command "${command}"`);
   }
 }
 
@@ -142,22 +138,22 @@ async function keysCommand(
   json: boolean,
 ): Promise<void> {
   if (sub === 'revoke') {
-    if (!arg) throw new UsageError('Try: affitrack keys revoke KEY_ID');
+    if (!arg) throw usageError('Try: affitrack keys revoke KEY_ID');
     return withContext(config, async (ctx) => {
       const row = await revokeApiKey(ctx.db, ctx.clock, arg);
-      if (!row) throw new UsageError(`No API key ${arg}`);
+      if (!row) throw new CommandError('not_found', `No API key ${arg}`);
       print(json, { key: apiKeyToView(row) }, `Key ${row.id} revoked.`);
     });
   }
-  if (sub !== 'create' && sub !== 'list') throw new UsageError('Try: affitrack keys create|list|revoke');
+  if (sub !== 'create' && sub !== 'list') throw usageError('Try: affitrack keys create|list|revoke');
   const brandId = values.brand;
-  if (!brandId) throw new UsageError('--brand is required');
+  if (!brandId) throw usageError('--brand is required');
   const rateLimitText = values['rate-limit'];
   if (rateLimitText !== undefined && !/^\d+$/.test(rateLimitText)) {
-    throw new UsageError('--rate-limit must be a positive integer (requests per minute)');
+    throw usageError('--rate-limit must be a positive integer (requests per minute)');
   }
   return withContext(config, async (ctx) => {
-    if (!(await findBrandById(ctx.db.read, brandId))) throw new UsageError(`No brand ${brandId}`);
+    if (!(await findBrandById(ctx.db.read, brandId))) throw new CommandError('not_found', `No brand ${brandId}`);
     if (sub === 'list') {
       const keys = (await listApiKeys(ctx.db, brandId)).map(apiKeyToView);
       const lines = keys.map((k) => `${k.id}  ${k.prefix}…  ${k.name}  ${k.revokedAt ? 'revoked' : 'active'}`);
@@ -174,11 +170,22 @@ async function keysCommand(
   });
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || error instanceof ConfigError) {
-    process.stderr.write(`affitrack: ${error.message}\n`);
-    process.exit(error instanceof UsageError ? 2 : 78);
+async function main(argv: string[]): Promise<void> {
+  let config: Config | null = null;
+  try {
+    const commandLine = parseCommandLine(argv);
+    const { values, positionals } = commandLine;
+    if (values.version) return print(values.json, { version: packageVersion() }, packageVersion());
+    if (values.help || positionals.length === 0) return print(false, null, USAGE);
+    config = loadConfig();
+    await runCommand(config, commandLine);
+  } catch (error) {
+    const failure = toCommandError(error, config);
+    const debug = config !== null && ['debug', 'trace'].includes(config.logLevel);
+    const stack = debug && error instanceof Error ? error.stack : undefined;
+    // Read from argv, not the parsed options, so a mistake in the arguments is answered in JSON too.
+    process.exit(reportFailure(failure, { json: argv.includes('--json'), stack }));
   }
-  process.stderr.write(`affitrack: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
-});
+}
+
+void main(process.argv.slice(2));

@@ -7,7 +7,13 @@ import path from 'node:path';
 export interface Config {
   port: number;
   host: string;
+  /**
+   * Base URL of every link Affitrack prints or serves. Without PUBLIC_URL it is this
+   * process's own address (HOST and PORT), updated to the port actually bound when PORT=0.
+   */
   publicUrl: string;
+  /** PUBLIC_URL was given: the bound port never changes `publicUrl`. */
+  publicUrlIsExplicit: boolean;
   dataDir: string;
   databaseUrl: string | null;
   redisUrl: string | null;
@@ -102,16 +108,27 @@ function readUrl(env: Env, name: string, protocols: string[]): string | null {
   return raw;
 }
 
+/** Addresses that mean "every interface": a browser cannot open them, their loopback twin it can. */
+const WILDCARD_HOSTS: Record<string, string> = { '0.0.0.0': '127.0.0.1', '::': '[::1]' };
+
+/** The URL a person on this machine opens to reach a server listening on `host`:`port`. */
+export function localUrl(host: string, port: number): string {
+  const name = WILDCARD_HOSTS[host] ?? (host.includes(':') ? `[${host}]` : host);
+  return `http://${name}:${port}`;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = readInt(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
-  const publicUrl = (readUrl(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const explicitUrl = readUrl(env, 'PUBLIC_URL', ['http:', 'https:']);
+  const publicUrl = (explicitUrl ?? localUrl(host, port)).replace(/\/+$/, '');
   const logLevel = env.LOG_LEVEL?.trim() || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
   return {
     port,
     host,
     publicUrl,
+    publicUrlIsExplicit: explicitUrl !== null,
     dataDir: path.resolve(env.DATA_DIR?.trim() || './data'),
     databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),

@@ -1,6 +1,8 @@
 /** `affitrack serve`: migrate, bootstrap, then run the API and/or the worker until a signal. */
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import { type Config, localUrl } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { bootstrapDefaultBrand } from './modules/brands/bootstrap.js';
 import { loadDatacenterRanges } from './modules/fraud/datacenter.js';
@@ -10,22 +12,41 @@ import { Worker } from './worker/worker.js';
 
 export type Role = 'all' | 'api' | 'worker';
 
+/** Where a bare `affitrack` command (no PUBLIC_URL, HOST or PORT) believes the server is. */
+const DEFAULT_LOCAL_URL = localUrl('127.0.0.1', 3000);
+
 export async function serve(config: Config, role: Role): Promise<void> {
   const ctx = createContext(config);
-  const { applied } = await migrateToLatest(ctx.db);
-  if (applied.length > 0) ctx.logger.info({ applied }, 'migrations applied');
+  let app: FastifyInstance | null = null;
+  try {
+    const { applied } = await migrateToLatest(ctx.db);
+    if (applied.length > 0) ctx.logger.info({ applied }, 'migrations applied');
 
-  const first = await bootstrapDefaultBrand(ctx);
-  if (first) showFirstKey(first.apiKey, first.brand.id, config.publicUrl);
-
-  // Read the datacenter ranges now, so the first click does not wait for them.
-  if (role !== 'worker')
-    void loadDatacenterRanges().catch((error) => ctx.logger.error({ err: error }, 'could not load datacenter ranges'));
-  const app = role === 'worker' ? null : await buildApp(ctx);
+    if (role !== 'worker') {
+      // Read the datacenter ranges now, so the first click does not wait for them.
+      void loadDatacenterRanges().catch((error) =>
+        ctx.logger.error({ err: error }, 'could not load datacenter ranges'),
+      );
+      app = await buildApp(ctx);
+      await app.listen({ port: config.port, host: config.host });
+      // With PORT=0 the system picked the port: links must carry that one, not 0. The app
+      // reads `config.publicUrl` per request, so this one update reaches every page and link.
+      const { port } = app.server.address() as AddressInfo;
+      if (!config.publicUrlIsExplicit) config.publicUrl = localUrl(config.host, port);
+    }
+    // Only once the port is ours: a key shown by a server that then failed to start would be
+    // the one key of the Default brand, printed before an error and easily lost.
+    const first = await bootstrapDefaultBrand(ctx);
+    if (first) showFirstKey(first.secret, first.brand.id, config.publicUrl);
+  } catch (error) {
+    // The caller prints one line and exits; close what was opened so nothing is left half-done.
+    await app?.close();
+    await closeContext(ctx);
+    throw error;
+  }
   const worker = role === 'api' ? null : new Worker(createJobs(ctx), ctx.logger);
-  if (app) await app.listen({ port: config.port, host: config.host });
   worker?.start();
-  ctx.logger.info({ role, database: ctx.db.dialect, url: config.publicUrl }, 'affitrack started');
+  ctx.logger.info({ role, database: ctx.db.dialect, ...(app ? { url: config.publicUrl } : {}) }, 'affitrack started');
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -49,6 +70,8 @@ export async function serve(config: Config, role: Role): Promise<void> {
  */
 function showFirstKey(apiKey: string, brandId: string, publicUrl: string): void {
   const out = process.stdout.isTTY ? process.stdout : process.stderr;
+  // `users create` prints the dashboard URL of its own environment: hand it this server's.
+  const cliEnv = publicUrl === DEFAULT_LOCAL_URL ? '' : `PUBLIC_URL=${publicUrl} `;
   out.write(
     [
       '',
@@ -59,7 +82,7 @@ function showFirstKey(apiKey: string, brandId: string, publicUrl: string): void 
       `  Try: curl -H "Authorization: Bearer ${apiKey}" ${publicUrl}/api/v1/brand`,
       '',
       '  To sign in to the dashboard, create a user:',
-      `    npx affitrack users create --brand ${brandId} --email you@example.com`,
+      `    ${cliEnv}npx affitrack users create --brand ${brandId} --email you@example.com`,
       `  then open ${publicUrl}/dashboard`,
       '',
       '',

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
@@ -16,15 +17,48 @@ import { loadConfig } from '../src/config.js';
 import type { AppContext } from '../src/context.js';
 import { Database, type Dialect } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { insertApiKey } from '../src/modules/apiKeys/service.js';
-import { insertBrand } from '../src/modules/brands/service.js';
+import { createBrandWithFirstKey } from '../src/modules/brands/service.js';
 import { closeContext, createContext, createLogger } from '../src/runtime.js';
 
 export const PG_URL = process.env.TEST_DATABASE_URL || null;
 export const REDIS_URL = process.env.TEST_REDIS_URL || null;
 
+export const PG_SKIP_REASON = 'PostgreSQL not configured: set TEST_DATABASE_URL';
+export const REDIS_SKIP_REASON = 'Redis not configured: set TEST_REDIS_URL';
+
 /** The dialects this run covers: SQLite always, PostgreSQL when TEST_DATABASE_URL is set. */
 export const DIALECTS: Dialect[] = PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+/**
+ * `describe`, except that a suite skipped for a reason is reported as one skipped test: the
+ * runner's summary counts skipped tests but not skipped suites, and a run must say what it
+ * left out ("skipped N", each with its reason).
+ */
+export function describeOrSkip(name: string, { skip }: { skip: string | false }, fn: () => void): void {
+  if (skip) it(name, { skip }, () => {});
+  else describe(name, fn);
+}
+
+/** Options of a suite about several processes sharing one database, which only PostgreSQL is built for. */
+export function postgresOnly(dialect: Dialect): { skip: string | false } {
+  return { skip: dialect === 'postgres' ? false : 'runs on PostgreSQL, where many processes share a database' };
+}
+
+/**
+ * The dialects a storage test file runs its suites on (`for (const dialect of testedDialects())`).
+ * Without TEST_DATABASE_URL the file's PostgreSQL variant is reported as a skipped test, so the
+ * summary counts what this run did not cover instead of leaving it out silently.
+ */
+export function testedDialects(): Dialect[] {
+  // The runner gives each test file a process of its own: argv[1] names the file in the report.
+  const file = process.argv[1] ? path.relative(process.cwd(), process.argv[1]) : 'this file';
+  if (!PG_URL) it(`${file} on PostgreSQL`, { skip: PG_SKIP_REASON }, () => {});
+  return DIALECTS;
+}
+
+/** A parsed JSON response body. */
+// biome-ignore lint/suspicious/noExplicitAny: JSON bodies of every route, read field by field by the tests
+export type JsonBody = any;
 
 export interface TestBrand {
   id: string;
@@ -45,7 +79,7 @@ export interface TestEnv {
     method: string,
     url: string,
     options?: { body?: unknown; key?: string | null; headers?: Record<string, string> },
-  ): Promise<{ status: number; body: any; headers: Record<string, string | string[] | undefined> }>;
+  ): Promise<{ status: number; body: JsonBody; headers: Record<string, string | string[] | undefined> }>;
   close(): Promise<void>;
 }
 
@@ -152,11 +186,9 @@ export async function createTestEnv(dialect: Dialect, options: TestEnvOptions = 
   const app = await buildApp(ctx);
 
   const createBrand = async (name = 'Test Brand', brandOptions: { timezone?: string } = {}): Promise<TestBrand> => {
-    const { brand, secret, key } = await ctx.db.transact(async (trx) => {
-      const brand = await insertBrand(trx, clock, { name, timezone: brandOptions.timezone });
-      const { key, secret } = await insertApiKey(trx, clock, { brandId: brand.id });
-      return { brand, key, secret };
-    });
+    const { brand, secret, key } = await ctx.db.transact((trx) =>
+      createBrandWithFirstKey(trx, clock, { name, timezone: brandOptions.timezone }),
+    );
     return { id: brand.id, slug: brand.slug, apiKey: secret, keyId: key.id };
   };
   const brand = await createBrand();
@@ -196,7 +228,7 @@ export async function createTestEnv(dialect: Dialect, options: TestEnvOptions = 
 
 /** Asserts the spec's error shape and returns the error object. */
 export function expectError(
-  response: { status: number; body: any },
+  response: { status: number; body: JsonBody },
   status: number,
   code: string,
 ): { code: string; message: string; details?: Array<{ path: string; message: string }> } {

@@ -11,8 +11,9 @@ import { execFile } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import { promisify } from 'node:util';
+import { describeOrSkip, PG_SKIP_REASON } from '../helpers.js';
 import {
   type ApiResponse,
   api,
@@ -61,7 +62,7 @@ async function postgresUser(): Promise<{ uid: number; gid: number } | null> {
 
 const PG_BIN = findPgBin();
 const skipReason = !PG_URL
-  ? 'TEST_DATABASE_URL is not set'
+  ? PG_SKIP_REASON
   : process.getuid?.() !== 0
     ? 'needs root to run a private PostgreSQL cluster as the postgres user'
     : !PG_BIN
@@ -133,7 +134,7 @@ interface Probe {
   ms: number;
 }
 
-describe('PostgreSQL restart mid-run', { skip: skipReason }, () => {
+describeOrSkip('PostgreSQL restart mid-run', { skip: skipReason }, () => {
   let cluster: PrivateCluster | null = null;
   let db: ChaosDatabase | null = null;
   let svc: ServiceProcess | null = null;
@@ -310,7 +311,7 @@ describe('PostgreSQL restart mid-run', { skip: skipReason }, () => {
 
   it('while PostgreSQL is down: /ready and API routes answer 503 service_unavailable promptly', {
     timeout: 60_000,
-  }, async (t) => {
+  }, async () => {
     await reviveIfCrashed('before phase 2');
     const crashesBefore = (svc as ServiceProcess).crashes.length;
     lastOutage = Date.now();
@@ -343,7 +344,7 @@ describe('PostgreSQL restart mid-run', { skip: skipReason }, () => {
     }
   });
 
-  it('recovers by itself once PostgreSQL is back: /ready 200, writes 201', { timeout: 60_000 }, async (t) => {
+  it('recovers by itself once PostgreSQL is back: /ready 200, writes 201', { timeout: 60_000 }, async () => {
     assert.ok((svc as ServiceProcess).running, 'the service survived the outages');
     const crashesBefore = (svc as ServiceProcess).crashes.length;
     const [readyMs, writableMs] = await waitForRecovery(Date.now());

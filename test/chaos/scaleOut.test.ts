@@ -6,7 +6,8 @@
  * Needs TEST_DATABASE_URL and TEST_REDIS_URL.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
+import { describeOrSkip, PG_SKIP_REASON, REDIS_SKIP_REASON } from '../helpers.js';
 import {
   type ApiResponse,
   api,
@@ -24,7 +25,7 @@ import {
   waitFor,
 } from './harness.js';
 
-const skip = !PG_URL ? 'TEST_DATABASE_URL is not set' : !REDIS_URL ? 'TEST_REDIS_URL is not set' : false;
+const skip = !PG_URL ? PG_SKIP_REASON : !REDIS_URL ? REDIS_SKIP_REASON : false;
 
 /** Runs `tasks` with at most `limit` at once. */
 async function pooled<T>(limit: number, tasks: Array<() => Promise<T>>): Promise<T[]> {
@@ -40,7 +41,7 @@ async function pooled<T>(limit: number, tasks: Array<() => Promise<T>>): Promise
   return results;
 }
 
-describe('scale-out: 2 API + 2 worker processes on one PostgreSQL and one Redis', { skip }, () => {
+describeOrSkip('scale-out: 2 API + 2 worker processes on one PostgreSQL and one Redis', { skip }, () => {
   let db: ChaosDatabase | null = null;
   let receiver: Receiver | null = null;
   const processes: ServiceProcess[] = [];

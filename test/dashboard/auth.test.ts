@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { LOGIN_ATTEMPTS_PER_MINUTE } from '../../src/modules/dashboard/pages/login.js';
 import { hashSessionToken, SESSION_TTL_MS } from '../../src/modules/users/sessions.js';
-import { createTestEnv, DIALECTS, type TestEnv } from '../helpers.js';
+import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { createDashboardUser, DashboardClient, PASSWORD, parseSetCookie, signedInClient } from './client.js';
 
 /** A new rate-limit window, so each test may sign in as often as it needs. */
@@ -14,7 +14,7 @@ function sessionCookie(setCookies: string[]): string {
   return cookie;
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`dashboard sign-in and sessions (${dialect})`, () => {
     let env: TestEnv;
     before(async () => {

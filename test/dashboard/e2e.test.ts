@@ -6,12 +6,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { SESSION_TTL_MS } from '../../src/modules/users/sessions.js';
 import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
 import { verifyWebhookSignature } from '../../src/modules/webhooks/verify.js';
-import { createTestEnv, DIALECTS, type TestEnv } from '../helpers.js';
+import { createTestEnv, describeOrSkip, type TestEnv, testedDialects } from '../helpers.js';
 import { CHROMIUM_MISSING, launchChromium, screenshot, startReceiver } from './browser.js';
 import { createDashboardUser, PASSWORD } from './client.js';
 
@@ -20,8 +20,8 @@ const text = async (locator: Locator) => (await locator.textContent()) ?? '';
 
 const RECEIVER_ERROR = '{"error":"receiver exploded: database offline"}';
 
-for (const dialect of DIALECTS) {
-  describe(`dashboard in a real browser (${dialect})`, { skip: CHROMIUM_MISSING }, () => {
+for (const dialect of testedDialects()) {
+  describeOrSkip(`dashboard in a real browser (${dialect})`, { skip: CHROMIUM_MISSING }, () => {
     let env: TestEnv;
     let browser: Browser;
     let context: BrowserContext;

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestEnv, DIALECTS, type TestBrand, type TestEnv } from '../helpers.js';
+import { createTestEnv, type TestBrand, type TestEnv, testedDialects } from '../helpers.js';
 import { type DashboardClient, signedInClient } from './client.js';
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`dashboard brand isolation and escaping (${dialect})`, () => {
     let env: TestEnv;
     let other: TestBrand;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestEnv, DIALECTS, type TestEnv } from '../helpers.js';
+import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { type DashboardClient, signedInClient } from './client.js';
 
 const OFFER_FORM = {
@@ -27,7 +27,7 @@ async function followFlash(client: DashboardClient, res: { status: number; locat
   return /class="flash (?:ok|error)" role="(?:status|alert)">([^<]*)</.exec(page.body)?.[1] ?? '';
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`dashboard pages (${dialect})`, () => {
     let env: TestEnv;
     let client: DashboardClient;

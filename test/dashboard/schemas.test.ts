@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestEnv, DIALECTS, type TestEnv } from '../helpers.js';
+import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { type DashboardClient, signedInClient } from './client.js';
 
 /** Every page a signed-in user can open, and every form they can post (ids need not exist). */
@@ -51,7 +51,7 @@ function assertRefusedPage(res: { status: number; body: string; headers: Record<
   assert.match(res.body, /<h1>Not accepted<\/h1>/, what);
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`dashboard route schemas (${dialect})`, () => {
     let env: TestEnv;
     let client: DashboardClient;

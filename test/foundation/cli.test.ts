@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -8,6 +8,8 @@ import { promisify } from 'node:util';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { closeContext, createContext } from '../../src/runtime.js';
+import { ROOT } from '../chaos/harness.js';
+import { assertFailure, runCli } from './cliProcess.js';
 
 const run = promisify(execFile);
 const CLI = path.resolve('src/cli.ts');
@@ -65,16 +67,53 @@ describe('affitrack CLI', () => {
     }
   });
 
-  it('stops with a message naming a badly configured variable', async () => {
-    await assert.rejects(
-      run(process.execPath, ['--import', 'tsx', CLI, 'migrate'], {
-        env: { ...process.env, DATA_DIR: dataDir, PORT: 'eighty' },
-      }),
-      (error: { code: number; stderr: string }) => {
-        assert.match(error.stderr, /PORT/);
-        assert.notEqual(error.code, 0);
-        return true;
-      },
-    );
+  it('prints its version, as text and as JSON', async () => {
+    const { version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    const text = await runCli(['--version'], { DATA_DIR: dataDir });
+    assert.deepEqual(text, { code: 0, stdout: `${version}\n`, stderr: '' });
+    const json = await runCli(['--version', '--json'], { DATA_DIR: dataDir });
+    assert.equal(json.code, 0, json.stderr);
+    assert.deepEqual(JSON.parse(json.stdout), { version });
+  });
+
+  const userErrors: Array<{ what: string; args: string[]; code: string; env?: Record<string, string> }> = [
+    {
+      what: 'an invalid time zone',
+      args: ['brands', 'create', '--name', 'X', '--timezone', 'Mars/Base'],
+      code: 'validation_error',
+    },
+    {
+      what: 'an invalid currency',
+      args: ['brands', 'create', '--name', 'X', '--currency', 'EURO'],
+      code: 'validation_error',
+    },
+    { what: 'a missing required option', args: ['brands', 'create'], code: 'usage_error' },
+    { what: 'an unknown command', args: ['launch'], code: 'usage_error' },
+    { what: 'an unknown option', args: ['brands', 'create', '--name', 'X', '--colour', 'red'], code: 'usage_error' },
+    { what: 'an option without its value', args: ['brands', 'create', '--name'], code: 'usage_error' },
+    { what: 'an unknown role', args: ['serve', '--role', 'boss'], code: 'usage_error' },
+    { what: 'an unknown brand', args: ['keys', 'list', '--brand', 'brd_missing'], code: 'not_found' },
+    { what: 'an unknown key', args: ['keys', 'revoke', 'key_missing'], code: 'not_found' },
+    {
+      what: 'a malformed email',
+      args: ['users', 'create', '--brand', 'brd_x', '--email', 'nobody'],
+      code: 'validation_error',
+    },
+    { what: 'a badly configured variable', args: ['migrate'], code: 'invalid_config', env: { PORT: 'eighty' } },
+  ];
+  // Each case is a process of its own; they touch nothing of each other's, so run four at once.
+  describe('user errors', { concurrency: 4 }, () => {
+    for (const { what, args, code, env } of userErrors) {
+      it(`answers ${what} with one line on stderr, exit code 2 and, with --json, ${code} on stdout`, async () => {
+        const result = await runCli([...args, '--json'], { DATA_DIR: dataDir, ...env });
+        const message = assertFailure(result, { exitCode: 2, code, json: true });
+        if (env?.PORT) assert.match(message, /PORT/);
+      });
+    }
+  });
+
+  it('without --json prints the same one line and nothing on stdout, naming what is allowed', async () => {
+    const result = await runCli(['brands', 'create', '--name', 'X', '--timezone', 'Mars/Base'], { DATA_DIR: dataDir });
+    assert.match(assertFailure(result, { exitCode: 2, code: 'validation_error', json: false }), /timezone.*IANA/);
   });
 });

@@ -7,7 +7,8 @@ describe('configuration', () => {
     const config = loadConfig({});
     assert.equal(config.port, 3000);
     assert.equal(config.host, '127.0.0.1');
-    assert.equal(config.publicUrl, 'http://localhost:3000');
+    assert.equal(config.publicUrl, 'http://127.0.0.1:3000');
+    assert.equal(config.publicUrlIsExplicit, false);
     assert.equal(config.databaseUrl, null);
     assert.equal(config.rateLimitPerMinute, 100);
     assert.deepEqual(config.webhookRetryDelaysMs, [1000, 5000, 30_000, 300_000, 1_800_000, 7_200_000]);
@@ -15,6 +16,17 @@ describe('configuration', () => {
     assert.equal(config.webhookTimeoutMs, 10_000);
     assert.equal(config.webhookAllowPrivateNetworks, false);
     assert.equal(config.trustProxy, false);
+  });
+
+  it('takes the public URL from PUBLIC_URL, else from HOST and PORT as a browser opens them', () => {
+    const given = loadConfig({ PUBLIC_URL: 'https://track.example.com/', PORT: '8080' });
+    assert.equal(given.publicUrl, 'https://track.example.com');
+    assert.equal(given.publicUrlIsExplicit, true);
+    assert.equal(loadConfig({ PORT: '8080' }).publicUrl, 'http://127.0.0.1:8080');
+    assert.equal(loadConfig({ HOST: '0.0.0.0', PORT: '8080' }).publicUrl, 'http://127.0.0.1:8080');
+    assert.equal(loadConfig({ HOST: '::', PORT: '8080' }).publicUrl, 'http://[::1]:8080');
+    assert.equal(loadConfig({ HOST: '::1', PORT: '8080' }).publicUrl, 'http://[::1]:8080');
+    assert.equal(loadConfig({ HOST: 'box.lan', PORT: '8080' }).publicUrl, 'http://box.lan:8080');
   });
 
   it('parses durations and delay lists', () => {

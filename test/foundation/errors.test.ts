@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`HTTP errors and authentication (${dialect})`, () => {
     let env: TestEnv;
     before(async () => {

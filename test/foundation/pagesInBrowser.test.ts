@@ -4,14 +4,14 @@
  * application form with JavaScript switched off, and a dead tracking link's page.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { freePort } from '../chaos/harness.js';
 import { CHROMIUM_MISSING, launchChromium } from '../dashboard/browser.js';
-import { createTestEnv, type TestEnv } from '../helpers.js';
+import { createTestEnv, describeOrSkip, type TestEnv } from '../helpers.js';
 
 // The pages read little from the database: one dialect is enough.
-describe('public pages in a real browser', { skip: CHROMIUM_MISSING }, () => {
+describeOrSkip('public pages in a real browser', { skip: CHROMIUM_MISSING }, () => {
   let env: TestEnv;
   let browser: Browser;
   let base: string;

@@ -1,8 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestDatabase, createTestEnv, DIALECTS, expectError, REDIS_URL, type TestEnv } from '../helpers.js';
+import {
+  createTestDatabase,
+  createTestEnv,
+  DIALECTS,
+  describeOrSkip,
+  expectError,
+  REDIS_SKIP_REASON,
+  REDIS_URL,
+  type TestEnv,
+  testedDialects,
+} from '../helpers.js';
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`rate limit per API key (${dialect})`, () => {
     let env: TestEnv;
     before(async () => {
@@ -51,7 +61,7 @@ for (const dialect of DIALECTS) {
   });
 }
 
-describe('rate limit shared through Redis', { skip: REDIS_URL ? false : 'TEST_REDIS_URL not set' }, () => {
+describeOrSkip('rate limit shared through Redis', { skip: REDIS_URL ? false : REDIS_SKIP_REASON }, () => {
   it('counts requests of two processes on one key together', async () => {
     const database = await createTestDatabase(DIALECTS[DIALECTS.length - 1] ?? 'sqlite');
     const settings = { env: { RATE_LIMIT_PER_MINUTE: '4', REDIS_URL: REDIS_URL as string }, database };

@@ -8,11 +8,20 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { freePort, waitFor } from '../chaos/harness.js';
 import { DashboardClient } from '../dashboard/client.js';
-import { anotherHandle, createTestDatabase, createTestEnv, DIALECTS, REDIS_URL, type TestEnv } from '../helpers.js';
+import {
+  anotherHandle,
+  createTestDatabase,
+  createTestEnv,
+  DIALECTS,
+  describeOrSkip,
+  REDIS_SKIP_REASON,
+  REDIS_URL,
+  type TestEnv,
+} from '../helpers.js';
 
 const LIMIT = 10;
 const APPLY_LIMIT = 3;
@@ -80,10 +89,10 @@ class OwnRedis {
   }
 }
 
-const skip = !REDIS_URL ? 'TEST_REDIS_URL not set' : hasRedisServer() ? false : 'redis-server is not installed';
+const skip = !REDIS_URL ? REDIS_SKIP_REASON : hasRedisServer() ? false : 'redis-server is not installed';
 const dialect = DIALECTS[DIALECTS.length - 1] ?? 'sqlite';
 
-describe(`rate limits while Redis is unreachable (${dialect})`, { skip }, () => {
+describeOrSkip(`rate limits while Redis is unreachable (${dialect})`, { skip }, () => {
   let redis: OwnRedis;
   let instances: TestEnv[];
   const cleanup: Array<() => Promise<void>> = [];

@@ -3,13 +3,15 @@
  * (issue #12, point 8): two app instances, each with its own pool, as two processes would be.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
 import { WINDOW_MS } from '../../src/http/rateLimit.js';
 import {
   anotherHandle,
   createTestDatabase,
   createTestEnv,
+  describeOrSkip,
+  PG_SKIP_REASON,
   PG_URL,
   type TestDatabase,
   type TestEnv,
@@ -17,9 +19,7 @@ import {
 
 const LIMIT = 20;
 
-describe('rate limits counted in PostgreSQL without Redis', {
-  skip: PG_URL ? false : 'TEST_DATABASE_URL not set',
-}, () => {
+describeOrSkip('rate limits counted in PostgreSQL without Redis', { skip: PG_URL ? false : PG_SKIP_REASON }, () => {
   let database: TestDatabase;
   let secondHandle: TestDatabase;
   let first: TestEnv;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Conversion } from '../../src/modules/conversions/schemas.js';
-import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 
 const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/120.0';
 const HOME_IP = '81.2.69.142';
@@ -65,7 +65,7 @@ function helpers(getEnv: () => TestEnv) {
   return h;
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`pixel postbacks (${dialect})`, () => {
     let env: TestEnv;
     const h = helpers(() => env);

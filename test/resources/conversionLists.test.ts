@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 
 const CONVERSIONS = '/api/v1/conversions';
 
@@ -13,7 +13,7 @@ const CONVERSIONS = '/api/v1/conversions';
  *   e  2026-11-22T00:00Z  offer1 partner1  pending   (no txn id)
  *   f  2026-11-23T08:00Z  offer2 partner1  pending   ORD-F
  */
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`GET /api/v1/conversions (${dialect})`, () => {
     let env: TestEnv;
     let key: string;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 
 const CONVERSIONS = '/api/v1/conversions';
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`POST /api/v1/conversions (${dialect})`, () => {
     let env: TestEnv;
     let partnerId: string;

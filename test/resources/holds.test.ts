@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Database } from '../../src/db/database.js';
 import { approveExpiredHolds } from '../../src/modules/conversions/service.js';
-import { createTestDatabase, createTestEnv, DIALECTS, type TestDatabase, type TestEnv } from '../helpers.js';
+import {
+  createTestDatabase,
+  createTestEnv,
+  describeOrSkip,
+  postgresOnly,
+  type TestDatabase,
+  type TestEnv,
+  testedDialects,
+} from '../helpers.js';
 
 const HOLD_SECONDS = 60;
 
@@ -43,7 +51,7 @@ async function approvedEvents(env: TestEnv, conversionId: string) {
 
 const statusOf = async (env: TestEnv, id: string) => (await env.request('GET', `/api/v1/conversions/${id}`)).body;
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`automatic approval after the hold time (${dialect})`, () => {
     let env: TestEnv;
     let heldOffer: string;
@@ -147,9 +155,8 @@ for (const dialect of DIALECTS) {
     });
   });
 
-  describe(`automatic approval from two app instances on one database (${dialect})`, {
-    skip: dialect === 'postgres' ? false : 'runs on PostgreSQL, where many processes share a database',
-  }, () => {
+  const twoInstances = `automatic approval from two app instances on one database (${dialect})`;
+  describeOrSkip(twoInstances, postgresOnly(dialect), () => {
     let database: TestDatabase;
     let second: Database;
     let envA: TestEnv;

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const BASE = { name: 'Spring sale', destinationUrl: 'https://shop.example/landing?c={click_id}' };
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`offers (${dialect})`, () => {
     let env: TestEnv;
     before(async () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 
 const APPLY = '/api/public/partners/apply';
 const APPLY_LIMIT = 3;
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`public partner applications (${dialect})`, () => {
     let env: TestEnv;
     before(async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 
 const METRIC_KEYS = [
   'approved',
@@ -35,7 +35,7 @@ function metrics(m: { pending?: number; approved?: number; rejected?: number; re
   };
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`GET /api/v1/reports (${dialect})`, () => {
     let env: TestEnv;
     before(async () => {

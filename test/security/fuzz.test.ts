@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { createTestEnv, DIALECTS } from '../helpers.js';
+import { createTestEnv, testedDialects } from '../helpers.js';
 import {
   bodyArbitrary,
   headerArbitrary,
@@ -68,7 +68,7 @@ function describeRequest(req: FuzzRequest): string {
   return `${req.method} ${req.url.slice(0, 300)} ${JSON.stringify(req.headers).slice(0, 300)}${body}`;
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`Every operation under hostile input (${dialect})`, async () => {
     const env = await createTestEnv(dialect, { env: UNLIMITED });
     const operations = [...(await loadAllRoutes(env)), UNKNOWN];

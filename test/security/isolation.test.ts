@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { insertApiKey, revokeApiKey } from '../../src/modules/apiKeys/service.js';
-import { createTestEnv, DIALECTS, expectError } from '../helpers.js';
+import { createTestEnv, expectError, testedDialects } from '../helpers.js';
 import {
   createResources,
   fillPath,
@@ -60,7 +60,7 @@ function fillings(route: Operation, a: Resources, b: Resources): Array<{ url: st
     .map((p) => ({ url: fillPath(route.path, (name) => p.values[name] ?? ''), ids: JSON.stringify(p.values) }));
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`Authentication and brand isolation on every keyed route (${dialect})`, async () => {
     const env = await createTestEnv(dialect, { env: UNLIMITED });
     after(() => env.close());

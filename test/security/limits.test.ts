@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createTestEnv, DIALECTS, type TestEnv } from '../helpers.js';
+import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { assertErrorShape, UNLIMITED } from './support.js';
 
 const MIB = 1024 * 1024;
@@ -48,7 +48,7 @@ function bodyOf(raw: string): unknown {
   return JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`Oversized bodies and slow clients (${dialect})`, () => {
     let env: TestEnv;
     let port: number;

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { insertApiKey, revokeApiKey } from '../../src/modules/apiKeys/service.js';
 import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
-import { createTestEnv, DIALECTS, type TestEnv } from '../helpers.js';
+import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { UNLIMITED } from './support.js';
 
 const random = () => randomBytes(12).toString('base64url');
@@ -132,7 +132,7 @@ async function runSession(env: TestEnv): Promise<string[]> {
   return secrets;
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   for (const level of ['info', 'debug']) {
     describe(`No credential in the log at LOG_LEVEL=${level} (${dialect})`, () => {
       let env: TestEnv;

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
 import { Sender } from '../../src/modules/webhooks/sender.js';
 import { guardedLookup } from '../../src/modules/webhooks/ssrf.js';
-import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { UNLIMITED } from './support.js';
 
 /** Hosts that must never be a target, in the spellings people (and attackers) type. */
@@ -77,7 +77,7 @@ async function receiver(answer: (port: number) => { status: number; headers?: Re
   return { port, paths, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`SSRF: outbound URLs to non-public addresses are refused (${dialect})`, () => {
     let env: TestEnv;
     let partnerId: string;

@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { UNLIMITED } from './support.js';
 
 const GRIN = '😀'; // one code point, two UTF-16 units
 const MACROS = 'https://shop.example/land?cid={click_id}&s1={sub1}&s2={sub2}';
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`text that is not well-formed Unicode (${dialect})`, () => {
     let env: TestEnv;
     let offerId: string;

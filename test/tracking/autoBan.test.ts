@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createTestEnv, DIALECTS, type TestEnv } from '../helpers.js';
+import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 
 const BROWSER_UA =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
@@ -11,7 +11,7 @@ const RISKY = { ip: '3.5.140.1', userAgent: 'curl/8.5.0' };
 const FLAGGED = { ip: '3.5.140.2', userAgent: BROWSER_UA };
 const NORMAL = { ip: '81.2.69.142', userAgent: BROWSER_UA };
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`automation bans of partners (${dialect})`, () => {
     let env: TestEnv;
     let offerId: string;

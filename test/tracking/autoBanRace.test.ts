@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { anotherHandle, createTestDatabase, createTestEnv, DIALECTS, type TestEnv } from '../helpers.js';
+import { anotherHandle, createTestDatabase, createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 
 const RULE = { highRiskClicks: 5, windowMinutes: 10 };
 const BURST = 50;
@@ -20,7 +20,7 @@ async function listen(env: TestEnv): Promise<string> {
   return `http://127.0.0.1:${(env.app.server.address() as AddressInfo).port}`;
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   for (const instances of [1, 2]) {
     describe(`automation ban of a burst of ${BURST} bot clicks on ${instances} app instance(s) (${dialect})`, () => {
       const cleanup: Array<() => Promise<void>> = [];

@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Database } from '../../src/db/database.js';
 import { approveExpiredHolds } from '../../src/modules/conversions/service.js';
-import { createTestDatabase, createTestEnv, DIALECTS, type TestDatabase, type TestEnv } from '../helpers.js';
+import {
+  createTestDatabase,
+  createTestEnv,
+  describeOrSkip,
+  postgresOnly,
+  type TestDatabase,
+  type TestEnv,
+  testedDialects,
+} from '../helpers.js';
 
 const NO_LIMIT = { RATE_LIMIT_PER_MINUTE: '100000' };
 const UA =
@@ -42,7 +50,7 @@ function brandApi(env: TestEnv, key: string) {
   };
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`offer caps (${dialect})`, () => {
     let env: TestEnv;
     let api: ReturnType<typeof brandApi>;
@@ -274,9 +282,7 @@ for (const dialect of DIALECTS) {
     });
   });
 
-  describe(`offer caps with two app instances on one database (${dialect})`, {
-    skip: dialect === 'postgres' ? false : 'runs on PostgreSQL, where many processes share a database',
-  }, () => {
+  describeOrSkip(`offer caps with two app instances on one database (${dialect})`, postgresOnly(dialect), () => {
     let database: TestDatabase;
     let second: Database;
     let envA: TestEnv;

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Ajv } from 'ajv';
 import { default as addFormats } from 'ajv-formats';
 import { approveExpiredHolds } from '../../src/modules/conversions/service.js';
-import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 
 const BROWSER_UA =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
@@ -17,7 +17,7 @@ interface Visit {
   subs?: string;
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`fraud scoring of clicks (${dialect})`, () => {
     let env: TestEnv;
     let partnerId: string;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Click } from '../../src/modules/clicks/schemas.js';
-import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 
 const BROWSER_UA =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
@@ -39,7 +39,7 @@ async function clicksOf(env: TestEnv, query: string, key?: string) {
 /** Every click of the brand (this file makes far fewer than the page maximum of 100). */
 const clickCount = async (env: TestEnv) => (await clicksOf(env, 'limit=100')).data.length;
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`GET /t/:offerId/:partnerId (${dialect})`, () => {
     let env: TestEnv;
     let partnerId: string;

@@ -3,7 +3,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
 import { Sender } from '../../src/modules/webhooks/sender.js';
-import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { clearWebhooks, deliveriesOf, firePartnerApproved, Receiver, subscribe } from './harness.js';
 
 /** Spec section 6: 1 s, 5 s, 30 s, 5 min, 30 min, 2 h; with six attempts the first five are used. */
@@ -23,7 +23,7 @@ describe('webhook delivery defaults', () => {
   });
 });
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`webhook retry schedule and delivery log (${dialect})`, () => {
     let env: TestEnv;
     let dispatcher: Dispatcher;

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Database } from '../../src/db/database.js';
 import { claimDueDeliveries, completeAttempt } from '../../src/modules/webhooks/claims.js';
 import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
-import { createTestDatabase, createTestEnv, DIALECTS, type TestDatabase, type TestEnv } from '../helpers.js';
+import { createTestDatabase, createTestEnv, type TestDatabase, type TestEnv, testedDialects } from '../helpers.js';
 import { clearWebhooks, deliveriesOf, firePartnerApproved, Receiver, SystemTestClock, subscribe } from './harness.js';
 
 function attemptsOf(env: TestEnv, deliveryIds: string[]) {
@@ -15,7 +15,7 @@ function attemptsOf(env: TestEnv, deliveryIds: string[]) {
     .execute();
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`dispatcher crash recovery (${dialect})`, () => {
     let env: TestEnv;
     let receiver: Receiver;

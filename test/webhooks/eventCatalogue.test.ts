@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Ajv } from 'ajv';
 import { default as addFormats } from 'ajv-formats';
 import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
-import { createTestEnv, DIALECTS, type TestEnv } from '../helpers.js';
+import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { ALL_EVENTS, fireConversionCreated, Receiver, subscribe } from './harness.js';
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -20,7 +20,7 @@ addFormats.default(ajv);
 /** Ajv caches by schema object, so compiling the same catalogue schema twice is cheap. */
 const compile = (schema: Record<string, unknown>) => ajv.compile(schema);
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`GET /api/public/webhook-events (${dialect})`, () => {
     let env: TestEnv;
     let catalogue: CatalogueEntry[];

@@ -12,7 +12,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
-import { createTestEnv, DIALECTS, type TestEnv } from '../helpers.js';
+import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { clearWebhooks, deliveriesOf, firePartnerApproved, Receiver, subscribe } from './harness.js';
 
 const TIMEOUT_MS = 300;
@@ -57,7 +57,7 @@ function afterRequest(socket: Socket, then: () => void): void {
   });
 }
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`webhook receiver faults (${dialect})`, () => {
     let env: TestEnv;
     let dispatcher: Dispatcher;

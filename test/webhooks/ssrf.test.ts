@@ -7,7 +7,7 @@ import { newId } from '../../src/ids.js';
 import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
 import { Sender } from '../../src/modules/webhooks/sender.js';
 import { isPublicAddress } from '../../src/modules/webhooks/ssrf.js';
-import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { clearWebhooks, deliveriesOf, firePartnerApproved, Receiver, subscribe } from './harness.js';
 
 const HOOKS = '/api/public/webhooks';
@@ -70,7 +70,7 @@ describe('isPublicAddress', () => {
   });
 });
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`SSRF guard at subscription time (${dialect})`, () => {
     let env: TestEnv;
     before(async () => {

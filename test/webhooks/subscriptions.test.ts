@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { revokeApiKey } from '../../src/modules/apiKeys/service.js';
-import { createTestEnv, DIALECTS, expectError, type TestEnv } from '../helpers.js';
+import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { ALL_EVENTS, type SubscriptionView, subscribe } from './harness.js';
 
 const HOOKS = '/api/public/webhooks';
 const SECRET = 'whsec_never_shown_123';
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-for (const dialect of DIALECTS) {
+for (const dialect of testedDialects()) {
   describe(`webhook subscriptions (${dialect})`, () => {
     let env: TestEnv;
     before(async () => {

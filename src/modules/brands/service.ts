@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js';
 import type { Database, Trx } from '../../db/database.js';
 import { ApiError } from '../../http/errors.js';
 import { newId } from '../../ids.js';
+import { type ApiKeyRow, type CreateKeyInput, insertApiKey } from '../apiKeys/service.js';
 import { isCurrencyCode, isTimeZone } from '../validation.js';
 import { type BrandRow, findBrandById } from './repository.js';
 import type { UpdateBrandBody } from './schemas.js';
@@ -60,6 +61,28 @@ export async function insertBrand(trx: Trx, clock: Clock, input: CreateBrandInpu
   };
   await trx.insertInto('brands').values(row).execute();
   return row;
+}
+
+export interface NewBrand {
+  brand: BrandRow;
+  key: ApiKeyRow;
+  /** The key in clear: shown once to whoever created the brand, never stored. */
+  secret: string;
+}
+
+/**
+ * A brand and its first API key, in the caller's transaction: a brand nobody can call is of
+ * no use, so every way a brand comes to be (the CLI, the first start, tests) goes through here.
+ */
+export async function createBrandWithFirstKey(
+  trx: Trx,
+  clock: Clock,
+  input: CreateBrandInput,
+  keyOptions: Omit<CreateKeyInput, 'brandId'> = {},
+): Promise<NewBrand> {
+  const brand = await insertBrand(trx, clock, input);
+  const { key, secret } = await insertApiKey(trx, clock, { ...keyOptions, brandId: brand.id });
+  return { brand, key, secret };
 }
 
 export async function updateBrand(

@@ -91,12 +91,12 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
   // An id with a NUL character cannot exist (and PostgreSQL cannot even compare it).
   if (input.offerId.includes('\u0000') || input.partnerId.includes('\u0000')) return { found: false };
   const offer = await findOfferOfAnyBrand(ctx.db.read, input.offerId);
-  if (!offer || offer.status !== 'active') return { found: false };
+  if (offer?.status !== 'active') return { found: false };
   const [partner, brand] = await Promise.all([
     findPartner(ctx.db.read, offer.brand_id, input.partnerId),
     findBrandById(ctx.db.read, offer.brand_id),
   ]);
-  if (!partner || partner.status !== 'active' || !brand) return { found: false };
+  if (partner?.status !== 'active' || !brand) return { found: false };
 
   const ip = normaliseIp(input.ip) ?? normaliseIp(input.socketIp) ?? input.socketIp;
   const [datacenter, blocklisted] = await Promise.all([

@@ -1,0 +1,76 @@
+/**
+ * The causes a command names when it fails, for failures a test machine cannot easily stage
+ * as a real process (a privileged port, PostgreSQL refusing a password, a read-only SQLite
+ * file). The common ones run as real processes in cli.test.ts and startupErrors.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { EXIT_FAILURE, EXIT_USER_ERROR, toCommandError } from '../../src/cliErrors.js';
+import { loadConfig } from '../../src/config.js';
+import { ApiError } from '../../src/http/errors.js';
+
+const sqlite = loadConfig({ DATA_DIR: '/srv/affitrack', PORT: '80' });
+const postgres = loadConfig({ DATABASE_URL: 'postgres://app:hunter2@db.internal:6432/affitrack' });
+
+function systemError(message: string, fields: Record<string, unknown>): Error {
+  return Object.assign(new Error(message), fields);
+}
+
+describe('what a failed command says', () => {
+  it('names PORT when binding it needs privileges', () => {
+    const failure = toCommandError(
+      systemError('listen EACCES', { code: 'EACCES', syscall: 'listen', address: '0.0.0.0', port: 80 }),
+      sqlite,
+    );
+    assert.equal(failure.code, 'port_not_permitted');
+    assert.equal(failure.exitCode, EXIT_FAILURE);
+    assert.match(failure.message, /^PORT 80 on 0\.0\.0\.0 needs privileges/);
+  });
+
+  it('names HOST when it is not an address of this machine', () => {
+    const failure = toCommandError(
+      systemError('listen EADDRNOTAVAIL', { code: 'EADDRNOTAVAIL', syscall: 'listen', address: '192.0.2.1', port: 80 }),
+      sqlite,
+    );
+    assert.equal(failure.code, 'host_unavailable');
+    assert.equal(failure.message, 'HOST 192.0.2.1 is not an address of this machine');
+  });
+
+  it('names DATABASE_URL, not its password, when PostgreSQL refuses the login', () => {
+    const failure = toCommandError(
+      systemError('password authentication failed for user "app"', { code: '28P01' }),
+      postgres,
+    );
+    assert.equal(failure.code, 'database_unavailable');
+    assert.equal(
+      failure.message,
+      'cannot use PostgreSQL at db.internal:6432/affitrack (DATABASE_URL): password authentication failed for user "app"',
+    );
+  });
+
+  it('says "connection refused" when every address of the host refused (an AggregateError without a message)', () => {
+    const refused = Object.assign(new AggregateError([], ''), { code: 'ECONNREFUSED' });
+    assert.match(toCommandError(refused, postgres).message, /\(DATABASE_URL\): connection refused$/);
+  });
+
+  it('names DATA_DIR when the SQLite file is read-only', () => {
+    const failure = toCommandError(
+      systemError('attempt to write a readonly database', { code: 'SQLITE_READONLY' }),
+      sqlite,
+    );
+    assert.equal(
+      failure.message,
+      'cannot use the SQLite database in /srv/affitrack (DATA_DIR): attempt to write a readonly database',
+    );
+  });
+
+  it("treats a 4xx of a service as the user's to fix and anything else as unexpected", () => {
+    const conflict = toCommandError(ApiError.conflict('A dashboard user with this email already exists.'), sqlite);
+    assert.deepEqual([conflict.code, conflict.exitCode], ['conflict', EXIT_USER_ERROR]);
+    const bug = toCommandError(new TypeError("Cannot read properties of undefined (reading 'id')"), sqlite);
+    assert.deepEqual([bug.code, bug.exitCode], ['internal_error', EXIT_FAILURE]);
+    assert.equal(bug.message, "unexpected error: Cannot read properties of undefined (reading 'id')");
+    const notOurs = toCommandError(systemError('EACCES', { code: 'EACCES', path: '/etc/affitrack.conf' }), sqlite);
+    assert.equal(notOurs.code, 'internal_error', 'a file outside DATA_DIR is not the database');
+  });
+});

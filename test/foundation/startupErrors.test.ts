@@ -1,0 +1,108 @@
+/**
+ * A server that cannot start says why in one line naming the cause (the variable to change),
+ * exits 1, and leaves no stack trace: a port held by a real listener, a SQLite directory the
+ * process may not write, PostgreSQL refusing connections. A bad variable is the user's to fix: 2.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { CLI, freePort, ROOT, waitFor } from '../chaos/harness.js';
+import { assertFailure, childEnv, runCli } from './cliProcess.js';
+
+/** An unprivileged account: root may write anywhere, so the test drops to it when run as root. */
+const NOBODY = 65534;
+
+describe('start-up errors', () => {
+  let dataDir: string;
+  before(() => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'affitrack-startup-'));
+  });
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  describe('a port held by another listener', () => {
+    let holder: Server;
+    let port: number;
+    before(async () => {
+      holder = createServer();
+      await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+      port = (holder.address() as { port: number }).port;
+    });
+    after(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+
+    for (const json of [false, true]) {
+      it(`names PORT in one line and exits 1${json ? ' (--json: port_in_use on stdout)' : ''}`, async () => {
+        const args = json ? ['serve', '--json'] : ['serve'];
+        const result = await runCli(args, { DATA_DIR: path.join(dataDir, 'busy'), PORT: String(port) });
+        const message = assertFailure(result, { exitCode: 1, code: 'port_in_use', json, logsOnStdout: true });
+        assert.match(message, new RegExp(`^PORT ${port} is already in use on 127\\.0\\.0\\.1`));
+        const logLines = result.stdout.split('\n').filter(Boolean);
+        for (const line of logLines) assert.doesNotThrow(() => JSON.parse(line), `not a JSON log line: ${line}`);
+      });
+    }
+
+    it('has not used up the first API key: the next start, on a free port, prints it', async () => {
+      const env = { DATA_DIR: path.join(dataDir, 'first-key'), PORT: String(port) };
+      assertFailure(await runCli(['serve'], env), { exitCode: 1, code: 'port_in_use', json: false });
+      const server = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
+        cwd: ROOT,
+        env: childEnv({ ...env, PORT: '0' }),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let stderr = '';
+      server.stderr.on('data', (chunk) => {
+        stderr += chunk;
+      });
+      try {
+        await waitFor('the first key on stderr', () => /afk_\S+/.test(stderr), 30_000, 100);
+      } finally {
+        server.kill('SIGTERM');
+        await new Promise((resolve) => server.once('exit', resolve));
+      }
+    });
+  });
+
+  it('names DATA_DIR in one line when the SQLite directory is not writable', async () => {
+    const locked = path.join(dataDir, 'locked');
+    mkdirSync(locked);
+    const asRoot = process.getuid?.() === 0;
+    if (!asRoot) chmodSync(locked, 0o555);
+    const result = await runCli(['serve', '--json'], { DATA_DIR: locked }, asRoot ? { uid: NOBODY, gid: NOBODY } : {});
+    const message = assertFailure(result, {
+      exitCode: 1,
+      code: 'database_unavailable',
+      json: true,
+      logsOnStdout: true,
+    });
+    assert.match(message, new RegExp(`SQLite database in ${locked} \\(DATA_DIR\\)`));
+  });
+
+  it('names DATA_DIR in one line when it lies under a file', async () => {
+    const file = path.join(dataDir, 'plain-file');
+    writeFileSync(file, 'not a directory');
+    const result = await runCli(['migrate'], { DATA_DIR: path.join(file, 'data') });
+    assert.match(assertFailure(result, { exitCode: 1, code: 'database_unavailable', json: false }), /DATA_DIR/);
+  });
+
+  it('names DATABASE_URL, without its password, when PostgreSQL refuses connections', async () => {
+    const port = await freePort();
+    const url = `postgres://affitrack:s3cret-pw@127.0.0.1:${port}/affitrack`;
+    const result = await runCli(['serve', '--json'], { DATA_DIR: dataDir, DATABASE_URL: url });
+    const message = assertFailure(result, {
+      exitCode: 1,
+      code: 'database_unavailable',
+      json: true,
+      logsOnStdout: true,
+    });
+    assert.equal(message, `cannot use PostgreSQL at 127.0.0.1:${port}/affitrack (DATABASE_URL): connection refused`);
+    assert.doesNotMatch(result.stdout + result.stderr, /s3cret-pw/);
+  });
+
+  it('names the variable and exits 2 for a bad configuration value', async () => {
+    const result = await runCli(['serve'], { DATA_DIR: dataDir, WEBHOOK_TIMEOUT: 'soon' });
+    assert.match(assertFailure(result, { exitCode: 2, code: 'invalid_config', json: false }), /WEBHOOK_TIMEOUT/);
+  });
+});
