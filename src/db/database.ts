@@ -6,17 +6,15 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { GroupCommitter } from './groupCommit.js';
 import type { Schema } from './schema.js';
 import { SharedFileSqliteDialect } from './sqliteDialect.js';
+import type { TransactWork, Trx } from './types.js';
 
+export type { Queryable, TransactWork, Trx } from './types.js';
 export type Dialect = 'sqlite' | 'postgres';
-export type Trx = Transaction<Schema>;
-/** What repositories take: `db.read` for reads, or the `trx` of the caller's transaction. */
-export type Queryable = Kysely<Schema>;
-export type TransactWork<T> = (trx: Trx) => Promise<T>;
 
 export interface DatabaseOptions {
   /** `postgres://…`; when null, embedded SQLite in `dataDir`. */
