@@ -10,7 +10,6 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { after, before, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { freePort, waitFor } from '../chaos/harness.js';
 import { DashboardClient } from '../dashboard/client.js';
 import {
   anotherHandle,
@@ -22,6 +21,8 @@ import {
   REDIS_URL,
   type TestEnv,
 } from '../helpers.js';
+import { freePort } from '../net.js';
+import { waitFor } from '../wait.js';
 
 const LIMIT = 10;
 const APPLY_LIMIT = 3;
