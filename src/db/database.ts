@@ -3,6 +3,7 @@
  * through `transact`, which on SQLite is group-committed (see groupCommit.ts) and on
  * PostgreSQL is an ordinary pooled transaction.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -39,6 +40,19 @@ const SQLITE_BUSY_TIMEOUT_MS = 5000;
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
+/**
+ * `transact` called while a unit of work of the same database is running. On SQLite the
+ * inner unit would wait for the batch the outer one is part of — for ever; on PostgreSQL it
+ * would commit on its own, outside the outer transaction. Either way the code is wrong:
+ * the unit must do its writes through the `trx` it was given.
+ */
+export class NestedTransactionError extends Error {
+  constructor() {
+    super('db.transact was called inside a transaction of the same database: pass the trx you were given instead');
+    this.name = 'NestedTransactionError';
+  }
+}
+
 export class Database {
   readonly dialect: Dialect;
   readonly schema: string;
@@ -47,6 +61,8 @@ export class Database {
   private readonly write: Kysely<Schema>;
   private readonly committer: GroupCommitter | null;
   private readonly afterCommitHooks = new WeakMap<Trx, Array<() => void>>();
+  /** Set while a unit of work of `transact` runs (through every await inside it). */
+  private readonly unitOfWork = new AsyncLocalStorage<true>();
   private readonly pool: pg.Pool | null;
   private readonly connectionString: string | null;
 
@@ -85,16 +101,19 @@ export class Database {
 
   /**
    * Runs `work` in a transaction and resolves once it is durably committed. `work` must
-   * do all its writes through the `trx` it is given and must not call `transact` again.
+   * do all its writes through the `trx` it is given; calling `transact` again from inside
+   * it is refused with a NestedTransactionError (an AsyncLocalStorage marks the unit).
    */
   async transact<T>(work: TransactWork<T>): Promise<T> {
+    if (this.unitOfWork.getStore()) throw new NestedTransactionError();
+    const unit: TransactWork<T> = (trx) => this.unitOfWork.run(true, () => work(trx));
     if (this.committer) {
-      return this.committer.run(work, (trx) => this.runAfterCommit(trx));
+      return this.committer.run(unit, (trx) => this.runAfterCommit(trx));
     }
     let committedTrx: Trx | null = null;
     const result = await this.write.transaction().execute(async (trx) => {
       committedTrx = trx;
-      return work(trx);
+      return unit(trx);
     });
     if (committedTrx) this.runAfterCommit(committedTrx);
     return result;
