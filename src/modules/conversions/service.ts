@@ -17,7 +17,7 @@ import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
 import { queuePartnerPostbacks } from '../postbacks/service.js';
 import { addToRollups } from '../reports/rollups.js';
-import { isCurrencyCode } from '../validation.js';
+import { currencyCode, isCurrencyCode } from '../validation.js';
 import {
   approvedEventData,
   type ConversionRow,
@@ -88,7 +88,7 @@ async function recordConversionInTrx(
     status,
     revenue_cents: input.revenueCents ?? offer.revenue_cents,
     payout_cents: input.payoutCents ?? offer.payout_cents,
-    currency: input.currency ?? offer.currency,
+    currency: input.currency === undefined ? offer.currency : currencyCode(input.currency),
     sub1: sub(1),
     sub2: sub(2),
     sub3: sub(3),
