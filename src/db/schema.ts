@@ -112,6 +112,8 @@ export interface RollupColumns {
   brand_id: string;
   day: string;
   offer_id: string;
+  /** One of several rows a day's counts may be spread over (summed when read; see reports/rollups.ts). */
+  slot: Generated<number>;
   clicks: Generated<number>;
   pending: Generated<number>;
   approved: Generated<number>;
