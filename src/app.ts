@@ -23,6 +23,7 @@ import { healthRoutes } from './modules/health/routes.js';
 import { offerRoutes } from './modules/offers/routes.js';
 import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
 import { partnerRoutes } from './modules/partners/routes.js';
+import { payoutRoutes } from './modules/payouts/routes.js';
 import { pixelPostbackRoutes } from './modules/postbacks/pixel.js';
 import { postbackRoutes } from './modules/postbacks/routes.js';
 import { reportRoutes } from './modules/reports/routes.js';
@@ -138,6 +139,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       await api.register(clickRoutes(ctx));
       await api.register(fraudRoutes(ctx));
       await api.register(postbackRoutes(ctx));
+      await api.register(payoutRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

@@ -51,6 +51,7 @@ const COLLECTIONS: Record<string, keyof Resources> = {
   webhooks: 'subscription',
   deliveries: 'delivery',
   blocklist: 'blocklist',
+  payouts: 'payout',
 };
 
 /** Pages answered in HTML (or images), exempt from the JSON error shape but never a 5xx. */
@@ -83,6 +84,7 @@ for (const dialect of testedDialects()) {
       resources.delivery,
       resources.blocklist,
       resources.postback,
+      resources.payout,
     ];
     const stats = { requests: 0, operations: 0, byClass: {} as Record<string, number> };
     after(async () => {
