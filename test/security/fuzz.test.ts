@@ -55,7 +55,7 @@ const COLLECTIONS: Record<string, keyof Resources> = {
 };
 
 /** Pages answered in HTML (or images), exempt from the JSON error shape but never a 5xx. */
-const isPage = (path: string) => /^\/(apply|t|dashboard|docs)(\/|$)/.test(path);
+const isPage = (path: string) => /^\/(apply|t|dashboard|docs|portal)(\/|$)/.test(path);
 
 interface FuzzRequest {
   method: string;

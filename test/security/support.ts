@@ -244,6 +244,7 @@ const BRAND_TABLES = [
   'fraud_blocklist',
   'payouts',
   'payout_runs',
+  'partner_invites',
 ] as const;
 
 /** Every row the brand owns, in a stable order, for before/after comparison. */
