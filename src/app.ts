@@ -24,6 +24,9 @@ import { healthRoutes } from './modules/health/routes.js';
 import { offerRoutes } from './modules/offers/routes.js';
 import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
 import { partnerRoutes } from './modules/partners/routes.js';
+import { payoutRoutes } from './modules/payouts/routes.js';
+import { portalApiRoutes } from './modules/portal/apiRoutes.js';
+import { portalRoutes } from './modules/portal/routes.js';
 import { pixelPostbackRoutes } from './modules/postbacks/pixel.js';
 import { postbackRoutes } from './modules/postbacks/routes.js';
 import { reportRoutes } from './modules/reports/routes.js';
@@ -129,6 +132,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(trackingRoutes(ctx));
   await app.register(pixelPostbackRoutes(ctx));
   await app.register(dashboardRoutes(ctx));
+  await app.register(portalRoutes(ctx));
   await app.register(
     async (api) => {
       api.addHook('onRequest', apiKeyHook(ctx));
@@ -140,6 +144,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       await api.register(clickRoutes(ctx));
       await api.register(fraudRoutes(ctx));
       await api.register(postbackRoutes(ctx));
+      await api.register(payoutRoutes(ctx));
+      await api.register(portalApiRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

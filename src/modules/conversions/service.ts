@@ -15,6 +15,7 @@ import { findClick } from '../clicks/repository.js';
 import { recordEvent } from '../events/outbox.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
+import { assertNotInPayout } from '../payouts/service.js';
 import { queuePartnerPostbacks } from '../postbacks/service.js';
 import { addToRollups } from '../reports/rollups.js';
 import { currencyCode, isCurrencyCode } from '../validation.js';
@@ -227,6 +228,8 @@ async function decideManually(
   return ctx.db.transact(async (trx) => {
     const row = await findConversion(trx, brandId, id);
     if (!row) throw new NotFoundError('Conversion');
+    // An approved conversion inside a payout gets a refusal that names the payout.
+    if (decision.to === 'rejected' && row.status === 'approved') await assertNotInPayout(ctx, trx, brandId, row.id);
     const updated = row.status === 'pending' ? await decideInTrx(ctx, trx, row, decision) : null;
     if (!updated) throw new ConflictError(`Only pending conversions can be ${decision.to}; this one is ${row.status}.`);
     return updated;
