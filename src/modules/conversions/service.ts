@@ -9,6 +9,8 @@ import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
 import { ConflictError, InvalidError, NotFoundError, type Problem } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { recordConversionFact } from '../analytics/facts.js';
+import { localHour } from '../analytics/localHour.js';
 import { findBrandById } from '../brands/repository.js';
 import { type CountedPeriod, countTowardsCaps, uncountFromCaps } from '../caps/service.js';
 import { findClick } from '../clicks/repository.js';
@@ -106,6 +108,12 @@ async function recordConversionInTrx(
     rejected_at: null,
     rejection_reason: null,
     local_day: localDay(now, brand.timezone),
+    local_hour: localHour(now, brand.timezone),
+    country: click?.country ?? null,
+    device_type: click?.device_type ?? null,
+    os: click?.os ?? null,
+    browser: click?.browser ?? null,
+    referrer_host: click?.referrer_host ?? null,
     created_at: now,
   };
 
@@ -123,16 +131,14 @@ async function recordConversionInTrx(
     await trx.updateTable('conversions').set(changes).where('id', '=', row.id).execute();
   }
 
-  await addToRollups(
-    trx,
-    { brandId, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id },
-    {
-      pending: row.status === 'pending' ? 1 : 0,
-      approved: row.status === 'approved' ? 1 : 0,
-      revenueCents: row.revenue_cents,
-      payoutCents: row.payout_cents,
-    },
-  );
+  const created = {
+    pending: row.status === 'pending' ? 1 : 0,
+    approved: row.status === 'approved' ? 1 : 0,
+    revenueCents: row.revenue_cents,
+    payoutCents: row.payout_cents,
+  };
+  await addToRollups(trx, { brandId, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id }, created);
+  await recordConversionFact(trx, row, created);
   await queuePartnerPostbacks(
     ctx,
     trx,
@@ -179,6 +185,7 @@ async function decideInTrx(
   const key = { brandId: row.brand_id, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id };
   if (decision.to === 'approved') {
     await addToRollups(trx, key, { pending: -1, approved: 1 });
+    await recordConversionFact(trx, row, { pending: -1, approved: 1 });
     const event = await recordEvent(
       ctx,
       trx,
@@ -190,12 +197,9 @@ async function decideInTrx(
   } else {
     // Rejected conversions no longer count towards caps, nor towards revenue and payout.
     if (row.cap_periods) await uncountFromCaps(trx, row.offer_id, JSON.parse(row.cap_periods) as CountedPeriod[]);
-    await addToRollups(trx, key, {
-      pending: -1,
-      rejected: 1,
-      revenueCents: -row.revenue_cents,
-      payoutCents: -row.payout_cents,
-    });
+    const rejected = { pending: -1, rejected: 1, revenueCents: -row.revenue_cents, payoutCents: -row.payout_cents };
+    await addToRollups(trx, key, rejected);
+    await recordConversionFact(trx, row, rejected);
     await queuePartnerPostbacks(
       ctx,
       trx,

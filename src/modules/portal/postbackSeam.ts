@@ -49,6 +49,12 @@ function sampleConversion(scope: PartnerScope, now: number): ConversionRow {
     rejected_at: null,
     rejection_reason: null,
     local_day: '',
+    local_hour: null,
+    country: null,
+    device_type: null,
+    os: null,
+    browser: null,
+    referrer_host: null,
     created_at: now,
   };
 }
