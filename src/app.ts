@@ -16,6 +16,7 @@ import { ErrorBody } from './http/schemas.js';
 import { registerValidators } from './http/validation.js';
 import { brandRoutes } from './modules/brands/routes.js';
 import { clickRoutes, trackingRoutes } from './modules/clicks/routes.js';
+import { pixelPostbackRoutes, pixelTokenRoutes } from './modules/conversions/pixel.js';
 import { conversionRoutes } from './modules/conversions/routes.js';
 import { dashboardRoutes } from './modules/dashboard/routes.js';
 import { fraudRoutes } from './modules/fraud/routes.js';
@@ -23,7 +24,6 @@ import { healthRoutes } from './modules/health/routes.js';
 import { offerRoutes } from './modules/offers/routes.js';
 import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
 import { partnerRoutes } from './modules/partners/routes.js';
-import { pixelPostbackRoutes } from './modules/postbacks/pixel.js';
 import { postbackRoutes } from './modules/postbacks/routes.js';
 import { reportRoutes } from './modules/reports/routes.js';
 import { webhookCatalogueRoutes, webhookRoutes } from './modules/webhooks/routes.js';
@@ -138,6 +138,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       await api.register(clickRoutes(ctx));
       await api.register(fraudRoutes(ctx));
       await api.register(postbackRoutes(ctx));
+      await api.register(pixelTokenRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

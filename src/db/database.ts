@@ -27,6 +27,11 @@ export interface DatabaseOptions {
   poolSize?: number;
 }
 
+interface SettleHook {
+  onCommit: () => void;
+  onRollback?: (() => void) | undefined;
+}
+
 /** Pause before a lost LISTEN connection is re-opened. */
 const LISTEN_RETRY_MS = 1000;
 
@@ -46,7 +51,10 @@ export class Database {
   readonly read: Kysely<Schema>;
   private readonly write: Kysely<Schema>;
   private readonly committer: GroupCommitter | null;
-  private readonly afterCommitHooks = new WeakMap<Trx, Array<() => void>>();
+  /** PostgreSQL: hooks of each open transaction. */
+  private readonly trxHooks = new WeakMap<Trx, SettleHook[]>();
+  /** SQLite: hooks of the unit of work running in the current group-commit batch. */
+  private unitHooks: SettleHook[] | null = null;
   private readonly pool: pg.Pool | null;
   private readonly connectionString: string | null;
 
@@ -88,34 +96,48 @@ export class Database {
    * do all its writes through the `trx` it is given and must not call `transact` again.
    */
   async transact<T>(work: TransactWork<T>): Promise<T> {
-    if (this.committer) {
-      return this.committer.run(work, (trx) => this.runAfterCommit(trx));
+    const hooks: SettleHook[] = [];
+    let result: T;
+    try {
+      if (this.committer) {
+        // A batch shares one transaction but each unit commits or rolls back alone (its
+        // savepoint): hooks are kept per unit. Units of a batch run one after another, so
+        // the unit running when `afterCommit` is called is the one that registers.
+        result = await this.committer.run(
+          async (trx) => {
+            this.unitHooks = hooks;
+            try {
+              return await work(trx);
+            } finally {
+              this.unitHooks = null;
+            }
+          },
+          () => {},
+        );
+      } else {
+        result = await this.write.transaction().execute(async (trx) => {
+          this.trxHooks.set(trx, hooks);
+          return work(trx);
+        });
+      }
+    } catch (error) {
+      for (const hook of hooks) hook.onRollback?.();
+      throw error;
     }
-    let committedTrx: Trx | null = null;
-    const result = await this.write.transaction().execute(async (trx) => {
-      committedTrx = trx;
-      return work(trx);
-    });
-    if (committedTrx) this.runAfterCommit(committedTrx);
+    for (const hook of hooks) hook.onCommit();
     return result;
   }
 
   /**
-   * Registers `hook` to run once `trx` has committed. Hooks are wake-up signals (e.g. "a
-   * delivery is due"): on SQLite a batch shares one transaction, so a hook of a unit that
-   * rolled back to its savepoint may still run, which a wake-up tolerates.
+   * Registers `onCommit` to run once `trx`'s unit of work is durably committed, or
+   * `onRollback` if it is not (the work threw, or the commit failed). Exactly one of them
+   * runs, so a hook may hand committed rows to someone in this process (deliveries to send)
+   * and undo a reservation otherwise.
    */
-  afterCommit(trx: Trx, hook: () => void): void {
-    const hooks = this.afterCommitHooks.get(trx);
-    if (hooks) hooks.push(hook);
-    else this.afterCommitHooks.set(trx, [hook]);
-  }
-
-  private runAfterCommit(trx: Trx): void {
-    const hooks = this.afterCommitHooks.get(trx);
-    if (!hooks) return;
-    this.afterCommitHooks.delete(trx);
-    for (const hook of hooks) hook();
+  afterCommit(trx: Trx, onCommit: () => void, onRollback?: () => void): void {
+    const hooks = this.unitHooks ?? this.trxHooks.get(trx);
+    if (!hooks) throw new Error('afterCommit called outside a transaction of this database');
+    hooks.push({ onCommit, onRollback });
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { approveExpiredHolds } from '../modules/conversions/service.js';
-import { Dispatcher } from '../modules/webhooks/dispatcher.js';
+import { Dispatcher } from '../modules/deliveries/dispatcher.js';
 import { type Job, sleep } from './worker.js';
 
 /**

@@ -15,7 +15,6 @@ import { findClick } from '../clicks/repository.js';
 import { recordEvent } from '../events/outbox.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
-import { queuePartnerPostbacks } from '../postbacks/service.js';
 import { addToRollups } from '../reports/rollups.js';
 import { isCurrencyCode } from '../validation.js';
 import {
@@ -135,12 +134,7 @@ async function recordConversionInTrx(
       payoutCents: row.payout_cents,
     },
   );
-  await queuePartnerPostbacks(
-    ctx,
-    trx,
-    row,
-    await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row)),
-  );
+  await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row));
   for (const cap of caps.reached) {
     await recordEvent(ctx, trx, brandId, 'cap.reached', {
       offerId: offer.id,
@@ -181,14 +175,7 @@ async function decideInTrx(
   const key = { brandId: row.brand_id, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id };
   if (decision.to === 'approved') {
     await addToRollups(trx, key, { pending: -1, approved: 1 });
-    const event = await recordEvent(
-      ctx,
-      trx,
-      row.brand_id,
-      'conversion.approved',
-      approvedEventData(updated, decision.by),
-    );
-    await queuePartnerPostbacks(ctx, trx, updated, event);
+    await recordEvent(ctx, trx, row.brand_id, 'conversion.approved', approvedEventData(updated, decision.by));
   } else {
     // Rejected conversions no longer count towards caps, nor towards revenue and payout.
     if (row.cap_periods) await uncountFromCaps(trx, row.offer_id, JSON.parse(row.cap_periods) as CountedPeriod[]);
@@ -198,12 +185,7 @@ async function decideInTrx(
       revenueCents: -row.revenue_cents,
       payoutCents: -row.payout_cents,
     });
-    await queuePartnerPostbacks(
-      ctx,
-      trx,
-      updated,
-      await recordEvent(ctx, trx, row.brand_id, 'conversion.rejected', rejectedEventData(updated)),
-    );
+    await recordEvent(ctx, trx, row.brand_id, 'conversion.rejected', rejectedEventData(updated));
   }
   return updated;
 }
