@@ -152,7 +152,9 @@ export interface WebhookSubscriptionTable {
 export interface WebhookDeliveryTable {
   id: string;
   brand_id: string;
-  kind: 'webhook' | 'postback';
+  /** The target kind that made the delivery (modules/deliveries/target.ts): `webhook`, `postback`. */
+  kind: string;
+  /** The target's id within its kind (a webhook subscription, a postback template). */
   subscription_id: string;
   event_id: string;
   event: string;

@@ -18,7 +18,6 @@ import { recordEvent } from '../events/outbox.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
 import { assertNotInPayout } from '../payouts/service.js';
-import { queuePartnerPostbacks } from '../postbacks/service.js';
 import { addToRollups } from '../reports/rollups.js';
 import { currencyCode, isCurrencyCode } from '../validation.js';
 import {
@@ -139,12 +138,7 @@ async function recordConversionInTrx(
   };
   await addToRollups(trx, { brandId, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id }, created);
   await recordConversionFact(trx, row, created);
-  await queuePartnerPostbacks(
-    ctx,
-    trx,
-    row,
-    await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row)),
-  );
+  await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row));
   for (const cap of caps.reached) {
     await recordEvent(ctx, trx, brandId, 'cap.reached', {
       offerId: offer.id,
@@ -186,26 +180,14 @@ async function decideInTrx(
   if (decision.to === 'approved') {
     await addToRollups(trx, key, { pending: -1, approved: 1 });
     await recordConversionFact(trx, row, { pending: -1, approved: 1 });
-    const event = await recordEvent(
-      ctx,
-      trx,
-      row.brand_id,
-      'conversion.approved',
-      approvedEventData(updated, decision.by),
-    );
-    await queuePartnerPostbacks(ctx, trx, updated, event);
+    await recordEvent(ctx, trx, row.brand_id, 'conversion.approved', approvedEventData(updated, decision.by));
   } else {
     // Rejected conversions no longer count towards caps, nor towards revenue and payout.
     if (row.cap_periods) await uncountFromCaps(trx, row.offer_id, JSON.parse(row.cap_periods) as CountedPeriod[]);
     const rejected = { pending: -1, rejected: 1, revenueCents: -row.revenue_cents, payoutCents: -row.payout_cents };
     await addToRollups(trx, key, rejected);
     await recordConversionFact(trx, row, rejected);
-    await queuePartnerPostbacks(
-      ctx,
-      trx,
-      updated,
-      await recordEvent(ctx, trx, row.brand_id, 'conversion.rejected', rejectedEventData(updated)),
-    );
+    await recordEvent(ctx, trx, row.brand_id, 'conversion.rejected', rejectedEventData(updated));
   }
   return updated;
 }
