@@ -8,7 +8,14 @@
  * query each sentinel is found among the parameters and replaced by the value given. The
  * compiled SQL is kept per dialect, so transactions share it too.
  */
-import { type Compilable, CompiledQuery, type Kysely } from 'kysely';
+import {
+  type Compilable,
+  CompiledQuery,
+  type InsertObject,
+  type InsertQueryBuilder,
+  type InsertResult,
+  type Kysely,
+} from 'kysely';
 import type { Schema } from './schema.js';
 
 const SENTINEL = '\u0001prepared-parameter-';
@@ -56,20 +63,22 @@ export function prepared<A extends unknown[], O>(arity: A['length'], build: Buil
 
 /**
  * A prepared INSERT of one row into `table`, naming its columns once. `finish` may add
- * ON CONFLICT or RETURNING to the builder.
+ * ON CONFLICT or RETURNING to the builder; give the table as the third type argument
+ * (`preparedInsert<Row, Returned, 'conversions'>`) so it can name that table's columns.
  */
-export function preparedInsert<R extends object, O = unknown>(
-  table: keyof Schema & string,
+export function preparedInsert<R extends object, O = unknown, T extends keyof Schema & string = keyof Schema & string>(
+  table: T,
   columns: ReadonlyArray<keyof R & string>,
-  finish: (insert: InsertOf) => Compilable<O> = (insert) => insert,
+  finish: (insert: InsertQueryBuilder<Schema, T, InsertResult>) => Compilable<O> = (insert) => insert,
 ) {
   const query = prepared(columns.length, (q, ...values: unknown[]) =>
-    finish(q.insertInto(table).values(Object.fromEntries(columns.map((c, i) => [c, values[i]])) as never)),
+    // The row's columns are `R`'s; that they are `table`'s too is the caller's promise.
+    finish(
+      q.insertInto(table).values(Object.fromEntries(columns.map((c, i) => [c, values[i]])) as InsertObject<Schema, T>),
+    ),
   );
   return {
     execute: (q: Kysely<Schema>, row: R): Promise<O[]> =>
       query.execute(q, ...columns.map((c) => (row as Record<string, unknown>)[c])),
   };
 }
-
-type InsertOf = ReturnType<ReturnType<Kysely<Schema>['insertInto']>['values']>;

@@ -30,23 +30,19 @@ function increments(table: 'rollups_offer_partner' | 'rollups_offer') {
   return Object.fromEntries(COUNTERS.map((c) => [c, sql`${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`]));
 }
 
-const upsertOfferPartner = preparedInsert<Record<string, unknown>>(
+const upsertOfferPartner = preparedInsert<Record<string, unknown>, unknown, 'rollups_offer_partner'>(
   'rollups_offer_partner',
   ['brand_id', 'day', 'offer_id', 'partner_id', ...COUNTERS],
   (insert) =>
     insert.onConflict((oc) =>
-      oc
-        .columns(['brand_id', 'day', 'offer_id', 'partner_id'] as never)
-        .doUpdateSet(increments('rollups_offer_partner')),
+      oc.columns(['brand_id', 'day', 'offer_id', 'partner_id']).doUpdateSet(increments('rollups_offer_partner')),
     ),
 );
-const upsertOffer = preparedInsert<Record<string, unknown>>(
+const upsertOffer = preparedInsert<Record<string, unknown>, unknown, 'rollups_offer'>(
   'rollups_offer',
   ['brand_id', 'day', 'offer_id', ...COUNTERS],
   (insert) =>
-    insert.onConflict((oc) =>
-      oc.columns(['brand_id', 'day', 'offer_id'] as never).doUpdateSet(increments('rollups_offer')),
-    ),
+    insert.onConflict((oc) => oc.columns(['brand_id', 'day', 'offer_id']).doUpdateSet(increments('rollups_offer'))),
 );
 
 export async function addToRollups(trx: Trx, key: RollupKey, delta: RollupDelta): Promise<void> {
