@@ -13,11 +13,11 @@ import { NotFoundError } from '../../errors.js';
 import { enforceRateLimit } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import { errorResponses } from '../../http/schemas.js';
+import { parseMajorUnits } from '../../money.js';
 import { findClick } from '../clicks/repository.js';
 import { recordConversion } from '../conversions/service.js';
 import { findOffer, type OfferRow } from '../offers/repository.js';
 import { isCurrencyCode } from '../validation.js';
-import { parseMajorUnits } from './macros.js';
 
 const TOKEN_PREFIX = 'pbt_';
 const TRANSPARENT_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');

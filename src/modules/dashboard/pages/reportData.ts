@@ -3,9 +3,9 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { AppContext } from '../../../context.js';
 import { InvalidError } from '../../../errors.js';
 import { ApiError } from '../../../http/errors.js';
+import { currencyDecimals, formatMajorUnits } from '../../../money.js';
 import type { Report } from '../../reports/schemas.js';
 import { buildReport } from '../../reports/service.js';
-import { centsToDecimal, minorDigits } from '../format.js';
 import { Choice, Query, text } from '../forms.js';
 import { offerNames, partnerNames } from '../repository.js';
 
@@ -105,7 +105,7 @@ function csvText(value: string): string {
 }
 
 export function reportCsv(report: NamedReport, currency: string): string {
-  const digits = minorDigits(currency);
+  const digits = currencyDecimals(currency);
   const keys = [...(report.data[0] ? ['day', 'week', 'month'].filter((k) => k in report.data[0]!) : [])];
   const header = [
     ...keys,
@@ -137,9 +137,9 @@ export function reportCsv(report: NamedReport, currency: string): string {
       r.approved,
       r.pending,
       r.rejected,
-      centsToDecimal(r.revenueCents, currency),
-      centsToDecimal(r.payoutCents, currency),
-      centsToDecimal(r.profitCents, currency),
+      formatMajorUnits(r.revenueCents, currency),
+      formatMajorUnits(r.payoutCents, currency),
+      formatMajorUnits(r.profitCents, currency),
       r.conversionRate,
       (r.epcCents / 10 ** digits).toFixed(digits + 2),
       currency,
