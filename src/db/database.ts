@@ -7,17 +7,17 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { ChangeEpoch, watchingChanges } from './changes.js';
 import { GroupCommitter } from './groupCommit.js';
+import { runPreparedDirectly } from './prepared.js';
 import type { Schema } from './schema.js';
 import { SharedFileSqliteDialect } from './sqliteDialect.js';
+import type { TransactWork, Trx } from './types.js';
 
+export type { Queryable, TransactWork, Trx } from './types.js';
 export type Dialect = 'sqlite' | 'postgres';
-export type Trx = Transaction<Schema>;
-/** What repositories take: `db.read` for reads, or the `trx` of the caller's transaction. */
-export type Queryable = Kysely<Schema>;
-export type TransactWork<T> = (trx: Trx) => Promise<T>;
 
 export interface DatabaseOptions {
   /** `postgres://…`; when null, embedded SQLite in `dataDir`. */
@@ -67,6 +67,12 @@ export class Database {
   private readonly unitOfWork = new AsyncLocalStorage<true>();
   private readonly pool: pg.Pool | null;
   private readonly connectionString: string | null;
+  /** Moves on whenever data the hot paths cache may have changed (see cache.ts). */
+  private readonly changes = new ChangeEpoch();
+  /** SQLite: `PRAGMA data_version` on the writer, which moves when another connection commits. */
+  private readonly dataVersion: SQLite.Statement | null = null;
+  private lastDataVersion: unknown = null;
+  private dataVersionRead = false;
 
   constructor(options: DatabaseOptions) {
     if (options.databaseUrl) {
@@ -83,7 +89,9 @@ export class Database {
       // pool's 'error' covers idle clients only, so checked-out clients get a listener too.
       this.pool.on('error', () => {});
       this.pool.on('connect', (client) => client.on('error', () => {}));
-      this.write = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: this.pool }) });
+      this.write = new Kysely<Schema>({
+        dialect: watchingChanges(new PostgresDialect({ pool: this.pool }), this.changes),
+      });
       this.read = this.write;
       this.committer = null;
     } else {
@@ -95,10 +103,34 @@ export class Database {
       const file = path.join(options.dataDir, options.sqliteFile ?? 'affitrack.db');
       const writer = openSqlite(file);
       const reader = openSqlite(file);
-      this.write = new Kysely<Schema>({ dialect: new SharedFileSqliteDialect(writer) });
+      this.write = new Kysely<Schema>({ dialect: watchingChanges(new SharedFileSqliteDialect(writer), this.changes) });
       this.read = new Kysely<Schema>({ dialect: new SqliteDialect({ database: reader }) });
-      this.committer = new GroupCommitter(this.write);
+      runPreparedDirectly(this.read, reader);
+      this.committer = new GroupCommitter(this.write, writer);
+      this.dataVersion = writer.prepare('PRAGMA data_version').pluck();
     }
+  }
+
+  /**
+   * The epoch cached rows are checked against: it moves on when this process commits a
+   * change to a cached table, and on SQLite whenever another connection (another process)
+   * committed anything since the last call.
+   */
+  cacheEpoch(): number {
+    // Read once per turn of the event loop: the pragma costs more than the lookups it
+    // guards, and requests handled in one turn may share the answer.
+    if (this.dataVersion && !this.dataVersionRead) {
+      this.dataVersionRead = true;
+      setImmediate(() => {
+        this.dataVersionRead = false;
+      });
+      const version = this.dataVersion.get();
+      if (version !== this.lastDataVersion) {
+        this.lastDataVersion = version;
+        this.changes.bump();
+      }
+    }
+    return this.changes.value;
   }
 
   /**

@@ -254,6 +254,64 @@ for (const dialect of testedDialects()) {
       }
     });
 
+    it('a 500 answer with a NUL byte (bad\\0byte): logged with U+FFFD for the NUL, retried on schedule to failed', async () => {
+      const r = await receiver(() => ({ status: 500, body: Buffer.from('bad\0byte') }));
+      const sub = await subscribe(env, { url: r.url });
+      await firePartnerApproved(env);
+      assert.equal(await dispatcher.runOnce(), 1);
+      let delivery = await onlyDelivery(sub.id);
+      assert.equal(delivery.status, 'retry_scheduled');
+      assert.equal(delivery.attempts.length, 1);
+      assert.equal(delivery.attempts[0].statusCode, 500);
+      assert.equal(delivery.attempts[0].responseBody, 'bad\uFFFDbyte');
+      for (const gap of [1_000, 5_000, 30_000, 300_000, 1_800_000]) {
+        env.clock.advance(gap);
+        assert.equal(await dispatcher.runOnce(), 1);
+      }
+      delivery = await onlyDelivery(sub.id);
+      assert.equal(delivery.status, 'failed');
+      assert.equal(delivery.attempts.length, 6);
+      assert.equal(r.requests.length, 6, 'six sends, no more');
+      env.clock.advance(3_600_000);
+      assert.equal(await dispatcher.runOnce(), 0, 'nothing is sent after the delivery failed');
+    });
+
+    it('gives up on a delivery whose sends could not be recorded five times in a row: failed, logged, not sent again', async () => {
+      const r = await receiver();
+      const sub = await subscribe(env, { url: r.url });
+      await firePartnerApproved(env);
+      const [row] = await deliveriesOf(env, sub.id);
+      assert.ok(row);
+      // As five sends that died before their outcome was stored would leave it.
+      await env.ctx.db.transact((trx) =>
+        trx.updateTable('webhook_deliveries').set({ unrecorded_sends: 5 }).where('id', '=', row.id).execute(),
+      );
+      assert.equal(await dispatcher.runOnce(), 1);
+      const delivery = await onlyDelivery(sub.id);
+      assert.equal(delivery.status, 'failed');
+      assert.equal(delivery.nextAttemptAt, null);
+      assert.equal(delivery.attempts.length, 1);
+      assert.match(delivery.attempts[0].error, /gave up: the outcome of 5 sends in a row could not be recorded/);
+      assert.equal(r.requests.length, 0, 'not sent a sixth time');
+      assert.ok(env.logs.some((line) => line.includes('giving up on a delivery')));
+    });
+
+    it('sends a delivery again after four unrecorded sends (the cap is not reached)', async () => {
+      const r = await receiver();
+      const sub = await subscribe(env, { url: r.url });
+      await firePartnerApproved(env);
+      const [row] = await deliveriesOf(env, sub.id);
+      assert.ok(row);
+      await env.ctx.db.transact((trx) =>
+        trx.updateTable('webhook_deliveries').set({ unrecorded_sends: 4 }).where('id', '=', row.id).execute(),
+      );
+      assert.equal(await dispatcher.runOnce(), 1);
+      assert.equal((await onlyDelivery(sub.id)).status, 'succeeded');
+      assert.equal(r.requests.length, 1);
+      const [reset] = await deliveriesOf(env, sub.id);
+      assert.equal(reset?.unrecorded_sends, 0, 'a recorded attempt resets the count');
+    });
+
     it('a hanging receiver never delays a healthy one: its deliveries go through promptly', async () => {
       const hanging = await receiver(() => ({ hang: true }));
       const healthy = await receiver();

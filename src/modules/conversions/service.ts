@@ -15,9 +15,10 @@ import { findClick } from '../clicks/repository.js';
 import { recordEvent } from '../events/outbox.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
+import { assertNotInPayout } from '../payouts/service.js';
 import { queuePartnerPostbacks } from '../postbacks/service.js';
 import { addToRollups } from '../reports/rollups.js';
-import { isCurrencyCode } from '../validation.js';
+import { currencyCode, isCurrencyCode } from '../validation.js';
 import {
   approvedEventData,
   type ConversionRow,
@@ -88,7 +89,7 @@ async function recordConversionInTrx(
     status,
     revenue_cents: input.revenueCents ?? offer.revenue_cents,
     payout_cents: input.payoutCents ?? offer.payout_cents,
-    currency: input.currency ?? offer.currency,
+    currency: input.currency === undefined ? offer.currency : currencyCode(input.currency),
     sub1: sub(1),
     sub2: sub(2),
     sub3: sub(3),
@@ -227,6 +228,8 @@ async function decideManually(
   return ctx.db.transact(async (trx) => {
     const row = await findConversion(trx, brandId, id);
     if (!row) throw new NotFoundError('Conversion');
+    // An approved conversion inside a payout gets a refusal that names the payout.
+    if (decision.to === 'rejected' && row.status === 'approved') await assertNotInPayout(ctx, trx, brandId, row.id);
     const updated = row.status === 'pending' ? await decideInTrx(ctx, trx, row, decision) : null;
     if (!updated) throw new ConflictError(`Only pending conversions can be ${decision.to}; this one is ${row.status}.`);
     return updated;

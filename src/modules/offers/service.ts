@@ -3,7 +3,7 @@ import { InvalidError, NotFoundError, type Problem } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findBrandById } from '../brands/repository.js';
 import { isHttpUrl } from '../urls.js';
-import { isCurrencyCode } from '../validation.js';
+import { currencyCode, isCurrencyCode } from '../validation.js';
 import { findOffer, type OfferRow } from './repository.js';
 import type { CreateOfferBody, UpdateOfferBody } from './schemas.js';
 
@@ -27,7 +27,7 @@ function changesFrom(input: UpdateOfferBody): Partial<OfferRow> {
   if (input.name !== undefined) changes.name = input.name;
   if (input.destinationUrl !== undefined) changes.destination_url = input.destinationUrl;
   if (input.status !== undefined) changes.status = input.status;
-  if (input.currency !== undefined) changes.currency = input.currency;
+  if (input.currency !== undefined) changes.currency = currencyCode(input.currency);
   if (input.revenueCents !== undefined) changes.revenue_cents = input.revenueCents;
   if (input.payoutCents !== undefined) changes.payout_cents = input.payoutCents;
   if (input.conversionStatus !== undefined) changes.conversion_status = input.conversionStatus;

@@ -72,6 +72,13 @@ export async function createPostback(
     throw InvalidError.at('offerId', 'no offer with this id');
   }
   return ctx.db.transact(async (trx) => {
+    // Count-then-insert is exact only if concurrent creations for the partner queue up: on
+    // PostgreSQL lock the partner's row first (SQLite's write transaction already excludes
+    // every other writer). NO KEY UPDATE: clicks and conversions referencing the partner
+    // (KEY SHARE locks of their foreign keys) are not held up.
+    if (ctx.db.dialect === 'postgres') {
+      await trx.selectFrom('partners').select('id').where('id', '=', partnerId).forNoKeyUpdate().execute();
+    }
     const count = await trx
       .selectFrom('partner_postbacks')
       .select((eb) => eb.fn.countAll<number>().as('n'))

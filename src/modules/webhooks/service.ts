@@ -25,6 +25,12 @@ export async function createSubscription(
 ): Promise<SubscriptionRow> {
   await validateTargetUrl(ctx, input.url);
   return ctx.db.transact(async (trx) => {
+    // Count-then-insert is exact only if concurrent creations for the brand queue up: on
+    // PostgreSQL lock the brand's row first (SQLite's write transaction already excludes
+    // every other writer). NO KEY UPDATE: rows referencing the brand are not held up.
+    if (ctx.db.dialect === 'postgres') {
+      await trx.selectFrom('brands').select('id').where('id', '=', brandId).forNoKeyUpdate().execute();
+    }
     const count = await trx
       .selectFrom('webhook_subscriptions')
       .select((eb) => eb.fn.countAll<number>().as('n'))
