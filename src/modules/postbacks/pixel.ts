@@ -90,7 +90,16 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
           tags: ['postbacks'],
           summary: 'Pixel-style inbound postback: records a conversion for a click (200 text, or a GIF with pixel=1).',
           querystring: PixelQuery,
-          response: errorResponses(401, 422, 429),
+          response: {
+            200: {
+              description: 'Recorded (or found again by txn_id): `OK` as text, or a 1×1 GIF with pixel=1.',
+              content: {
+                'text/plain': { schema: Type.String() },
+                'image/gif': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) },
+              },
+            },
+            ...errorResponses(401, 422, 429),
+          },
         },
       },
       async (request, reply) => {
