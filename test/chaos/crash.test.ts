@@ -9,6 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { testedDialects } from '../helpers.js';
 import {
   api,
   auditDeliveries,
@@ -20,7 +21,6 @@ import {
   type Kind,
   LoadGenerator,
   lostWrites,
-  PG_URL,
   Receiver,
   randomBetween,
   ServiceProcess,
@@ -29,7 +29,8 @@ import {
   waitFor,
 } from './harness.js';
 
-const KINDS: Kind[] = PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+// Without TEST_DATABASE_URL the PostgreSQL run is reported as skipped, with the reason.
+const KINDS: Kind[] = testedDialects();
 const KILLS = 3;
 /** WEBHOOK_TIMEOUT; a claimed delivery's lease is this + 30 s (dispatcher.ts LEASE_MARGIN_MS). */
 const WEBHOOK_TIMEOUT_MS = 1000;
