@@ -61,6 +61,11 @@ export class Receiver {
     return receiver;
   }
 
+  /** `http://127.0.0.1:<port>`, for URLs with a path of the test's own. */
+  get origin(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
   /** Answers every request with `status` (and an optional body). */
   static answering(status: number, body?: string): Promise<Receiver> {
     return Receiver.start(() => ({ status, body }));

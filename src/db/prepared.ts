@@ -4,9 +4,11 @@
  * lookup, tracking link, conversion ingest) compile their fixed-shape queries once per
  * database handle and only swap in the parameter values.
  *
- * The builder is called with sentinel strings in place of the parameters; in the compiled
- * query each sentinel is found among the parameters and replaced by the value given. The
- * compiled SQL is kept per dialect, so transactions share it too.
+ * The builder is called with a `Slot` object in place of each argument. Kysely keeps any
+ * value it is given as a parameter, untouched, so each slot turns up among the compiled
+ * parameters, found by identity (no magic string that real data could ever equal); the
+ * positions are kept, and each run fills them with the values given. The compiled SQL is
+ * kept per dialect, so transactions share it too.
  *
  * On SQLite a prepared query runs straight on the better-sqlite3 statement of the handle it
  * is given (the read connection, or the writer inside a group-commit batch): the same
@@ -14,11 +16,21 @@
  * Writes to cached tables still go through Kysely, where the change watch sees them.
  */
 import type SQLite from 'better-sqlite3';
-import { type Compilable, CompiledQuery, type Kysely } from 'kysely';
+import {
+  type Compilable,
+  CompiledQuery,
+  type InsertObject,
+  type InsertQueryBuilder,
+  type InsertResult,
+  type Kysely,
+} from 'kysely';
 import { writesCachedTable } from './changes.js';
 import type { Schema } from './schema.js';
 
-const SENTINEL = '\u0001prepared-parameter-';
+/** Stands in for argument `index` while the query is built and compiled (once). */
+class Slot {
+  constructor(readonly index: number) {}
+}
 
 type Build<A extends unknown[], O> = (q: Kysely<Schema>, ...args: A) => Compilable<O>;
 
@@ -51,11 +63,14 @@ export class PreparedQuery<A extends unknown[], O> {
     const dialect = q.getExecutor().adapter.constructor;
     let compiled = this.compiled.get(dialect);
     if (!compiled) {
-      const sentinels = Array.from({ length: this.arity }, (_, i) => `${SENTINEL}${i}`) as unknown as A;
-      const query = this.build(q, ...sentinels).compile();
-      const slots = query.parameters.map((p) =>
-        typeof p === 'string' && p.startsWith(SENTINEL) ? Number(p.slice(SENTINEL.length)) : -1,
-      );
+      // The builder's parameters are typed as the values they stand for; only Kysely sees them.
+      const placeholders = Array.from({ length: this.arity }, (_, i) => new Slot(i)) as unknown as A;
+      const query = this.build(q, ...placeholders).compile();
+      const slots = query.parameters.map((p) => (p instanceof Slot ? p.index : -1));
+      for (let i = 0; i < this.arity; i++) {
+        // An argument the builder transformed (or left out) would be silently ignored at run time.
+        if (!slots.includes(i)) throw new Error(`prepared query: argument ${i} is not a parameter of ${query.sql}`);
+      }
       compiled = { query, slots, direct: !writesCachedTable(query.sql) };
       this.compiled.set(dialect, compiled);
     }
@@ -104,20 +119,22 @@ export function prepared<A extends unknown[], O>(arity: A['length'], build: Buil
 
 /**
  * A prepared INSERT of one row into `table`, naming its columns once. `finish` may add
- * ON CONFLICT or RETURNING to the builder.
+ * ON CONFLICT or RETURNING to the builder; give the table as the third type argument
+ * (`preparedInsert<Row, Returned, 'conversions'>`) so it can name that table's columns.
  */
-export function preparedInsert<R extends object, O = unknown>(
-  table: keyof Schema & string,
+export function preparedInsert<R extends object, O = unknown, T extends keyof Schema & string = keyof Schema & string>(
+  table: T,
   columns: ReadonlyArray<keyof R & string>,
-  finish: (insert: InsertOf) => Compilable<O> = (insert) => insert,
+  finish: (insert: InsertQueryBuilder<Schema, T, InsertResult>) => Compilable<O> = (insert) => insert,
 ) {
   const query = prepared(columns.length, (q, ...values: unknown[]) =>
-    finish(q.insertInto(table).values(Object.fromEntries(columns.map((c, i) => [c, values[i]])) as never)),
+    // The row's columns are `R`'s; that they are `table`'s too is the caller's promise.
+    finish(
+      q.insertInto(table).values(Object.fromEntries(columns.map((c, i) => [c, values[i]])) as InsertObject<Schema, T>),
+    ),
   );
   return {
     execute: (q: Kysely<Schema>, row: R): Promise<O[]> =>
       query.execute(q, ...columns.map((c) => (row as Record<string, unknown>)[c])),
   };
 }
-
-type InsertOf = ReturnType<ReturnType<Kysely<Schema>['insertInto']>['values']>;

@@ -11,6 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { testedDialects } from '../helpers.js';
 import {
   api,
   auditDeliveries,
@@ -22,7 +23,6 @@ import {
   type Kind,
   LoadGenerator,
   lostWrites,
-  PG_URL,
   Receiver,
   randomBetween,
   ServiceProcess,
@@ -31,7 +31,8 @@ import {
   waitFor,
 } from './harness.js';
 
-const KINDS: Kind[] = PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+// Without TEST_DATABASE_URL the PostgreSQL run is reported as skipped, with the reason.
+const KINDS: Kind[] = testedDialects();
 const KILLS = 3;
 /** WEBHOOK_TIMEOUT; a lease lasts this (twice for a hand-off) + 30 s, far longer than RECOVERY_MS. */
 const WEBHOOK_TIMEOUT_MS = 1000;

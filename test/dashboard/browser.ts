@@ -4,10 +4,10 @@
  * receiver for webhook deliveries.
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { Receiver } from '../receiver.js';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 export const CHROMIUM_MISSING = existsSync(CHROMIUM_PATH)
@@ -42,23 +42,17 @@ export interface ReceivedHook {
   body: string;
 }
 
-/** A node:http receiver; `answer(n)` decides the status and body of the n-th request (0-based). */
+/** The tests' receiver (test/receiver.ts); `answer(n)` decides the status and body of the n-th request (0-based). */
 export async function startReceiver(answer: (index: number) => { status: number; body: string }) {
-  const received: ReceivedHook[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const reply = answer(received.length);
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(reply.status, { 'content-type': 'application/json' }).end(reply.body);
-    });
+  const receiver = await Receiver.start((_request, index) => {
+    const reply = answer(index);
+    return { status: reply.status, headers: { 'content-type': 'application/json' }, body: reply.body };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/hooks`,
-    received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    url: `${receiver.origin}/hooks`,
+    get received(): ReceivedHook[] {
+      return receiver.requests.map((r) => ({ headers: r.headers, body: r.body.toString('utf8') }));
+    },
+    close: () => receiver.close(),
   };
 }

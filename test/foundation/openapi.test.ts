@@ -1,6 +1,43 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
 import { createTestEnv, type TestEnv } from '../helpers.js';
+
+interface Operation {
+  responses?: Record<string, unknown>;
+  parameters?: Array<{ in: string; name: string }>;
+  security?: unknown;
+}
+
+/** Documented paths anyone may call, without an API key. */
+const PUBLIC_PATHS = new Set([
+  '/health',
+  '/ready',
+  '/t/{offerId}/{partnerId}',
+  '/postback',
+  '/api/public/partners/apply',
+  '/api/public/webhook-events',
+]);
+
+/**
+ * Every route of the app as method and path, read from Fastify's route tree
+ * (`printRoutes({ commonPrefix: false })`: one node per line, four characters per level,
+ * each node's text the rest of its parent's path, methods in parentheses).
+ */
+function registeredRoutes(app: FastifyInstance): Array<{ method: string; path: string }> {
+  const routes: Array<{ method: string; path: string }> = [];
+  const parents: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const node = /^([│ ]*)[├└]── (.+?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!node) continue;
+    const depth = (node[1] ?? '').length / 4;
+    const path = (parents[depth - 1] ?? '') + (node[2] ?? '');
+    parents[depth] = path;
+    parents.length = depth + 1;
+    for (const method of (node[3] ?? '').split(', ').filter(Boolean)) routes.push({ method, path });
+  }
+  return routes;
+}
 
 describe('OpenAPI, docs and health', () => {
   let env: TestEnv;
@@ -17,6 +54,62 @@ describe('OpenAPI, docs and health', () => {
     assert.ok(brand.get.responses['200'], 'GET /brand documented');
     assert.ok(brand.patch.requestBody, 'PATCH /brand body documented');
     assert.ok(res.body.components.securitySchemes.bearerAuth);
+  });
+
+  it('documents every API route, and only routes that exist', async () => {
+    const doc = (await env.request('GET', '/api/v1/openapi.json', { key: null })).body;
+    const documented = new Set<string>();
+    for (const [path, operations] of Object.entries<Record<string, unknown>>(doc.paths)) {
+      for (const method of Object.keys(operations)) documented.add(`${method.toUpperCase()} ${path}`);
+    }
+    const api = registeredRoutes(env.app).filter(
+      (r) => r.path.startsWith('/api/') && r.path !== '/api/v1/openapi.json' && r.method !== 'HEAD',
+    );
+    assert.ok(api.length >= 30, `found the API routes (${api.length})`);
+    const missing = api
+      .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`)
+      .filter((r) => !documented.has(r));
+    assert.deepEqual(missing, [], 'every API route is in the OpenAPI document');
+    for (const operation of documented) {
+      const [method, path] = operation.split(' ') as [string, string];
+      const url = path.replace(/\{(\w+)\}/g, ':$1');
+      assert.ok(env.app.hasRoute({ method: method as 'GET', url }), `${operation} is a route`);
+    }
+  });
+
+  it('describes every operation: a success, its errors in the error shape, its parameters and its key', async () => {
+    const doc = (await env.request('GET', '/api/v1/openapi.json', { key: null })).body;
+    const operations = Object.entries<Record<string, Operation>>(doc.paths).flatMap(([path, byMethod]) =>
+      Object.entries(byMethod).map(([method, operation]) => ({
+        name: `${method.toUpperCase()} ${path}`,
+        path,
+        operation,
+      })),
+    );
+    assert.ok(operations.length >= 40, `operations found (${operations.length})`);
+    for (const { name, path, operation } of operations) {
+      const statuses = Object.keys(operation.responses ?? {});
+      assert.ok(
+        statuses.some((s) => /^[23]\d\d$/.test(s)),
+        `${name} documents its success (${statuses.join(', ')})`,
+      );
+      for (const status of statuses.filter((s) => /^[45]\d\d$/.test(s))) {
+        const schema = JSON.stringify(operation.responses?.[status]);
+        assert.match(
+          schema,
+          /"#\/components\/schemas\/Error"|"\$ref":"Error"|"error"/,
+          `${name} ${status} uses the error shape`,
+        );
+      }
+      for (const param of path.match(/\{(\w+)\}/g) ?? []) {
+        const declared = (operation.parameters ?? []).some((p) => p.in === 'path' && `{${p.name}}` === param);
+        assert.ok(declared, `${name} declares its path parameter ${param}`);
+      }
+      if (!PUBLIC_PATHS.has(path)) {
+        assert.deepEqual(operation.security, [{ bearerAuth: [] }], `${name} needs an API key`);
+        assert.ok(statuses.includes('401') && statuses.includes('429'), `${name} documents 401 and 429`);
+      }
+    }
   });
 
   it('serves readable docs at /docs', async () => {

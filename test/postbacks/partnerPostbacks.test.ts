@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { Sender } from '../../src/modules/deliveries/sender.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
+import { Receiver } from '../receiver.js';
 
 const BROWSER = { 'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/120.0' };
 const AWKWARD = 'a b&c=d/é?#';
@@ -44,30 +43,23 @@ type Attempt = {
   latencyMs: number;
   responseBody: string;
 };
-/** A real HTTP server on 127.0.0.1 recording the method, raw URL and body of every request. */
+/** The tests' receiver (test/receiver.ts), its requests read as method, raw URL and body text. */
 async function startReceiver(
   statusFor: (index: number) => number = () => 200,
   bodyFor: (index: number) => string = (index) => `answer ${index + 1}`,
 ) {
-  const requests: Sent[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => {
-      body += chunk;
-    });
-    req.on('end', () => {
-      const index = requests.push({ method: req.method ?? '', url: req.url ?? '', body }) - 1;
-      res.writeHead(statusFor(index), { 'content-type': 'text/plain' }).end(bodyFor(index));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const close = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-  return { requests, base, close };
+  const receiver = await Receiver.start((_request, index) => ({
+    status: statusFor(index),
+    headers: { 'content-type': 'text/plain' },
+    body: bodyFor(index),
+  }));
+  return {
+    get requests(): Sent[] {
+      return receiver.requests.map((r) => ({ method: r.method, url: r.path, body: r.body.toString('utf8') }));
+    },
+    base: receiver.origin,
+    close: () => receiver.close(),
+  };
 }
 const query = (url: string) => Object.fromEntries(new URL(url, 'http://x').searchParams);
 

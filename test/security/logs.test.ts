@@ -6,25 +6,19 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { insertApiKey, revokeApiKey } from '../../src/modules/apiKeys/service.js';
 import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
+import { Receiver } from '../receiver.js';
 import { UNLIMITED } from './support.js';
 
 const random = () => randomBytes(12).toString('base64url');
 
-/** A receiver on loopback answering every request with `status`. */
+/** The tests' receiver on loopback answering every request with `status`; `url` takes the test's paths. */
 async function receiver(status: number) {
-  const server = createServer((req, res) => {
-    req.resume();
-    res.writeHead(status).end('{}');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+  const started = await Receiver.answering(status, '{}');
+  return { url: started.origin, close: () => started.close() };
 }
 
 /** Drives the session; returns every credential it used, each of which must stay out of the log. */

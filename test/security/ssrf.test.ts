@@ -6,14 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import dns from 'node:dns';
-import { createServer, type Server } from 'node:http';
 import { syncBuiltinESMExports } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { Sender } from '../../src/modules/deliveries/sender.js';
 import { guardedLookup } from '../../src/modules/deliveries/ssrf.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
+import { Receiver } from '../receiver.js';
 import { UNLIMITED } from './support.js';
 
 /** Hosts that must never be a target, in the spellings people (and attackers) type. */
@@ -64,17 +63,16 @@ const GUARDED = { ...UNLIMITED, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false', WEBHOOK
 
 /** A loopback HTTP server that records what reaches it and answers with `answer`. */
 async function receiver(answer: (port: number) => { status: number; headers?: Record<string, string> }) {
-  const paths: string[] = [];
   let port = 0;
-  const server: Server = createServer((req, res) => {
-    paths.push(req.url ?? '');
-    req.resume();
-    const { status, headers } = answer(port);
-    res.writeHead(status, headers).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
-  return { port, paths, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  const started = await Receiver.start(() => answer(port));
+  port = started.port;
+  return {
+    port,
+    get paths() {
+      return started.requests.map((r) => r.path);
+    },
+    close: () => started.close(),
+  };
 }
 
 for (const dialect of testedDialects()) {

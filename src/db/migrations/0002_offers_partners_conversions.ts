@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { CreateTableBuilder, Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -103,7 +103,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     ['rollups_offer_partner', ['brand_id', 'day', 'offer_id', 'partner_id']],
     ['rollups_offer', ['brand_id', 'day', 'offer_id']],
   ] as const) {
-    let builder = db.schema.createTable(table).addColumn('brand_id', 'text', (c) => c.notNull());
+    // Typed by name only: which key columns it gets depends on the table.
+    let builder: CreateTableBuilder<string, string> = db.schema
+      .createTable(table)
+      .addColumn('brand_id', 'text', (c) => c.notNull());
     builder = builder.addColumn('day', 'text', (c) => c.notNull()).addColumn('offer_id', 'text', (c) => c.notNull());
     if (keys.length === 4) builder = builder.addColumn('partner_id', 'text', (c) => c.notNull());
     await builder
@@ -113,7 +116,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       .addColumn('rejected', 'bigint', (c) => c.notNull().defaultTo(0))
       .addColumn('revenue_cents', 'bigint', (c) => c.notNull().defaultTo(0))
       .addColumn('payout_cents', 'bigint', (c) => c.notNull().defaultTo(0))
-      .addPrimaryKeyConstraint(`${table}_pk`, [...keys] as never[])
+      .addPrimaryKeyConstraint(`${table}_pk`, [...keys])
       .execute();
   }
 }

@@ -1,4 +1,4 @@
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type CreateTableBuilder, type Kysely, PostgresAdapter, sql } from 'kysely';
 
 const TABLES = [
   ['rollups_offer_partner', ['brand_id', 'day', 'offer_id', 'partner_id']],
@@ -26,11 +26,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     }
     // SQLite cannot change a primary key in place: the table is rebuilt (in the migration's transaction).
     const next = `${table}_slots`;
-    let builder = db.schema.createTable(next);
+    // Typed by name only: which key columns it gets depends on the table.
+    let builder: CreateTableBuilder<string, string> = db.schema.createTable(next);
     for (const key of keys) builder = builder.addColumn(key, 'text', (c) => c.notNull());
     builder = builder.addColumn('slot', 'integer', (c) => c.notNull().defaultTo(0));
     for (const counter of COUNTERS) builder = builder.addColumn(counter, 'bigint', (c) => c.notNull().defaultTo(0));
-    await builder.addPrimaryKeyConstraint(`${table}_pk`, [...keys, 'slot'] as never[]).execute();
+    await builder.addPrimaryKeyConstraint(`${table}_pk`, [...keys, 'slot']).execute();
     const columns = [...keys, ...COUNTERS].map((c) => sql.ref(c));
     await sql`insert into ${sql.table(next)} (${sql.join(columns)}) select ${sql.join(columns)} from ${sql.table(table)}`.execute(
       db,

@@ -14,9 +14,9 @@ import { NotFoundError } from '../../errors.js';
 import { enforceRateLimit } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import { errorResponses, KEYED_ERRORS } from '../../http/schemas.js';
+import { parseMajorUnits } from '../../money.js';
 import { findClick } from '../clicks/repository.js';
 import { findOffer, type OfferRow } from '../offers/repository.js';
-import { parseMajorUnits } from '../postbacks/macros.js';
 import { isCurrencyCode } from '../validation.js';
 import { recordConversion } from './service.js';
 
@@ -91,7 +91,16 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
           tags: ['postbacks'],
           summary: 'Pixel-style inbound postback: records a conversion for a click (200 text, or a GIF with pixel=1).',
           querystring: PixelQuery,
-          response: errorResponses(401, 422, 429),
+          response: {
+            200: {
+              description: 'Recorded (or found again by txn_id): `OK` as text, or a 1×1 GIF with pixel=1.',
+              content: {
+                'text/plain': { schema: Type.String() },
+                'image/gif': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) },
+              },
+            },
+            ...errorResponses(401, 422, 429),
+          },
         },
       },
       async (request, reply) => {

@@ -144,8 +144,10 @@ const CONVERSION_COLUMNS = [
 
 // The unique index on (offer_id, external_txn_id) decides duplicates: a concurrent twin
 // either inserts first (and this insert does nothing) or finds this row.
-const conversionInsert = preparedInsert<ConversionRow, { id: string }>('conversions', CONVERSION_COLUMNS, (insert) =>
-  insert.onConflict((oc) => oc.columns(['offer_id', 'external_txn_id'] as never).doNothing()).returning('id' as never),
+const conversionInsert = preparedInsert<ConversionRow, { id: string }, 'conversions'>(
+  'conversions',
+  CONVERSION_COLUMNS,
+  (insert) => insert.onConflict((oc) => oc.columns(['offer_id', 'external_txn_id']).doNothing()).returning('id'),
 );
 const conversionByTxn = prepared(2, (q, offerId: string, txnId: string) =>
   q.selectFrom('conversions').selectAll().where('offer_id', '=', offerId).where('external_txn_id', '=', txnId),

@@ -1,7 +1,9 @@
 /**
  * Every value a page shows goes through here: times in the brand's time zone, money from
- * minor units in its currency, plain numbers and durations.
+ * minor units in its currency, plain numbers and durations. Plain decimals for form fields
+ * and CSV come from src/money.ts.
  */
+import { currencyDecimals } from '../../money.js';
 
 const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
 const moneyFormats = new Map<string, Intl.NumberFormat>();
@@ -26,19 +28,8 @@ function moneyFormat(currency: string): Intl.NumberFormat {
   return f;
 }
 
-/** Digits after the decimal point of a currency (2 for EUR, 0 for JPY, 3 for KWD). */
-export function minorDigits(currency: string): number {
-  return moneyFormat(currency).resolvedOptions().maximumFractionDigits ?? 2;
-}
-
-/** Minor units as a plain decimal for form fields and CSV (`1250` USD → `12.50`). */
-export function centsToDecimal(cents: number, currency: string): string {
-  const digits = minorDigits(currency);
-  return (cents / 10 ** digits).toFixed(digits);
-}
-
 export function money(cents: number, currency: string): string {
-  return moneyFormat(currency).format(cents / 10 ** minorDigits(currency));
+  return moneyFormat(currency).format(cents / 10 ** currencyDecimals(currency));
 }
 
 export function count(n: number): string {

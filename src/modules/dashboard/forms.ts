@@ -12,7 +12,7 @@ import type { ErrorObject } from 'ajv';
 import { ApiError, type ErrorDetail } from '../../http/errors.js';
 import { jsonValidator } from '../../http/validation.js';
 import { FORMAT_TEXT } from '../../http/validationErrors.js';
-import { minorDigits } from './format.js';
+import { currencyDecimals, parseMajorUnits } from '../../money.js';
 
 /** Longer than any field of ours needs; the services check the real limits. */
 const MAX_FIELD_LENGTH = 4096;
@@ -106,20 +106,21 @@ export class Problems {
   }
 }
 
+/** Digits a form accepts before the decimal point of an amount. */
+const AMOUNT_WHOLE_DIGITS = 13;
+
 /** `12.50` in major units → 1250 minor units; null for an empty field. */
 export function parseMoney(text: string, currency: string, path: string, problems: Problems): number | null {
   if (text === '') return null;
-  const digits = minorDigits(currency);
-  const pattern = digits > 0 ? new RegExp(`^\\d{1,13}(\\.\\d{1,${digits}})?$`) : /^\d{1,13}$/;
-  if (!pattern.test(text)) {
+  const minor = parseMajorUnits(text, currency, AMOUNT_WHOLE_DIGITS);
+  if (minor === null) {
+    const digits = currencyDecimals(currency);
     problems.add(
       path,
       digits > 0 ? `must be an amount such as 12.50 (up to ${digits} decimals)` : 'must be a whole amount',
     );
-    return null;
   }
-  const [whole = '0', fraction = ''] = text.split('.');
-  return Number(whole) * 10 ** digits + Number(fraction.padEnd(digits, '0') || '0');
+  return minor;
 }
 
 /** A whole number field; null when empty. */

@@ -60,7 +60,7 @@ export async function countByStatus(
     .selectFrom(table)
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('brand_id', '=', brandId)
-    .where('status', '=', status as never)
+    .where('status', '=', status)
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }

@@ -3,7 +3,7 @@
  * quoted per RFC 4180; a cell that a spreadsheet would read as a formula (starting with
  * = + - @, tab or CR) is prefixed with `'` — partner names come from a public form.
  */
-import { formatMajorUnits } from '../postbacks/macros.js';
+import { formatMajorUnits } from '../../money.js';
 import type { PayoutDetail } from './schemas.js';
 
 function cell(value: string | number | null): string {

@@ -51,22 +51,22 @@ function increments(table: 'rollups_offer_partner' | 'rollups_offer') {
   return Object.fromEntries(COUNTERS.map((c) => [c, sql`${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`]));
 }
 
-const upsertOfferPartner = preparedInsert<RollupRow>(
+const upsertOfferPartner = preparedInsert<RollupRow, unknown, 'rollups_offer_partner'>(
   'rollups_offer_partner',
   ['brand_id', 'day', 'offer_id', 'partner_id', 'slot', ...COUNTERS],
   (insert) =>
     insert.onConflict((oc) =>
       oc
-        .columns(['brand_id', 'day', 'offer_id', 'partner_id', 'slot'] as never)
+        .columns(['brand_id', 'day', 'offer_id', 'partner_id', 'slot'])
         .doUpdateSet(increments('rollups_offer_partner')),
     ),
 );
-const upsertOffer = preparedInsert<RollupRow>(
+const upsertOffer = preparedInsert<RollupRow, unknown, 'rollups_offer'>(
   'rollups_offer',
   ['brand_id', 'day', 'offer_id', 'slot', ...COUNTERS],
   (insert) =>
     insert.onConflict((oc) =>
-      oc.columns(['brand_id', 'day', 'offer_id', 'slot'] as never).doUpdateSet(increments('rollups_offer')),
+      oc.columns(['brand_id', 'day', 'offer_id', 'slot']).doUpdateSet(increments('rollups_offer')),
     ),
 );
 

@@ -1,10 +1,10 @@
 /** The offer form: fields ↔ the API's offer body, in major units and friendly hold units. */
 import type { Static } from '@sinclair/typebox';
 import type { ApiError } from '../../../http/errors.js';
+import { formatMajorUnits } from '../../../money.js';
 import type { OfferRow } from '../../offers/repository.js';
 import { CreateOfferBody } from '../../offers/schemas.js';
 import { isCurrencyCode } from '../../validation.js';
-import { centsToDecimal } from '../format.js';
 import { FormBody, type FormValues, Problems, parseMoney, parseWhole, TextFields, text } from '../forms.js';
 import { CsrfField } from '../views/components.js';
 import { FormView } from '../views/form.js';
@@ -56,8 +56,8 @@ export function offerValues(row: OfferRow | null, brandCurrency: string): FormVa
     destinationUrl: row.destination_url,
     status: row.status,
     currency: row.currency,
-    revenue: centsToDecimal(row.revenue_cents, row.currency),
-    payout: centsToDecimal(row.payout_cents, row.currency),
+    revenue: formatMajorUnits(row.revenue_cents, row.currency),
+    payout: formatMajorUnits(row.payout_cents, row.currency),
     conversionStatus: row.conversion_status,
     holdValue: row.hold_seconds === null ? '' : String(row.hold_seconds / (unit?.[2] ?? 1)),
     holdUnit: unit?.[0] ?? 'seconds',

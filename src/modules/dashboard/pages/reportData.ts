@@ -3,9 +3,9 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { AppContext } from '../../../context.js';
 import { InvalidError } from '../../../errors.js';
 import { ApiError } from '../../../http/errors.js';
+import { currencyDecimals, formatMajorUnits } from '../../../money.js';
 import type { Report } from '../../reports/schemas.js';
 import { buildReport } from '../../reports/service.js';
-import { centsToDecimal, minorDigits } from '../format.js';
 import { Choice, Query, text } from '../forms.js';
 import { offerNames, partnerNames } from '../repository.js';
 
@@ -124,7 +124,7 @@ export function reportCsv(report: NamedReport): string {
   ];
   const lines = report.data.map((r) => {
     const currency = r.currency;
-    const digits = minorDigits(currency);
+    const digits = currencyDecimals(currency);
     const row = r as Record<string, string | number | undefined>;
     const text = [
       ...keys.map((k) => String(row[k] ?? '')),
@@ -138,9 +138,9 @@ export function reportCsv(report: NamedReport): string {
       r.approved,
       r.pending,
       r.rejected,
-      centsToDecimal(r.revenueCents, currency),
-      centsToDecimal(r.payoutCents, currency),
-      centsToDecimal(r.profitCents, currency),
+      formatMajorUnits(r.revenueCents, currency),
+      formatMajorUnits(r.payoutCents, currency),
+      formatMajorUnits(r.profitCents, currency),
       r.conversionRate,
       (r.epcCents / 10 ** digits).toFixed(digits + 2),
       currency,

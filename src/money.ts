@@ -1,0 +1,43 @@
+/**
+ * Amounts are stored as whole numbers of the currency's minor unit (cents for USD, yen for
+ * JPY, fils for KWD) and written by people in major units ("12.50"). These are the one
+ * conversion between the two, for the pixel postback, partner postback macros, the
+ * dashboard's forms and its CSV export.
+ */
+
+const decimalsByCurrency = new Map<string, number>();
+
+/** Digits after the decimal point of a currency (2 for USD, 0 for JPY, 3 for KWD); 2 for a code Intl does not know. */
+export function currencyDecimals(currency: string): number {
+  let decimals = decimalsByCurrency.get(currency);
+  if (decimals === undefined) {
+    try {
+      decimals = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits;
+    } catch {
+      decimals = undefined;
+    }
+    decimals ??= 2;
+    decimalsByCurrency.set(currency, decimals);
+  }
+  return decimals;
+}
+
+/** Minor units as a plain decimal in major units: 1250 USD → `12.50`, 600 JPY → `600`. */
+export function formatMajorUnits(minor: number, currency: string): string {
+  const decimals = currencyDecimals(currency);
+  return (minor / 10 ** decimals).toFixed(decimals);
+}
+
+/**
+ * Parses an amount in major units (`12.5`, `12.50`, `12`) into minor units of `currency`
+ * (1250 for USD); null when it is not one: a sign, an exponent, more decimals than the
+ * currency has, or more than `maxWholeDigits` digits before the point.
+ */
+export function parseMajorUnits(text: string, currency: string, maxWholeDigits = 12): number | null {
+  const decimals = currencyDecimals(currency);
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(text.trim());
+  if (!match?.[1] || match[1].length > maxWholeDigits) return null;
+  const fraction = match[2] ?? '';
+  if (fraction.length > decimals) return null;
+  return Number(match[1]) * 10 ** decimals + Number(fraction.padEnd(decimals, '0') || '0');
+}
