@@ -3,12 +3,15 @@
  * through `transact`, which on SQLite is group-committed (see groupCommit.ts) and on
  * PostgreSQL is an ordinary pooled transaction.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { ChangeEpoch, watchingChanges } from './changes.js';
 import { GroupCommitter } from './groupCommit.js';
+import { runPreparedDirectly } from './prepared.js';
 import type { Schema } from './schema.js';
 import { SharedFileSqliteDialect } from './sqliteDialect.js';
 import type { TransactWork, Trx } from './types.js';
@@ -44,6 +47,19 @@ const SQLITE_BUSY_TIMEOUT_MS = 5000;
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
+/**
+ * `transact` called while a unit of work of the same database is running. On SQLite the
+ * inner unit would wait for the batch the outer one is part of — for ever; on PostgreSQL it
+ * would commit on its own, outside the outer transaction. Either way the code is wrong:
+ * the unit must do its writes through the `trx` it was given.
+ */
+export class NestedTransactionError extends Error {
+  constructor() {
+    super('db.transact was called inside a transaction of the same database: pass the trx you were given instead');
+    this.name = 'NestedTransactionError';
+  }
+}
+
 export class Database {
   readonly dialect: Dialect;
   readonly schema: string;
@@ -51,12 +67,16 @@ export class Database {
   readonly read: Kysely<Schema>;
   private readonly write: Kysely<Schema>;
   private readonly committer: GroupCommitter | null;
-  /** PostgreSQL: hooks of each open transaction. */
-  private readonly trxHooks = new WeakMap<Trx, SettleHook[]>();
-  /** SQLite: hooks of the unit of work running in the current group-commit batch. */
-  private unitHooks: SettleHook[] | null = null;
+  /** Set while a unit of work of `transact` runs (through every await inside it). */
+  private readonly unitOfWork = new AsyncLocalStorage<SettleHook[]>();
   private readonly pool: pg.Pool | null;
   private readonly connectionString: string | null;
+  /** Moves on whenever data the hot paths cache may have changed (see cache.ts). */
+  private readonly changes = new ChangeEpoch();
+  /** SQLite: `PRAGMA data_version` on the writer, which moves when another connection commits. */
+  private readonly dataVersion: SQLite.Statement | null = null;
+  private lastDataVersion: unknown = null;
+  private dataVersionRead = false;
 
   constructor(options: DatabaseOptions) {
     if (options.databaseUrl) {
@@ -73,7 +93,9 @@ export class Database {
       // pool's 'error' covers idle clients only, so checked-out clients get a listener too.
       this.pool.on('error', () => {});
       this.pool.on('connect', (client) => client.on('error', () => {}));
-      this.write = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: this.pool }) });
+      this.write = new Kysely<Schema>({
+        dialect: watchingChanges(new PostgresDialect({ pool: this.pool }), this.changes),
+      });
       this.read = this.write;
       this.committer = null;
     } else {
@@ -85,41 +107,51 @@ export class Database {
       const file = path.join(options.dataDir, options.sqliteFile ?? 'affitrack.db');
       const writer = openSqlite(file);
       const reader = openSqlite(file);
-      this.write = new Kysely<Schema>({ dialect: new SharedFileSqliteDialect(writer) });
+      this.write = new Kysely<Schema>({ dialect: watchingChanges(new SharedFileSqliteDialect(writer), this.changes) });
       this.read = new Kysely<Schema>({ dialect: new SqliteDialect({ database: reader }) });
-      this.committer = new GroupCommitter(this.write);
+      runPreparedDirectly(this.read, reader);
+      this.committer = new GroupCommitter(this.write, writer);
+      this.dataVersion = writer.prepare('PRAGMA data_version').pluck();
     }
   }
 
   /**
+   * The epoch cached rows are checked against: it moves on when this process commits a
+   * change to a cached table, and on SQLite whenever another connection (another process)
+   * committed anything since the last call.
+   */
+  cacheEpoch(): number {
+    // Read once per turn of the event loop: the pragma costs more than the lookups it
+    // guards, and requests handled in one turn may share the answer.
+    if (this.dataVersion && !this.dataVersionRead) {
+      this.dataVersionRead = true;
+      setImmediate(() => {
+        this.dataVersionRead = false;
+      });
+      const version = this.dataVersion.get();
+      if (version !== this.lastDataVersion) {
+        this.lastDataVersion = version;
+        this.changes.bump();
+      }
+    }
+    return this.changes.value;
+  }
+
+  /**
    * Runs `work` in a transaction and resolves once it is durably committed. `work` must
-   * do all its writes through the `trx` it is given and must not call `transact` again.
+   * do all its writes through the `trx` it is given; calling `transact` again from inside
+   * it is refused with a NestedTransactionError (an AsyncLocalStorage marks the unit).
    */
   async transact<T>(work: TransactWork<T>): Promise<T> {
+    if (this.unitOfWork.getStore()) throw new NestedTransactionError();
+    // The unit's commit hooks ride in the AsyncLocalStorage: inside a SQLite group-commit
+    // batch several units share one transaction, but each commits or rolls back alone (its
+    // savepoint), and its hooks must follow its own fate.
     const hooks: SettleHook[] = [];
+    const unit: TransactWork<T> = (trx) => this.unitOfWork.run(hooks, () => work(trx));
     let result: T;
     try {
-      if (this.committer) {
-        // A batch shares one transaction but each unit commits or rolls back alone (its
-        // savepoint): hooks are kept per unit. Units of a batch run one after another, so
-        // the unit running when `afterCommit` is called is the one that registers.
-        result = await this.committer.run(
-          async (trx) => {
-            this.unitHooks = hooks;
-            try {
-              return await work(trx);
-            } finally {
-              this.unitHooks = null;
-            }
-          },
-          () => {},
-        );
-      } else {
-        result = await this.write.transaction().execute(async (trx) => {
-          this.trxHooks.set(trx, hooks);
-          return work(trx);
-        });
-      }
+      result = this.committer ? await this.committer.run(unit, () => {}) : await this.write.transaction().execute(unit);
     } catch (error) {
       for (const hook of hooks) hook.onRollback?.();
       throw error;
@@ -129,14 +161,14 @@ export class Database {
   }
 
   /**
-   * Registers `onCommit` to run once `trx`'s unit of work is durably committed, or
+   * Registers `onCommit` to run once the unit of work running `trx` is durably committed, or
    * `onRollback` if it is not (the work threw, or the commit failed). Exactly one of them
    * runs, so a hook may hand committed rows to someone in this process (deliveries to send)
    * and undo a reservation otherwise.
    */
-  afterCommit(trx: Trx, onCommit: () => void, onRollback?: () => void): void {
-    const hooks = this.unitHooks ?? this.trxHooks.get(trx);
-    if (!hooks) throw new Error('afterCommit called outside a transaction of this database');
+  afterCommit(_trx: Trx, onCommit: () => void, onRollback?: () => void): void {
+    const hooks = this.unitOfWork.getStore();
+    if (!hooks) throw new Error('afterCommit called outside a unit of work of this database');
     hooks.push({ onCommit, onRollback });
   }
 

@@ -1,6 +1,6 @@
 /** The delivery log's one write: redelivery. */
 import type { AppContext } from '../../context.js';
-import { ApiError } from '../../http/errors.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
 import { announceDeliveries } from './fanout.js';
 import { type DeliveryRow, findDelivery } from './repository.js';
 
@@ -11,9 +11,9 @@ import { type DeliveryRow, findDelivery } from './repository.js';
 export async function redeliver(ctx: AppContext, brandId: string, id: string): Promise<DeliveryRow> {
   return ctx.db.transact(async (trx) => {
     const row = await findDelivery(trx, brandId, id);
-    if (!row) throw ApiError.notFound('Delivery');
+    if (!row) throw new NotFoundError('Delivery');
     if (row.status !== 'succeeded' && row.status !== 'failed') {
-      throw ApiError.conflict(`Only succeeded or failed deliveries can be redelivered; this one is ${row.status}.`);
+      throw new ConflictError(`Only succeeded or failed deliveries can be redelivered; this one is ${row.status}.`);
     }
     const now = ctx.clock.now();
     const changes = {

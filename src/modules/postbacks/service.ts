@@ -7,7 +7,7 @@ import type { Selectable } from 'kysely';
 import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { PartnerPostbackTable } from '../../db/schema.js';
-import { ApiError } from '../../http/errors.js';
+import { InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { validateTargetUrl } from '../deliveries/targetUrl.js';
 import { findOffer } from '../offers/repository.js';
@@ -33,7 +33,7 @@ export function postbackToApi(row: PostbackRow): Postback {
 
 async function requirePartner(ctx: AppContext, brandId: string, partnerId: string) {
   const partner = await findPartner(ctx.db.read, brandId, partnerId);
-  if (!partner) throw ApiError.notFound('Partner');
+  if (!partner) throw new NotFoundError('Partner');
   return partner;
 }
 
@@ -54,15 +54,15 @@ export async function createPostback(
   input: CreatePostbackBody,
 ): Promise<PostbackRow> {
   await requirePartner(ctx, brandId, partnerId);
-  if (!isHttpUrl(input.url)) throw ApiError.validation([{ path: 'url', message: 'must be an absolute http(s) URL' }]);
+  if (!isHttpUrl(input.url)) throw InvalidError.at('url', 'must be an absolute http(s) URL');
   // Macros may fill the path and query, never the host: the host is what the SSRF guard checks.
   const { hostname } = new URL(input.url);
   if (/[{}]|%7b|%7d/i.test(hostname)) {
-    throw ApiError.validation([{ path: 'url', message: 'macros are allowed in the path and query only' }]);
+    throw InvalidError.at('url', 'macros are allowed in the path and query only');
   }
   await validateTargetUrl(ctx, input.url);
   if (input.offerId && !(await findOffer(ctx.db.read, brandId, input.offerId))) {
-    throw ApiError.validation([{ path: 'offerId', message: 'no offer with this id' }]);
+    throw InvalidError.at('offerId', 'no offer with this id');
   }
   return ctx.db.transact(async (trx) => {
     // Count-then-insert is exact only if concurrent creations for the partner queue up: on
@@ -78,7 +78,7 @@ export async function createPostback(
       .where('partner_id', '=', partnerId)
       .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_POSTBACKS_PER_PARTNER) {
-      throw ApiError.validation([
+      throw new InvalidError([
         { path: '', message: `a partner can have at most ${MAX_POSTBACKS_PER_PARTNER} postbacks` },
       ]);
     }
@@ -107,5 +107,5 @@ export async function deletePostback(ctx: AppContext, brandId: string, partnerId
       .where('brand_id', '=', brandId)
       .executeTakeFirst(),
   );
-  if (Number(result.numDeletedRows) === 0) throw ApiError.notFound('Postback');
+  if (Number(result.numDeletedRows) === 0) throw new NotFoundError('Postback');
 }

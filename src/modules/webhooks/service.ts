@@ -1,6 +1,6 @@
 /** Webhook subscriptions: the rules of creating, changing and deleting them. */
 import type { AppContext } from '../../context.js';
-import { ApiError } from '../../http/errors.js';
+import { InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { announceDeliveries } from '../deliveries/fanout.js';
 import { deleteDeliveriesOf } from '../deliveries/repository.js';
@@ -35,7 +35,7 @@ export async function createSubscription(
       .where('brand_id', '=', brandId)
       .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_SUBSCRIPTIONS_PER_BRAND) {
-      throw ApiError.validation([
+      throw new InvalidError([
         { path: '', message: `a brand can have at most ${MAX_SUBSCRIPTIONS_PER_BRAND} subscriptions` },
       ]);
     }
@@ -64,7 +64,7 @@ export async function updateSubscription(
   if (patch.url !== undefined) await validateTargetUrl(ctx, patch.url);
   return ctx.db.transact(async (trx) => {
     const existing = await findSubscription(trx, brandId, id);
-    if (!existing) throw ApiError.notFound('Subscription');
+    if (!existing) throw new NotFoundError('Subscription');
     const changes: Partial<SubscriptionRow> = { updated_at: ctx.clock.now() };
     if (patch.url !== undefined) changes.url = patch.url;
     if (patch.events !== undefined) changes.events = JSON.stringify(patch.events);
@@ -81,7 +81,7 @@ export async function updateSubscription(
 export async function deleteSubscription(ctx: AppContext, brandId: string, id: string): Promise<void> {
   await ctx.db.transact(async (trx) => {
     const existing = await findSubscription(trx, brandId, id);
-    if (!existing) throw ApiError.notFound('Subscription');
+    if (!existing) throw new NotFoundError('Subscription');
     await deleteDeliveriesOf(trx, webhookTarget.kind, id);
     await trx.deleteFrom('webhook_subscriptions').where('id', '=', id).execute();
   });
