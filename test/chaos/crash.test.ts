@@ -68,7 +68,7 @@ for (const kind of KINDS) {
       };
       const svc = new ServiceProcess(`serve-${kind}`, env, 'all', await freePort());
       service = svc;
-      await svc.start();
+      await svc.start(START_TIMEOUT_MS);
 
       // Two receivers: A takes every event and answers 200; B takes conversions and partners
       // and answers 500 to the first attempt of each delivery, forcing a retry of each.
