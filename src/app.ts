@@ -144,9 +144,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       await api.register(clickRoutes(ctx));
       await api.register(fraudRoutes(ctx));
       await api.register(postbackRoutes(ctx));
+      await api.register(pixelTokenRoutes(ctx));
       await api.register(payoutRoutes(ctx));
       await api.register(portalApiRoutes(ctx));
-      await api.register(pixelTokenRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

@@ -148,6 +148,9 @@ export class Database {
    */
   async transact<T>(work: TransactWork<T>): Promise<T> {
     if (this.unitOfWork.getStore()) throw new NestedTransactionError();
+    // The unit's commit hooks ride in the AsyncLocalStorage: inside a SQLite group-commit
+    // batch several units share one transaction, but each commits or rolls back alone (its
+    // savepoint), and its hooks must follow its own fate.
     const hooks: SettleHook[] = [];
     const unit: TransactWork<T> = (trx) => this.unitOfWork.run(hooks, () => work(trx));
     let result: T;
@@ -162,14 +165,14 @@ export class Database {
   }
 
   /**
-   * Registers `onCommit` to run once `trx`'s unit of work is durably committed, or
+   * Registers `onCommit` to run once the unit of work running `trx` is durably committed, or
    * `onRollback` if it is not (the work threw, or the commit failed). Exactly one of them
    * runs, so a hook may hand committed rows to someone in this process (deliveries to send)
    * and undo a reservation otherwise.
    */
   afterCommit(_trx: Trx, onCommit: () => void, onRollback?: () => void): void {
     const hooks = this.unitOfWork.getStore();
-    if (!hooks) throw new Error('afterCommit called outside a transaction of this database');
+    if (!hooks) throw new Error('afterCommit called outside a unit of work of this database');
     hooks.push({ onCommit, onRollback });
   }
 

@@ -4,7 +4,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { answerDomainError } from './domainErrors.js';
-import { type AjvIssue, detailsFromAjv } from './validationErrors.js';
+import { type AjvIssue, detailsFromAjv, type ErrorDetail } from './validationErrors.js';
 
 export const ERROR_CODES = {
   invalid_json: 400,
@@ -28,10 +28,7 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-export interface ErrorDetail {
-  path: string;
-  message: string;
-}
+export type { ErrorDetail };
 
 export class ApiError extends Error {
   readonly status: number;

@@ -4,7 +4,11 @@
  * `Union` of literals, or `Nullable`) as one error per branch ("must be equal to constant"
  * nine times) plus one for the union; those are folded into a single "must be one of …".
  */
-import type { ErrorDetail } from './errors.js';
+/** One entry of a 422's `details` (re-exported by errors.ts, which imports this file). */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
 
 export interface AjvIssue {
   instancePath: string;

@@ -26,6 +26,10 @@ export interface ClaimOptions {
   slotsFor?: (key: string) => number;
   /** Send-time details of the claimed deliveries' targets; by kind, then target id. */
   onDetails?: (kind: string, details: Map<string, unknown>) => void;
+  /** Whether to write the owner's heartbeat in the claim (the dispatcher does when its last beat is old). */
+  beat?: boolean;
+  /** Called when due deliveries were left unclaimed for want of slots: claim again when one frees. */
+  onLeftForSlots?: () => void;
 }
 
 export const targetKey = (kind: string, targetId: string) => `${kind}:${targetId}`;
@@ -41,29 +45,36 @@ const TARGETS_WITH_WORK = sql<{ id: string }>`
   )
   select id from subs where id is not null`;
 
-const dueOfTarget = prepared(4, (q, targetId: string, now: number, aliveSince: number, limit: number) => {
-  const due = q
-    .selectFrom('webhook_deliveries')
-    .select(['id', 'kind'])
-    .where('subscription_id', '=', targetId)
-    .where('next_attempt_at', '<=', now)
-    .where((eb) =>
-      eb.or([
-        eb('lease_until', 'is', null),
-        eb('lease_until', '<=', now),
-        eb(
-          'lease_owner',
-          'not in',
-          eb.selectFrom('delivery_workers').select('id').where('heartbeat_at', '>', aliveSince),
-        ),
-      ]),
-    )
-    .orderBy('next_attempt_at')
-    .limit(limit);
-  // PostgreSQL: rows another worker is claiming right now are skipped, so concurrent
-  // workers share a target's backlog instead of queueing on the same rows.
-  return q.getExecutor().adapter instanceof PostgresAdapter ? due.forUpdate().skipLocked() : due;
-});
+const dueOfTarget = prepared(
+  5,
+  (q, targetId: string, now: number, aliveSince: number, owner: string, limit: number) => {
+    const due = q
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'kind'])
+      .where('subscription_id', '=', targetId)
+      .where('next_attempt_at', '<=', now)
+      .where((eb) =>
+        eb.or([
+          eb('lease_until', 'is', null),
+          eb('lease_until', '<=', now),
+          // The owner is dead (silent), and it is not the claimer, whose leases are in flight.
+          eb.and([
+            eb('lease_owner', '<>', owner),
+            eb(
+              'lease_owner',
+              'not in',
+              eb.selectFrom('delivery_workers').select('id').where('heartbeat_at', '>', aliveSince),
+            ),
+          ]),
+        ]),
+      )
+      .orderBy('next_attempt_at')
+      .limit(limit);
+    // PostgreSQL: rows another worker is claiming right now are skipped, so concurrent
+    // workers share a target's backlog instead of queueing on the same rows.
+    return q.getExecutor().adapter instanceof PostgresAdapter ? due.forUpdate().skipLocked() : due;
+  },
+);
 
 /**
  * Claims due deliveries target by target, each up to its free slots, so a receiver with a
@@ -76,8 +87,9 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
   const excluded = new Set(options.excludeTargets ?? []);
   const targets = ctx.deliveries.targets;
   return ctx.db.transact(async (trx) => {
-    // Claiming proves this worker alive: a lease it takes is never mistaken for a dead one's.
-    await recordHeartbeat(trx, options.owner, now);
+    // Claiming proves this worker alive, so a lease it takes is never mistaken for a dead
+    // one's; a dispatcher whose heartbeat is fresh skips this write.
+    if (options.beat !== false) await recordHeartbeat(trx, options.owner, now);
     const withWork = (await TARGETS_WITH_WORK.execute(trx)).rows.map((r) => r.id);
     if (withWork.length === 0) return [];
     // Due rows per target, found first; which targets are paused is asked per kind after.
@@ -86,13 +98,22 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
     const start = Math.floor(Math.random() * withWork.length);
     for (let i = 0; i < withWork.length && candidates.length < options.limit; i++) {
       const targetId = withWork[(start + i) % withWork.length] as string;
-      const rows = await dueOfTarget.execute(trx, targetId, now, aliveSince, options.limit - candidates.length);
+      const rows = await dueOfTarget.execute(
+        trx,
+        targetId,
+        now,
+        aliveSince,
+        options.owner,
+        options.limit - candidates.length,
+      );
       let taken = 0;
       for (const row of rows) {
         const key = targetKey(row.kind, targetId);
-        if (excluded.has(key)) continue;
-        const slots = options.slotsFor?.(key) ?? options.limit;
-        if (taken >= slots) break;
+        const slots = excluded.has(key) ? 0 : (options.slotsFor?.(key) ?? options.limit);
+        if (taken >= slots) {
+          options.onLeftForSlots?.();
+          break;
+        }
         taken += 1;
         candidates.push({ id: row.id, kind: row.kind, targetId });
       }
@@ -125,11 +146,14 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
         eb.or([
           eb('lease_until', 'is', null),
           eb('lease_until', '<=', now),
-          eb(
-            'lease_owner',
-            'not in',
-            eb.selectFrom('delivery_workers').select('id').where('heartbeat_at', '>', aliveSince),
-          ),
+          eb.and([
+            eb('lease_owner', '<>', options.owner),
+            eb(
+              'lease_owner',
+              'not in',
+              eb.selectFrom('delivery_workers').select('id').where('heartbeat_at', '>', aliveSince),
+            ),
+          ]),
         ]),
       )
       .where('next_attempt_at', '<=', now)

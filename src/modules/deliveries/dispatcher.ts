@@ -65,6 +65,10 @@ export class Dispatcher implements Job, LocalDispatch {
   private queued = 0;
   private reservedTotal = 0;
   private woken = false;
+  /** Due deliveries were left unclaimed for want of slots: a freed slot should claim again. */
+  private leftForSlots = false;
+  /** When this dispatcher's heartbeat was last written (claims skip the write while it is fresh). */
+  private lastBeatAt = Number.NEGATIVE_INFINITY;
   private stopped: Promise<void> | null = null;
   private wakeUp: (() => void) | null = null;
 
@@ -207,7 +211,9 @@ export class Dispatcher implements Job, LocalDispatch {
       this.pump(other);
     }
     this.dropIfIdle(lane);
-    this.wake();
+    // Claim again only when work was left for want of slots: a claim per finished send would
+    // cost a transaction per delivery.
+    if (this.leftForSlots) this.wake();
   }
 
   private async claimAndStart(): Promise<number> {
@@ -219,8 +225,15 @@ export class Dispatcher implements Job, LocalDispatch {
       const lane = this.lanes.get(key);
       return lane ? lane.inflight + lane.reserved + lane.waiting.length : 0;
     };
+    this.leftForSlots = false;
+    const now = this.ctx.clock.now();
+    const beat = now - this.lastBeatAt >= HEARTBEAT_MS;
     const claimed = await claimDueDeliveries(this.ctx, {
       owner: this.owner,
+      beat,
+      onLeftForSlots: () => {
+        this.leftForSlots = true;
+      },
       limit: free,
       // A lease outlives the longest possible attempt by a margin before another worker may retry.
       leaseMs: webhookTimeoutMs + webhookLeaseMarginMs,
@@ -228,6 +241,8 @@ export class Dispatcher implements Job, LocalDispatch {
       slotsFor: (key) => this.perTarget - occupied(key),
       onDetails: (kind, map) => details.set(kind, map),
     });
+    if (beat) this.lastBeatAt = now;
+    if (claimed.length >= free) this.leftForSlots = true;
     for (const delivery of claimed) {
       this.enqueue(this.lane(targetKey(delivery.kind, delivery.targetId)), {
         delivery,
@@ -238,13 +253,14 @@ export class Dispatcher implements Job, LocalDispatch {
   }
 
   private async attempt(lane: Lane, { delivery, details }: Queued): Promise<void> {
-    const log = this.ctx.logger.child({ deliveryId: delivery.id, eventId: delivery.eventId });
+    // Built only when something is logged: most attempts log nothing.
+    const log = () => this.ctx.logger.child({ deliveryId: delivery.id, eventId: delivery.eventId });
     try {
       const attemptedAt = this.ctx.clock.now();
       if (delivery.unrecordedSends > MAX_UNRECORDED_SENDS) {
         this.freeSlot(lane);
         const unrecorded = delivery.unrecordedSends - 1;
-        log.error({ unrecorded }, 'giving up on a delivery whose sends could not be recorded');
+        log().error({ unrecorded }, 'giving up on a delivery whose sends could not be recorded');
         const error = `gave up: the outcome of ${unrecorded} sends in a row could not be recorded`;
         await this.completions.complete(
           delivery,
@@ -264,16 +280,16 @@ export class Dispatcher implements Job, LocalDispatch {
         this.freeSlot(lane);
       }
       const { recorded, verdict } = await this.completions.complete(delivery, this.owner, attemptedAt, outcome);
-      if (!recorded) log.warn('lease lost during the attempt; another worker owns this delivery now');
+      if (!recorded) log().warn('lease lost during the attempt; another worker owns this delivery now');
       else if (verdict.status === 'failed') {
-        log.warn({ statusCode: outcome.statusCode, error: outcome.error }, 'delivery failed after its last attempt');
+        log().warn({ statusCode: outcome.statusCode, error: outcome.error }, 'delivery failed after its last attempt');
       } else if (verdict.status === 'retry_scheduled') {
-        log.debug({ statusCode: outcome.statusCode, error: outcome.error }, 'attempt failed; retry scheduled');
+        log().debug({ statusCode: outcome.statusCode, error: outcome.error }, 'attempt failed; retry scheduled');
       }
     } catch (error) {
       // Storage trouble while completing: the lease will end and the delivery be sent again
       // (at most MAX_UNRECORDED_SENDS times in a row).
-      log.error({ err: error }, 'could not record a delivery attempt');
+      log().error({ err: error }, 'could not record a delivery attempt');
     }
   }
 
@@ -287,6 +303,7 @@ export class Dispatcher implements Job, LocalDispatch {
           await recordHeartbeat(trx, this.owner, now);
           if (++beats % SWEEP_EVERY_BEATS === 0) await forgetDeadWorkers(trx, now);
         });
+        this.lastBeatAt = Math.max(this.lastBeatAt, now);
         failing = false;
       } catch (error) {
         if (!failing) this.ctx.logger.error({ err: error }, 'could not record the dispatcher heartbeat');

@@ -6,7 +6,7 @@ import { checkUrlTarget } from './ssrf.js';
 
 /** Refuses URLs that are not absolute http(s) or that point into private networks (422). */
 export async function validateTargetUrl(ctx: AppContext, url: string, path = 'url'): Promise<void> {
-  if (!isHttpUrl(url)) throw new InvalidError([{ path, message: 'must be an absolute http(s) URL' }]);
+  if (!isHttpUrl(url)) throw InvalidError.at(path, 'must be an absolute http(s) URL');
   const refusal = await checkUrlTarget(url, ctx.config.webhookAllowPrivateNetworks);
-  if (refusal) throw new InvalidError([{ path, message: refusal }]);
+  if (refusal) throw InvalidError.at(path, refusal);
 }
