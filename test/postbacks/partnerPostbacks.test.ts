@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
-import { Sender } from '../../src/modules/webhooks/sender.js';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
+import { Sender } from '../../src/modules/deliveries/sender.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { Receiver } from '../receiver.js';
 

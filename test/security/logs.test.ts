@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { insertApiKey, revokeApiKey } from '../../src/modules/apiKeys/service.js';
-import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { Receiver } from '../receiver.js';
 import { UNLIMITED } from './support.js';
