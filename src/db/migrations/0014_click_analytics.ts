@@ -4,7 +4,7 @@
  * and conversion change appends to in its own transaction; and the per-dimension rollups a
  * background job folds those facts into (see modules/analytics/).
  */
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type CreateTableBuilder, type Kysely, PostgresAdapter, sql } from 'kysely';
 
 const ENRICHMENT = ['country', 'device_type', 'os', 'browser', 'referrer_host'] as const;
 
@@ -53,7 +53,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // and partner_id '*'), 1 is per offer (partner_id '*'), 2 per offer and partner. A report
   // not split by partner reads level 0 or 1: a few rows per day. The level comes before the
   // day in the key so each level's day range is one index range.
-  let rollups = db.schema
+  // Typed by name only: the counter columns are added in a loop.
+  let rollups: CreateTableBuilder<string, string> = db.schema
     .createTable('analytics_rollups')
     .addColumn('brand_id', 'text', (c) => c.notNull())
     .addColumn('dimension', 'text', (c) => c.notNull())
@@ -76,7 +77,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       'partner_id',
       'value',
       'currency',
-    ] as never[])
+    ])
     .execute();
 
   // History recorded before this migration becomes facts without attributes: clicks from the
