@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import { toIso } from '../../clock.js';
+import { cachedLookup, type LookupContext } from '../../db/cache.js';
 import type { Queryable } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import type { OfferTable } from '../../db/schema.js';
@@ -52,4 +53,21 @@ export function listOffers(
     .orderBy('id', 'desc')
     .limit(filter.limit + 1)
     .execute();
+}
+
+type ListFilter = { status?: string; cursor?: string; limit: number };
+
+/**
+ * Pages of the brand's offers, kept in memory like the rows of db/cache.ts (a change to
+ * offers applies at once in this process, within its bounds from another): integrations
+ * poll this list, and it changes rarely.
+ */
+const offerPages = cachedLookup((db, key: string) => {
+  const [brandId, filter] = JSON.parse(key) as [string, ListFilter];
+  return listOffers(db.read, brandId, filter);
+});
+
+export function listOffersCached(ctx: LookupContext, brandId: string, filter: ListFilter): Promise<OfferRow[]> {
+  const { status, cursor, limit } = filter;
+  return offerPages.get(ctx, JSON.stringify([brandId, { status, cursor, limit }]));
 }

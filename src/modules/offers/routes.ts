@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
-import { findOffer, listOffers, offerToApi } from './repository.js';
+import { findOffer, listOffersCached, offerToApi } from './repository.js';
 import { CreateOfferBody, ListOffersQuery, Offer, UpdateOfferBody } from './schemas.js';
 import { createOffer, updateOffer } from './service.js';
 
@@ -26,7 +26,7 @@ export function offerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const limit = pageSize(request.query.limit);
-        const rows = await listOffers(ctx.db.read, request.auth.brandId, { ...request.query, limit });
+        const rows = await listOffersCached(ctx, request.auth.brandId, { ...request.query, limit });
         return toPage(rows, limit, offerToApi);
       },
     );
