@@ -3,6 +3,7 @@
  * through `transact`, which on SQLite is group-committed (see groupCommit.ts) and on
  * PostgreSQL is an ordinary pooled transaction.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -17,6 +18,16 @@ export type Trx = Transaction<Schema>;
 /** What repositories take: `db.read` for reads, or the `trx` of the caller's transaction. */
 export type Queryable = Kysely<Schema>;
 export type TransactWork<T> = (trx: Trx) => Promise<T>;
+
+/**
+ * Lets a request commit its answer in the same transaction as its work (an Idempotency-Key,
+ * see http/idempotency.ts). While such a request runs, its first `transact` goes through
+ * the binding, which runs it with `run`; every other `transact` is unaffected.
+ */
+export interface TransactionBinding {
+  transact<T>(work: TransactWork<T>, run: <U>(work: TransactWork<U>) => Promise<U>): Promise<T>;
+}
+export const transactionBinding = new AsyncLocalStorage<TransactionBinding>();
 
 export interface DatabaseOptions {
   /** `postgres://…`; when null, embedded SQLite in `dataDir`. */
@@ -90,6 +101,12 @@ export class Database {
    * do all its writes through the `trx` it is given and must not call `transact` again.
    */
   async transact<T>(work: TransactWork<T>): Promise<T> {
+    const binding = transactionBinding.getStore();
+    if (binding) return binding.transact(work, (unit) => this.transactNow(unit));
+    return this.transactNow(work);
+  }
+
+  private async transactNow<T>(work: TransactWork<T>): Promise<T> {
     if (this.committer) {
       return this.committer.run(work, (trx) => this.runAfterCommit(trx));
     }

@@ -255,6 +255,19 @@ export interface RateLimitWindowTable {
   reset_at: number;
 }
 
+export interface IdempotencyKeyTable {
+  /** The API key's id, or `ip:<address>` on the public routes that take none. */
+  scope: string;
+  key: string;
+  /** SHA-256 of the method, URL and body: the same key with another request is refused. */
+  fingerprint: string;
+  status_code: number | null;
+  response_body: string | null;
+  work_committed: number;
+  locked_until: number;
+  created_at: number;
+}
+
 export interface Schema {
   brands: BrandTable;
   api_keys: ApiKeyTable;
@@ -275,4 +288,5 @@ export interface Schema {
   dashboard_users: DashboardUserTable;
   dashboard_sessions: DashboardSessionTable;
   rate_limit_windows: RateLimitWindowTable;
+  idempotency_keys: IdempotencyKeyTable;
 }
