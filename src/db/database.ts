@@ -7,17 +7,15 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { GroupCommitter } from './groupCommit.js';
 import type { Schema } from './schema.js';
 import { SharedFileSqliteDialect } from './sqliteDialect.js';
+import type { TransactWork, Trx } from './types.js';
 
+export type { Queryable, TransactWork, Trx } from './types.js';
 export type Dialect = 'sqlite' | 'postgres';
-export type Trx = Transaction<Schema>;
-/** What repositories take: `db.read` for reads, or the `trx` of the caller's transaction. */
-export type Queryable = Kysely<Schema>;
-export type TransactWork<T> = (trx: Trx) => Promise<T>;
 
 /**
  * Lets a request commit its answer in the same transaction as its work (an Idempotency-Key,
@@ -52,6 +50,19 @@ const SQLITE_BUSY_TIMEOUT_MS = 5000;
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
+/**
+ * `transact` called while a unit of work of the same database is running. On SQLite the
+ * inner unit would wait for the batch the outer one is part of — for ever; on PostgreSQL it
+ * would commit on its own, outside the outer transaction. Either way the code is wrong:
+ * the unit must do its writes through the `trx` it was given.
+ */
+export class NestedTransactionError extends Error {
+  constructor() {
+    super('db.transact was called inside a transaction of the same database: pass the trx you were given instead');
+    this.name = 'NestedTransactionError';
+  }
+}
+
 export class Database {
   readonly dialect: Dialect;
   readonly schema: string;
@@ -60,6 +71,8 @@ export class Database {
   private readonly write: Kysely<Schema>;
   private readonly committer: GroupCommitter | null;
   private readonly afterCommitHooks = new WeakMap<Trx, Array<() => void>>();
+  /** Set while a unit of work of `transact` runs (through every await inside it). */
+  private readonly unitOfWork = new AsyncLocalStorage<true>();
   private readonly pool: pg.Pool | null;
   private readonly connectionString: string | null;
 
@@ -98,22 +111,25 @@ export class Database {
 
   /**
    * Runs `work` in a transaction and resolves once it is durably committed. `work` must
-   * do all its writes through the `trx` it is given and must not call `transact` again.
+   * do all its writes through the `trx` it is given; calling `transact` again from inside
+   * it is refused with a NestedTransactionError (an AsyncLocalStorage marks the unit).
    */
   async transact<T>(work: TransactWork<T>): Promise<T> {
+    if (this.unitOfWork.getStore()) throw new NestedTransactionError();
     const binding = transactionBinding.getStore();
     if (binding) return binding.transact(work, (unit) => this.transactNow(unit));
     return this.transactNow(work);
   }
 
   private async transactNow<T>(work: TransactWork<T>): Promise<T> {
+    const unit: TransactWork<T> = (trx) => this.unitOfWork.run(true, () => work(trx));
     if (this.committer) {
-      return this.committer.run(work, (trx) => this.runAfterCommit(trx));
+      return this.committer.run(unit, (trx) => this.runAfterCommit(trx));
     }
     let committedTrx: Trx | null = null;
     const result = await this.write.transaction().execute(async (trx) => {
       committedTrx = trx;
-      return work(trx);
+      return unit(trx);
     });
     if (committedTrx) this.runAfterCommit(committedTrx);
     return result;

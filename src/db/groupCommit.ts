@@ -6,8 +6,8 @@
  * promise settles only after that commit, so an acknowledged write is always on disk.
  */
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { TransactWork, Trx } from './database.js';
 import type { Schema } from './schema.js';
+import type { TransactWork, Trx } from './types.js';
 
 // Compiled once: they run around every unit of every batch.
 const SAVEPOINT = CompiledQuery.raw('SAVEPOINT unit');

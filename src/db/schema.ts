@@ -159,6 +159,14 @@ export interface WebhookDeliveryTable {
   method: 'GET' | 'POST' | null;
   created_at: number;
   updated_at: number;
+  /** Sends since the last recorded attempt (see migration 0010); capped. */
+  unrecorded_sends: Generated<number>;
+}
+
+export interface DeliveryWorkerTable {
+  id: string;
+  heartbeat_at: number;
+  started_at: number;
 }
 
 export interface PartnerPostbackTable {
@@ -280,6 +288,7 @@ export interface Schema {
   webhook_subscriptions: WebhookSubscriptionTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
+  delivery_workers: DeliveryWorkerTable;
   clicks: ClickTable;
   fraud_blocklist: BlocklistTable;
   cap_counters: CapCounterTable;

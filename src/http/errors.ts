@@ -3,6 +3,7 @@
  * `{ "error": { "code", "message", "details"? } }`. 5xx details go to the log only.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { answerDomainError } from './domainErrors.js';
 import { type AjvIssue, detailsFromAjv } from './validationErrors.js';
 
 export const ERROR_CODES = {
@@ -57,7 +58,10 @@ export class ApiError extends Error {
   }
 }
 
-/** The spec says a 422 message "carries the validation details": list them in the text too. */
+/**
+ * The spec says a 422 message "carries the validation details": list them in the text too
+ * (as `InvalidError` does for the services' own rules, src/errors.ts).
+ */
 function describeDetails(details: ErrorDetail[]): string {
   const parts = details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message));
   return `Validation failed: ${parts.join('; ')}.`;
@@ -121,6 +125,8 @@ function validationFailure(details: ErrorDetail[]): ApiError {
 /** Maps anything thrown during a request onto an ApiError. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  const domain = answerDomainError(error);
+  if (domain) return new ApiError(domain.code, domain.message, domain.details);
   if (isStorageUnavailable(error)) {
     return new ApiError(
       'service_unavailable',

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Database, Trx } from '../../db/database.js';
-import { ApiError } from '../../http/errors.js';
+import { InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { type ApiKeyRow, type CreateKeyInput, insertApiKey } from '../apiKeys/service.js';
 import { currencyCode, isCurrencyCode, isTimeZone } from '../validation.js';
@@ -35,7 +35,7 @@ export function validateBrandSettings(input: { timezone?: string; currency?: str
   if (input.currency !== undefined && !isCurrencyCode(input.currency)) {
     problems.push({ path: 'currency', message: 'must be an ISO 4217 currency code such as USD' });
   }
-  if (problems.length > 0) throw ApiError.validation(problems);
+  if (problems.length > 0) throw new InvalidError(problems);
 }
 
 /** Creates a brand with a unique slug derived from its name. Runs inside the caller's transaction. */
@@ -104,7 +104,7 @@ export async function updateBrand(
     }
     await trx.updateTable('brands').set(changes).where('id', '=', brandId).execute();
     const row = await findBrandById(trx, brandId);
-    if (!row) throw ApiError.notFound('Brand');
+    if (!row) throw new NotFoundError('Brand');
     return row;
   });
 }

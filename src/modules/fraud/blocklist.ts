@@ -9,7 +9,7 @@ import type { Selectable } from 'kysely';
 import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { BlocklistTable } from '../../db/schema.js';
-import { ApiError } from '../../http/errors.js';
+import { InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 
 export const BLOCKLIST_CACHE_MS = 5000;
@@ -95,7 +95,7 @@ export async function addBlocklistEntry(
       cidr: 'a CIDR range such as 203.0.113.0/24',
       userAgent: 'a non-empty substring',
     };
-    throw ApiError.validation([{ path: 'value', message: `must be ${expected[input.type]}` }]);
+    throw InvalidError.at('value', `must be ${expected[input.type]}`);
   }
   const row = await ctx.db.transact(async (trx) => {
     const count = await trx
@@ -104,7 +104,7 @@ export async function addBlocklistEntry(
       .where('brand_id', '=', brandId)
       .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_BLOCKLIST_ENTRIES) {
-      throw ApiError.validation([{ path: '', message: `a blocklist holds at most ${MAX_BLOCKLIST_ENTRIES} entries` }]);
+      throw InvalidError.at('', `a blocklist holds at most ${MAX_BLOCKLIST_ENTRIES} entries`);
     }
     const now = ctx.clock.now();
     const entry: BlocklistRow = { id: newId('blk', now), brand_id: brandId, type: input.type, value, created_at: now };
@@ -119,6 +119,6 @@ export async function removeBlocklistEntry(ctx: AppContext, brandId: string, id:
   const result = await ctx.db.transact((trx) =>
     trx.deleteFrom('fraud_blocklist').where('id', '=', id).where('brand_id', '=', brandId).executeTakeFirst(),
   );
-  if (Number(result.numDeletedRows) === 0) throw ApiError.notFound('Blocklist entry');
+  if (Number(result.numDeletedRows) === 0) throw new NotFoundError('Blocklist entry');
   cache.delete(brandId);
 }
