@@ -2,7 +2,7 @@
  * Table shapes as Kysely sees them. Columns are snake_case; timestamps are epoch
  * milliseconds (BIGINT on PostgreSQL, INTEGER on SQLite); money is integer minor units.
  */
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 export interface BrandTable {
   id: string;
@@ -53,6 +53,8 @@ export interface OfferTable {
   postback_token: string | null;
   created_at: number;
   updated_at: number;
+  /** JSON object of the client's string pairs (modules/metadata.ts); '{}' when none. */
+  metadata: ColumnType<string, string | undefined, string>;
 }
 
 export interface PartnerTable {
@@ -67,6 +69,8 @@ export interface PartnerTable {
   approved_at: number | null;
   banned_at: number | null;
   updated_at: number;
+  /** JSON object of the client's string pairs (modules/metadata.ts); '{}' when none. */
+  metadata: ColumnType<string, string | undefined, string>;
 }
 
 export interface ConversionTable {
@@ -97,6 +101,8 @@ export interface ConversionTable {
   /** Brand-local calendar day of creation (YYYY-MM-DD): the report day it counts on. */
   local_day: string;
   created_at: number;
+  /** JSON object of the client's string pairs (modules/metadata.ts); '{}' when none. */
+  metadata: ColumnType<string, string | undefined, string>;
 }
 
 export interface EventTable {
@@ -137,6 +143,8 @@ export interface WebhookSubscriptionTable {
   status: 'active' | 'disabled';
   created_at: number;
   updated_at: number;
+  /** JSON object of the client's string pairs (modules/metadata.ts); '{}' when none. */
+  metadata: ColumnType<string, string | undefined, string>;
 }
 
 export interface WebhookDeliveryTable {

@@ -15,6 +15,7 @@ import * as m0008 from './0008_pending_deliveries_index.js';
 import * as m0009 from './0009_rate_limit_windows.js';
 import * as m0010 from './0010_deliveries.js';
 import * as m0011 from './0011_idempotency.js';
+import * as m0012 from './0012_metadata.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0009_rate_limit_windows': m0009,
   '0010_deliveries': m0010,
   '0011_idempotency': m0011,
+  '0012_metadata': m0012,
 };
 
 export const migrationProvider: MigrationProvider = {

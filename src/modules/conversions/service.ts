@@ -13,6 +13,7 @@ import { findBrandById } from '../brands/repository.js';
 import { type CountedPeriod, countTowardsCaps, uncountFromCaps } from '../caps/service.js';
 import { findClick } from '../clicks/repository.js';
 import { recordEvent } from '../events/outbox.js';
+import { metadataText } from '../metadata.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
 import { queuePartnerPostbacks } from '../postbacks/service.js';
@@ -106,6 +107,7 @@ async function recordConversionInTrx(
     rejection_reason: null,
     local_day: localDay(now, brand.timezone),
     created_at: now,
+    metadata: metadataText(input.metadata),
   };
 
   const existing = await insertConversionOnce(trx, row);

@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import { toIso, toIsoOrNull } from '../../clock.js';
 import type { Queryable } from '../../db/database.js';
 import type { WebhookAttemptTable, WebhookDeliveryTable, WebhookSubscriptionTable } from '../../db/schema.js';
+import { parseMetadata } from '../metadata.js';
 import type { Delivery, Subscription } from './schemas.js';
 
 export type SubscriptionRow = Selectable<WebhookSubscriptionTable>;
@@ -15,6 +16,7 @@ export function subscriptionToApi(row: SubscriptionRow): Subscription {
     events: JSON.parse(row.events) as string[],
     hasSecret: row.secret !== null,
     status: row.status,
+    metadata: parseMetadata(row.metadata),
     createdAt: toIso(row.created_at),
   };
 }

@@ -1,7 +1,9 @@
 /** Subscriptions and the delivery log's one write: redelivery. */
+
 import type { AppContext } from '../../context.js';
 import { ConflictError, InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { mergedMetadata, metadataText } from '../metadata.js';
 import { isHttpUrl } from '../urls.js';
 import { announceDeliveries } from './fanout.js';
 import { type DeliveryRow, findDelivery, findSubscription, type SubscriptionRow } from './repository.js';
@@ -51,6 +53,7 @@ export async function createSubscription(
       status: 'active',
       created_at: now,
       updated_at: now,
+      metadata: metadataText(input.metadata),
     };
     await trx.insertInto('webhook_subscriptions').values(row).execute();
     return row;
@@ -72,6 +75,7 @@ export async function updateSubscription(
     if (patch.events !== undefined) changes.events = JSON.stringify(patch.events);
     if (patch.secret !== undefined) changes.secret = patch.secret;
     if (patch.status !== undefined) changes.status = patch.status;
+    if (patch.metadata !== undefined) changes.metadata = mergedMetadata(existing.metadata, patch.metadata);
     await trx.updateTable('webhook_subscriptions').set(changes).where('id', '=', id).execute();
     // Re-enabling may make waiting deliveries claimable again.
     if (patch.status === 'active') await announceDeliveries(ctx, trx);
