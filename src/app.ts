@@ -18,6 +18,7 @@ import { ErrorBody } from './http/schemas.js';
 import { registerValidators } from './http/validation.js';
 import { brandRoutes } from './modules/brands/routes.js';
 import { clickRoutes, trackingRoutes } from './modules/clicks/routes.js';
+import { pixelPostbackRoutes, pixelTokenRoutes } from './modules/conversions/pixel.js';
 import { conversionRoutes } from './modules/conversions/routes.js';
 import { dashboardRoutes } from './modules/dashboard/routes.js';
 import { fraudRoutes } from './modules/fraud/routes.js';
@@ -25,7 +26,9 @@ import { healthRoutes } from './modules/health/routes.js';
 import { offerRoutes } from './modules/offers/routes.js';
 import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
 import { partnerRoutes } from './modules/partners/routes.js';
-import { pixelPostbackRoutes } from './modules/postbacks/pixel.js';
+import { payoutRoutes } from './modules/payouts/routes.js';
+import { portalApiRoutes } from './modules/portal/apiRoutes.js';
+import { portalRoutes } from './modules/portal/routes.js';
 import { postbackRoutes } from './modules/postbacks/routes.js';
 import { reportRoutes } from './modules/reports/routes.js';
 import { webhookCatalogueRoutes, webhookRoutes } from './modules/webhooks/routes.js';
@@ -131,6 +134,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(trackingRoutes(ctx));
   await app.register(pixelPostbackRoutes(ctx));
   await app.register(dashboardRoutes(ctx));
+  await app.register(portalRoutes(ctx));
   await app.register(
     async (api) => {
       api.addHook('onRequest', apiKeyHook(ctx));
@@ -142,6 +146,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       await api.register(clickRoutes(ctx));
       await api.register(fraudRoutes(ctx));
       await api.register(postbackRoutes(ctx));
+      await api.register(payoutRoutes(ctx));
+      await api.register(portalApiRoutes(ctx));
+      await api.register(pixelTokenRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

@@ -4,7 +4,11 @@
  * `Union` of literals, or `Nullable`) as one error per branch ("must be equal to constant"
  * nine times) plus one for the union; those are folded into a single "must be one of …".
  */
-import type { ErrorDetail } from './errors.js';
+/** One problem: the same shape as errors.ts's ErrorDetail (not imported: errors.ts imports this file). */
+interface ErrorDetail {
+  path: string;
+  message: string;
+}
 
 export interface AjvIssue {
   instancePath: string;

@@ -1,7 +1,8 @@
 import type { AppContext } from '../context.js';
 import { sweepIdempotencyKeys } from '../http/idempotency.js';
+import { FOLD_INTERVAL_MS, foldFacts } from '../modules/analytics/fold.js';
 import { approveExpiredHolds } from '../modules/conversions/service.js';
-import { Dispatcher } from '../modules/webhooks/dispatcher.js';
+import { Dispatcher } from '../modules/deliveries/dispatcher.js';
 import { type Job, sleep } from './worker.js';
 
 /**
@@ -35,6 +36,7 @@ export function createJobs(ctx: AppContext): Job[] {
   return [
     periodicJob('hold-approvals', ctx, HOLD_POLL_INTERVAL_MS, () => approveExpiredHolds(ctx)),
     periodicJob('idempotency-sweep', ctx, IDEMPOTENCY_SWEEP_INTERVAL_MS, () => sweepIdempotencyKeys(ctx)),
+    periodicJob('analytics-fold', ctx, FOLD_INTERVAL_MS, () => foldFacts(ctx)),
     new Dispatcher(ctx),
   ];
 }

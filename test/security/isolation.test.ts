@@ -28,6 +28,7 @@ const VALID_BODIES: Record<string, unknown> = {
   'POST /api/v1/partners/{id}/ban': { reason: 'banned by B' },
   'POST /api/v1/conversions/{id}/reject': { reason: 'rejected by B' },
   'POST /api/v1/partners/{id}/postbacks': { url: 'https://b.example/pb?c={click_id}', events: ['conversion.created'] },
+  'POST /api/v1/payouts/{id}/mark-paid': { reference: 'paid by B' },
   'PATCH /api/public/webhooks/{id}': { url: 'http://127.0.0.1:9/b', status: 'disabled' },
 };
 

@@ -18,6 +18,8 @@ export const ALL_EVENTS = [
   'partner.banned',
   'fraud.high_risk',
   'cap.reached',
+  'payout.created',
+  'payout.paid',
 ];
 
 export interface SubscriptionView {
