@@ -151,6 +151,7 @@ function partnerApproved(n: number) {
     name: `Bench Partner ${n}`,
     email: `partner${n}@example.com`,
     website: 'https://partner.example.com',
+    metadata: {},
     status: 'active' as const,
   };
 }

@@ -12,6 +12,7 @@ import type { AppContext } from './context.js';
 import { apiKeyHook } from './http/auth.js';
 import { answerClientError, registerClientErrorAnswers } from './http/clientErrors.js';
 import { ApiError, registerErrorHandling, sendError, toApiError } from './http/errors.js';
+import { idempotency } from './http/idempotency.js';
 import { refuseUnstorableText } from './http/inputText.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerValidators } from './http/validation.js';
@@ -75,6 +76,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   registerValidators(app);
   app.addHook('onRoute', closeBodilessApiRoutes);
+  app.addHook('onRoute', idempotency(ctx).attach);
   registerErrorHandling(app);
   registerJsonParser(app);
   const refuseUnservable = registerClientErrorAnswers(app);

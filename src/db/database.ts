@@ -19,6 +19,16 @@ import type { TransactWork, Trx } from './types.js';
 export type { Queryable, TransactWork, Trx } from './types.js';
 export type Dialect = 'sqlite' | 'postgres';
 
+/**
+ * Lets a request commit its answer in the same transaction as its work (an Idempotency-Key,
+ * see http/idempotency.ts). While such a request runs, its first `transact` goes through
+ * the binding, which runs it with `run`; every other `transact` is unaffected.
+ */
+export interface TransactionBinding {
+  transact<T>(work: TransactWork<T>, run: <U>(work: TransactWork<U>) => Promise<U>): Promise<T>;
+}
+export const transactionBinding = new AsyncLocalStorage<TransactionBinding>();
+
 export interface DatabaseOptions {
   /** `postgres://…`; when null, embedded SQLite in `dataDir`. */
   databaseUrl: string | null;
@@ -148,6 +158,12 @@ export class Database {
    */
   async transact<T>(work: TransactWork<T>): Promise<T> {
     if (this.unitOfWork.getStore()) throw new NestedTransactionError();
+    const binding = transactionBinding.getStore();
+    if (binding) return binding.transact(work, (unit) => this.transactNow(unit));
+    return this.transactNow(work);
+  }
+
+  private async transactNow<T>(work: TransactWork<T>): Promise<T> {
     // The unit's commit hooks ride in the AsyncLocalStorage: inside a SQLite group-commit
     // batch several units share one transaction, but each commits or rolls back alone (its
     // savepoint), and its hooks must follow its own fate.

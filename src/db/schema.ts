@@ -2,7 +2,7 @@
  * Table shapes as Kysely sees them. Columns are snake_case; timestamps are epoch
  * milliseconds (BIGINT on PostgreSQL, INTEGER on SQLite); money is integer minor units.
  */
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 export interface BrandTable {
   id: string;
@@ -53,6 +53,8 @@ export interface OfferTable {
   postback_token: string | null;
   created_at: number;
   updated_at: number;
+  /** JSON object of the client's string pairs (modules/metadata.ts); '{}' when none. */
+  metadata: ColumnType<string, string | undefined, string>;
 }
 
 export interface PartnerTable {
@@ -67,6 +69,8 @@ export interface PartnerTable {
   approved_at: number | null;
   banned_at: number | null;
   updated_at: number;
+  /** JSON object of the client's string pairs (modules/metadata.ts); '{}' when none. */
+  metadata: ColumnType<string, string | undefined, string>;
 }
 
 export interface ConversionTable {
@@ -105,6 +109,8 @@ export interface ConversionTable {
   browser: string | null;
   referrer_host: string | null;
   created_at: number;
+  /** JSON object of the client's string pairs (modules/metadata.ts); '{}' when none. */
+  metadata: ColumnType<string, string | undefined, string>;
 }
 
 export interface EventTable {
@@ -147,6 +153,8 @@ export interface WebhookSubscriptionTable {
   status: 'active' | 'disabled';
   created_at: number;
   updated_at: number;
+  /** JSON object of the client's string pairs (modules/metadata.ts); '{}' when none. */
+  metadata: ColumnType<string, string | undefined, string>;
 }
 
 export interface WebhookDeliveryTable {
@@ -410,6 +418,19 @@ export interface AnalyticsRollupTable {
   payout_cents: number;
 }
 
+export interface IdempotencyKeyTable {
+  /** The API key's id, or `ip:<address>` on the public routes that take none. */
+  scope: string;
+  key: string;
+  /** SHA-256 of the method, URL and body: the same key with another request is refused. */
+  fingerprint: string;
+  status_code: number | null;
+  response_body: string | null;
+  work_committed: number;
+  locked_until: number;
+  created_at: number;
+}
+
 export interface Schema {
   brands: BrandTable;
   api_keys: ApiKeyTable;
@@ -440,4 +461,5 @@ export interface Schema {
   partner_api_keys: PartnerApiKeyTable;
   analytics_facts: AnalyticsFactTable;
   analytics_rollups: AnalyticsRollupTable;
+  idempotency_keys: IdempotencyKeyTable;
 }

@@ -16,6 +16,8 @@ export interface AjvIssue {
   keyword: string;
   message?: string;
   params: Record<string, unknown>;
+  /** Set on errors of a key checked by `propertyNames` (metadata keys). */
+  propertyName?: string;
   /** Present because the validators are compiled with `verbose: true`. */
   parentSchema?: SchemaLike;
 }
@@ -169,9 +171,14 @@ export function detailsFromAjv(issues: AjvIssue[], part: string | undefined): Er
   const seen = new Set<string>();
   for (const issue of issues) {
     if (unions.some((union) => issue.schemaPath.startsWith(union))) continue;
+    // A bad key is reported by its own error (with propertyName) and once more in general.
+    if (issue.keyword === 'propertyNames') continue;
     let field = fieldOf(issue.instancePath);
     let message: string;
-    if (issue.keyword === 'additionalProperties') {
+    if (issue.propertyName !== undefined) {
+      field = field ? `${field}.${issue.propertyName}` : issue.propertyName;
+      message = `key ${messageOf(issue).replace(/ long$/, '')}`;
+    } else if (issue.keyword === 'additionalProperties') {
       const extra = String(issue.params.additionalProperty);
       field = field ? `${field}.${extra}` : extra;
       message = 'is not a known field';

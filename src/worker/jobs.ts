@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { sweepIdempotencyKeys } from '../http/idempotency.js';
 import { FOLD_INTERVAL_MS, foldFacts } from '../modules/analytics/fold.js';
 import { approveExpiredHolds } from '../modules/conversions/service.js';
 import { Dispatcher } from '../modules/deliveries/dispatcher.js';
@@ -9,6 +10,9 @@ import { type Job, sleep } from './worker.js';
  * second of lateness is invisible, and the query is an index range scan.
  */
 export const HOLD_POLL_INTERVAL_MS = 1000;
+
+/** Expired idempotency keys are deleted about once a minute (one indexed range delete). */
+export const IDEMPOTENCY_SWEEP_INTERVAL_MS = 60_000;
 
 /** Runs `step` every `intervalMs` until aborted; a failing step is logged and retried next time. */
 export function periodicJob(name: string, ctx: AppContext, intervalMs: number, step: () => Promise<unknown>): Job {
@@ -31,6 +35,7 @@ export function periodicJob(name: string, ctx: AppContext, intervalMs: number, s
 export function createJobs(ctx: AppContext): Job[] {
   return [
     periodicJob('hold-approvals', ctx, HOLD_POLL_INTERVAL_MS, () => approveExpiredHolds(ctx)),
+    periodicJob('idempotency-sweep', ctx, IDEMPOTENCY_SWEEP_INTERVAL_MS, () => sweepIdempotencyKeys(ctx)),
     periodicJob('analytics-fold', ctx, FOLD_INTERVAL_MS, () => foldFacts(ctx)),
     new Dispatcher(ctx),
   ];

@@ -63,6 +63,7 @@ for (const dialect of testedDialects()) {
         assert.equal(event.brandId, env.brand.id);
         assert.deepEqual(event.data, {
           conversionId: conversion.id,
+          metadata: {},
           partnerId,
           offerId,
           revenueCents: 4000,
@@ -120,6 +121,7 @@ for (const dialect of testedDialects()) {
         assert.equal(events[0].createdAt, rejectedAt);
         assert.deepEqual(events[0].data, {
           conversionId: conversion.id,
+          metadata: {},
           partnerId,
           offerId,
           revenueCents: 4000,

@@ -104,7 +104,7 @@ for (const dialect of testedDialects()) {
     });
 
     describe('the conversion.created event', () => {
-      it("carries exactly the nine fields of the spec's table with their types", async () => {
+      it("carries exactly the nine fields of the spec's table, plus the conversion's metadata", async () => {
         const offerId = await newOffer({ revenueCents: 2500, payoutCents: 700 });
         const res = await record({ offerId, partnerId, sub1: 'newsletter', externalTxnId: 'ORD-9' });
         const [event, ...more] = await createdEvents(res.body.id);
@@ -118,6 +118,7 @@ for (const dialect of testedDialects()) {
           'conversionId',
           'currency',
           'externalTxnId',
+          'metadata',
           'offerId',
           'partnerId',
           'payoutCents',
@@ -135,6 +136,7 @@ for (const dialect of testedDialects()) {
           status: 'pending',
           sub1: 'newsletter',
           externalTxnId: 'ORD-9',
+          metadata: {},
         });
         assert.ok(Number.isInteger(event.data.revenueCents) && Number.isInteger(event.data.payoutCents));
       });

@@ -88,6 +88,7 @@ for (const dialect of testedDialects()) {
       assert.equal(events[0].brandId, env.brand.id);
       assert.deepEqual(events[0].data, {
         conversionId: conversion.id,
+        metadata: {},
         partnerId,
         offerId: heldOffer,
         revenueCents: 3000,

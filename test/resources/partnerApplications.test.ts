@@ -65,6 +65,7 @@ for (const dialect of testedDialects()) {
         assert.equal(event.brandId, env.brand.id);
         assert.deepEqual(event.data, {
           partnerId: res.body.id,
+          metadata: {},
           name: 'Carol',
           email: 'carol@example.com',
           website: null,

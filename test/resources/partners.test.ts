@@ -69,7 +69,7 @@ for (const dialect of testedDialects()) {
         const [event, ...more] = await partnerEvents(env, 'partner.approved', res.body.id);
         assert.equal(more.length, 0);
         const data = checkEnvelope(event, 'partner.approved', env.brand.id, env.clock.now());
-        assert.deepEqual(data, { partnerId: res.body.id, ...ALICE, status: 'active' });
+        assert.deepEqual(data, { partnerId: res.body.id, ...ALICE, status: 'active', metadata: {} });
       });
 
       it('sends website as null in the event when none was given', async () => {
@@ -77,6 +77,7 @@ for (const dialect of testedDialects()) {
         const [event] = await partnerEvents(env, 'partner.approved', id);
         assert.deepEqual(event?.data, {
           partnerId: id,
+          metadata: {},
           name: 'No Site',
           email: 'direct@example.com',
           website: null,
@@ -115,6 +116,7 @@ for (const dialect of testedDialects()) {
         const data = checkEnvelope(events[0], 'partner.approved', env.brand.id, env.clock.now());
         assert.deepEqual(data, {
           partnerId: id,
+          metadata: {},
           name: 'Becoming Active',
           email: 'applicant@example.com',
           website: null,
@@ -148,6 +150,7 @@ for (const dialect of testedDialects()) {
         const data = checkEnvelope(events[0], 'partner.banned', env.brand.id, env.clock.now());
         assert.deepEqual(data, {
           partnerId: id,
+          metadata: {},
           name: 'Shady Applicant',
           email: 'applicant@example.com',
           website: null,

@@ -24,6 +24,7 @@ import {
 /** A valid body for each keyed route with an id param and a body, so the id check is what answers. */
 const VALID_BODIES: Record<string, unknown> = {
   'PATCH /api/v1/offers/{id}': { name: 'Renamed by B', status: 'paused' },
+  'PATCH /api/v1/partners/{id}': { metadata: { by: 'B' } },
   'POST /api/v1/partners/{id}/ban': { reason: 'banned by B' },
   'POST /api/v1/conversions/{id}/reject': { reason: 'rejected by B' },
   'POST /api/v1/partners/{id}/postbacks': { url: 'https://b.example/pb?c={click_id}', events: ['conversion.created'] },

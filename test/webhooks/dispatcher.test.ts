@@ -254,6 +254,7 @@ for (const dialect of testedDialects()) {
           env.ctx.db.transact(async (trx) => {
             const event = await recordEvent(env.ctx, trx, env.brand.id, 'partner.approved', {
               partnerId: 'prt_rolled_back',
+              metadata: {},
               name: 'Never',
               email: 'never@example.com',
               website: null,

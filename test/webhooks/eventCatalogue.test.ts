@@ -81,13 +81,14 @@ for (const dialect of testedDialects()) {
       }
     });
 
-    it('documents the nine conversion.created fields of spec section 2', () => {
+    it('documents the nine conversion.created fields of spec section 2, plus metadata', () => {
       const entry = catalogue.find((e) => e.name === 'conversion.created');
       const properties = Object.keys((entry?.schema.properties ?? {}) as Record<string, unknown>).sort();
       assert.deepEqual(properties, [
         'conversionId',
         'currency',
         'externalTxnId',
+        'metadata',
         'offerId',
         'partnerId',
         'payoutCents',

@@ -36,6 +36,7 @@ for (const dialect of testedDialects()) {
           events: ['conversion.created', 'cap.reached'],
           hasSecret: true,
           status: 'active',
+          metadata: {},
           createdAt: new Date(env.clock.now()).toISOString(),
         });
         assert.match(res.body.createdAt, ISO_MS);

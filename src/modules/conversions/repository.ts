@@ -4,6 +4,7 @@ import type { Queryable } from '../../db/database.js';
 import { prepared, preparedInsert } from '../../db/prepared.js';
 import type { ConversionTable } from '../../db/schema.js';
 import type { EventData } from '../events/schemas.js';
+import { parseMetadata } from '../metadata.js';
 import type { Conversion } from './schemas.js';
 
 export type ConversionRow = Selectable<ConversionTable>;
@@ -29,6 +30,7 @@ export function conversionToApi(row: ConversionRow): Conversion {
     approvedAt: toIsoOrNull(row.approved_at),
     rejectedAt: toIsoOrNull(row.rejected_at),
     rejectionReason: row.rejection_reason,
+    metadata: parseMetadata(row.metadata),
     createdAt: toIso(row.created_at),
   };
 }
@@ -41,6 +43,7 @@ function commonEventFields(row: ConversionRow) {
     revenueCents: row.revenue_cents,
     payoutCents: row.payout_cents,
     currency: row.currency,
+    metadata: parseMetadata(row.metadata),
   };
 }
 
@@ -90,6 +93,9 @@ export interface ConversionFilter {
   externalTxnId?: string;
   fromMs?: number;
   toMs?: number;
+  /** Brand-local days (YYYY-MM-DD), inclusive: the conversion's creation day, as in the reports. */
+  fromDay?: string;
+  toDay?: string;
   cursor?: string;
   limit: number;
 }
@@ -102,6 +108,8 @@ export function listConversions(q: Queryable, brandId: string, f: ConversionFilt
   if (f.externalTxnId) query = query.where('external_txn_id', '=', f.externalTxnId);
   if (f.fromMs !== undefined) query = query.where('created_at', '>=', f.fromMs);
   if (f.toMs !== undefined) query = query.where('created_at', '<=', f.toMs);
+  if (f.fromDay !== undefined) query = query.where('local_day', '>=', f.fromDay);
+  if (f.toDay !== undefined) query = query.where('local_day', '<=', f.toDay);
   if (f.cursor) query = query.where('id', '<', f.cursor);
   return query
     .orderBy('id', 'desc')
@@ -140,6 +148,7 @@ const CONVERSION_COLUMNS = [
   'browser',
   'referrer_host',
   'created_at',
+  'metadata',
 ] as const satisfies ReadonlyArray<keyof ConversionRow>;
 
 // The unique index on (offer_id, external_txn_id) decides duplicates: a concurrent twin

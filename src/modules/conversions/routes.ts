@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { isRealDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
+import { InvalidError } from '../../errors.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
@@ -12,34 +13,41 @@ import { approveConversion, recordConversion, rejectConversion } from './service
 const IdParams = Type.Object({ id: Type.String() });
 const security = [{ bearerAuth: [] }];
 
-const TIMESTAMP = /^(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+type Bound = { day: string } | { ms: number };
 
 /**
- * `2026-11-21` (a UTC day; as `to` it means the end of that day) or an ISO 8601 timestamp
- * with a zone (`Z` or an offset: a zoneless time would depend on the server's zone).
+ * `2026-11-21` is a day of the brand's time zone, counted like the reports (the
+ * conversion's creation day there); an ISO 8601 timestamp with a zone (`Z` or an offset) is
+ * an exact instant, for UTC or any other cut-off.
  */
-function parseInstant(text: string, edge: 'from' | 'to'): number {
-  const timestamp = TIMESTAMP.exec(text);
-  const day = timestamp ? timestamp[1] : text;
-  const ms = timestamp ? Date.parse(text) : Date.parse(`${text}T00:00:00.000Z`);
-  if (!day || !isRealDay(day) || Number.isNaN(ms)) {
-    throw ApiError.validation([
-      { path: `query.${edge}`, message: 'must be a date (YYYY-MM-DD) or an ISO 8601 timestamp with a zone' },
-    ]);
+function parseBound(text: string, edge: 'from' | 'to'): Bound {
+  if (TIMESTAMP.test(text) && isRealDay(text.slice(0, 10)) && !Number.isNaN(Date.parse(text))) {
+    return { ms: Date.parse(text) };
   }
-  return !timestamp && edge === 'to' ? ms + MS_PER_DAY - 1 : ms;
+  if (isRealDay(text)) return { day: text };
+  throw InvalidError.at(
+    `query.${edge}`,
+    'must be a date as YYYY-MM-DD (a day of the brand time zone) or an ISO 8601 timestamp with a zone',
+  );
 }
 
-const MS_PER_DAY = 86_400_000;
-
 /** The range of `?from=&to=`; a reversed one is refused like the reports' (not answered empty). */
-function parseRange(from: string | undefined, to: string | undefined): { fromMs?: number; toMs?: number } {
-  const fromMs = from === undefined ? undefined : parseInstant(from, 'from');
-  const toMs = to === undefined ? undefined : parseInstant(to, 'to');
-  if (fromMs !== undefined && toMs !== undefined && fromMs > toMs) {
-    throw ApiError.validation([{ path: 'query.from', message: 'must not be after to' }]);
-  }
-  return { fromMs, toMs };
+function parseRange(from: string | undefined, to: string | undefined) {
+  const lower = from === undefined ? undefined : parseBound(from, 'from');
+  const upper = to === undefined ? undefined : parseBound(to, 'to');
+  const reversed =
+    lower && upper && 'day' in lower && 'day' in upper
+      ? lower.day > upper.day
+      : lower && upper && 'ms' in lower && 'ms' in upper && lower.ms > upper.ms;
+  if (reversed) throw InvalidError.at('query.from', 'must not be after to');
+  return {
+    fromDay: lower && 'day' in lower ? lower.day : undefined,
+    fromMs: lower && 'ms' in lower ? lower.ms : undefined,
+    toDay: upper && 'day' in upper ? upper.day : undefined,
+    toMs: upper && 'ms' in upper ? upper.ms : undefined,
+  };
 }
 
 export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Metadata, MetadataInput } from '../metadata.js';
 
 const MAX_CENTS = 1_000_000_000_000;
 const Sub = Type.String({ maxLength: 255 });
@@ -30,6 +31,7 @@ export const Conversion = Type.Object({
   approvedAt: NullableTimestamp,
   rejectedAt: NullableTimestamp,
   rejectionReason: Nullable(Type.String()),
+  metadata: Metadata,
   createdAt: Timestamp,
 });
 export type Conversion = Static<typeof Conversion>;
@@ -62,6 +64,7 @@ export const CreateConversionBody = Type.Object(
         description: 'Your transaction id. A repeat for the same offer returns the existing conversion (200).',
       }),
     ),
+    metadata: Type.Optional(MetadataInput),
   },
   { additionalProperties: false },
 );
@@ -69,7 +72,8 @@ export type CreateConversionBody = Static<typeof CreateConversionBody>;
 
 const Instant = Type.String({
   maxLength: 40,
-  description: 'ISO 8601 timestamp, or a date (YYYY-MM-DD, UTC: from = its start, to = its end).',
+  description:
+    'A day (YYYY-MM-DD) of the brand time zone, inclusive, counted like GET /reports; or an ISO 8601 timestamp with a zone (Z or an offset) for an exact instant, e.g. UTC.',
 });
 
 export const ListConversionsQuery = Type.Object(

@@ -15,6 +15,7 @@ import { findBrandById } from '../brands/repository.js';
 import { type CountedPeriod, countTowardsCaps, uncountFromCaps } from '../caps/service.js';
 import { findClick } from '../clicks/repository.js';
 import { recordEvent } from '../events/outbox.js';
+import { metadataText } from '../metadata.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
 import { assertNotInPayout } from '../payouts/service.js';
@@ -114,6 +115,7 @@ async function recordConversionInTrx(
     browser: click?.browser ?? null,
     referrer_host: click?.referrer_host ?? null,
     created_at: now,
+    metadata: metadataText(input.metadata),
   };
 
   const existing = await insertConversionOnce(trx, row);

@@ -10,6 +10,10 @@ const NullableString = (description: string) => Type.Union([Type.String(), Type.
 const NullableTime = (description: string) =>
   Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description });
 
+const EventMetadata = Type.Record(Type.String(), Type.String(), {
+  description: "The resource's metadata, as set through the API ({} when none).",
+});
+
 const conversionFields = {
   conversionId: Id('Identifier of the conversion (conv_…).'),
   partnerId: Id('Identifier of the partner (prt_…).'),
@@ -17,6 +21,7 @@ const conversionFields = {
   revenueCents: Type.Integer({ description: 'Revenue in minor currency units.' }),
   payoutCents: Type.Integer({ description: 'Partner payout in minor currency units.' }),
   currency: Type.String({ description: 'ISO 4217 currency code.' }),
+  metadata: EventMetadata,
 };
 
 export const ConversionCreatedData = Type.Object(
@@ -59,6 +64,7 @@ const partnerFields = {
   name: Type.String(),
   email: Type.String(),
   website: NullableString('Website given by the partner.'),
+  metadata: EventMetadata,
 };
 
 export const PartnerAppliedData = Type.Object(

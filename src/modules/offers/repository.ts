@@ -4,6 +4,7 @@ import { cachedLookup, type LookupContext } from '../../db/cache.js';
 import type { Queryable } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import type { OfferTable } from '../../db/schema.js';
+import { parseMetadata } from '../metadata.js';
 import type { Offer } from './schemas.js';
 
 export type OfferRow = Selectable<OfferTable>;
@@ -21,6 +22,7 @@ export function offerToApi(row: OfferRow): Offer {
     holdSeconds: row.hold_seconds,
     caps: { daily: row.cap_daily, weekly: row.cap_weekly, monthly: row.cap_monthly, global: row.cap_global },
     fallbackUrl: row.fallback_url,
+    metadata: parseMetadata(row.metadata),
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
   };

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Metadata, MetadataInput, MetadataPatch } from '../metadata.js';
 import { MAX_URL_LENGTH } from '../urls.js';
 
 const MAX_CENTS = 1_000_000_000_000; // ten billion in major units: far above any real payout
@@ -48,6 +49,7 @@ export const Offer = Type.Object({
   holdSeconds: Nullable(Type.Integer()),
   caps: Caps,
   fallbackUrl: Nullable(Type.String()),
+  metadata: Metadata,
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -65,12 +67,16 @@ export const CreateOfferBody = Type.Object(
     holdSeconds: Type.Optional(HoldSeconds),
     caps: Type.Optional(CapsPatch),
     fallbackUrl: Type.Optional(Nullable(Url('Where clicks go while a cap is reached.'))),
+    metadata: Type.Optional(MetadataInput),
   },
   { additionalProperties: false },
 );
 export type CreateOfferBody = Static<typeof CreateOfferBody>;
 
-export const UpdateOfferBody = Type.Partial(CreateOfferBody, { additionalProperties: false });
+export const UpdateOfferBody = Type.Partial(
+  Type.Object({ ...CreateOfferBody.properties, metadata: MetadataPatch }, { additionalProperties: false }),
+  { additionalProperties: false },
+);
 export type UpdateOfferBody = Static<typeof UpdateOfferBody>;
 
 export const ListOffersQuery = Type.Object(

@@ -2,6 +2,7 @@ import type { AppContext } from '../../context.js';
 import { InvalidError, NotFoundError, type Problem } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findBrandById } from '../brands/repository.js';
+import { mergedMetadata, metadataText } from '../metadata.js';
 import { isHttpUrl } from '../urls.js';
 import { currencyCode, isCurrencyCode } from '../validation.js';
 import { findOffer, type OfferRow } from './repository.js';
@@ -66,6 +67,7 @@ export async function createOffer(ctx: AppContext, brandId: string, input: Creat
       created_at: now,
       updated_at: now,
       ...changesFrom(input),
+      metadata: metadataText(input.metadata),
     };
     await trx.insertInto('offers').values(row).execute();
     return row;
@@ -83,6 +85,7 @@ export async function updateOffer(
     const existing = await findOffer(trx, brandId, offerId);
     if (!existing) throw new NotFoundError('Offer');
     const changes = { ...changesFrom(patch), updated_at: ctx.clock.now() };
+    if (patch.metadata !== undefined) changes.metadata = mergedMetadata(existing.metadata, patch.metadata);
     await trx.updateTable('offers').set(changes).where('id', '=', offerId).execute();
     return { ...existing, ...changes };
   });

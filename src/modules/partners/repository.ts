@@ -3,6 +3,7 @@ import { toIso, toIsoOrNull } from '../../clock.js';
 import type { Dialect, Queryable, Trx } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import type { PartnerTable } from '../../db/schema.js';
+import { parseMetadata } from '../metadata.js';
 import type { Partner } from './schemas.js';
 
 export type PartnerRow = Selectable<PartnerTable>;
@@ -18,6 +19,7 @@ export function partnerToApi(row: PartnerRow): Partner {
     createdAt: toIso(row.created_at),
     approvedAt: toIsoOrNull(row.approved_at),
     bannedAt: toIsoOrNull(row.banned_at),
+    metadata: parseMetadata(row.metadata),
   };
 }
 

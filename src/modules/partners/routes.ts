@@ -5,8 +5,8 @@ import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
 import { findPartner, listPartners, partnerToApi } from './repository.js';
-import { BanBody, CreatePartnerBody, ListPartnersQuery, Partner } from './schemas.js';
-import { approvePartner, banPartner, createPartner } from './service.js';
+import { BanBody, CreatePartnerBody, ListPartnersQuery, Partner, UpdatePartnerBody } from './schemas.js';
+import { approvePartner, banPartner, createPartner, updatePartner } from './service.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const security = [{ bearerAuth: [] }];
@@ -65,6 +65,21 @@ export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         if (!row) throw ApiError.notFound('Partner');
         return partnerToApi(row);
       },
+    );
+
+    app.patch(
+      '/partners/:id',
+      {
+        schema: {
+          tags: ['partners'],
+          summary: 'Change a partner\'s metadata (merged key by key; "" removes a key, null removes all).',
+          security,
+          params: IdParams,
+          body: UpdatePartnerBody,
+          response: { 200: Partner, ...errorResponses(...KEYED_ERRORS, 400, 404, 422) },
+        },
+      },
+      async (request) => partnerToApi(await updatePartner(ctx, request.auth.brandId, request.params.id, request.body)),
     );
 
     app.post(

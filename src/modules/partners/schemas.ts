@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Metadata, MetadataInput, MetadataPatch } from '../metadata.js';
 import { MAX_URL_LENGTH } from '../urls.js';
 
 export const PartnerStatus = Type.Union([Type.Literal('applicant'), Type.Literal('active'), Type.Literal('banned')]);
@@ -14,6 +15,7 @@ export const Partner = Type.Object({
   createdAt: Timestamp,
   approvedAt: NullableTimestamp,
   bannedAt: NullableTimestamp,
+  metadata: Metadata,
 });
 export type Partner = Static<typeof Partner>;
 
@@ -22,7 +24,12 @@ const Email = Type.String({ format: 'email', maxLength: 254 });
 const Website = Type.String({ format: 'http-url', maxLength: MAX_URL_LENGTH, description: 'Absolute http(s) URL.' });
 
 export const CreatePartnerBody = Type.Object(
-  { name: Name, email: Email, website: Type.Optional(Nullable(Website)) },
+  { name: Name, email: Email, website: Type.Optional(Nullable(Website)), metadata: Type.Optional(MetadataInput) },
+  { additionalProperties: false },
+);
+
+export const UpdatePartnerBody = Type.Object(
+  { metadata: Type.Optional(MetadataPatch) },
   { additionalProperties: false },
 );
 export type CreatePartnerBody = Static<typeof CreatePartnerBody>;

@@ -9,6 +9,7 @@ import { ConflictError, InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findBrandBySlug } from '../brands/repository.js';
 import { recordEvent } from '../events/outbox.js';
+import { type Metadata, mergedMetadata, metadataText, parseMetadata } from '../metadata.js';
 import { isHttpUrl } from '../urls.js';
 import { findPartner, type PartnerRow } from './repository.js';
 import type { ApplyBody, CreatePartnerBody } from './schemas.js';
@@ -20,7 +21,13 @@ function validateWebsite(website: string | null | undefined): void {
 }
 
 function partnerFields(row: PartnerRow) {
-  return { partnerId: row.id, name: row.name, email: row.email, website: row.website };
+  return {
+    partnerId: row.id,
+    name: row.name,
+    email: row.email,
+    website: row.website,
+    metadata: parseMetadata(row.metadata),
+  };
 }
 
 async function insertPartner(
@@ -43,6 +50,7 @@ async function insertPartner(
     approved_at: status === 'active' ? now : null,
     banned_at: null,
     updated_at: now,
+    metadata: metadataText(input.metadata),
   };
   await trx.insertInto('partners').values(row).execute();
   return row;
@@ -130,5 +138,29 @@ export async function banPartner(
     const banned = await banPartnerInTrx(ctx, trx, row, reason, 'manual');
     if (!banned) throw new ConflictError('This partner is already banned.');
     return banned;
+  });
+}
+
+/** Merges `metadata` into the partner's (PATCH /partners/:id). */
+export async function updatePartner(
+  ctx: AppContext,
+  brandId: string,
+  partnerId: string,
+  patch: { metadata?: Metadata | null },
+): Promise<PartnerRow> {
+  return ctx.db.transact(async (trx) => {
+    const row = await findPartner(trx, brandId, partnerId);
+    if (!row) throw new NotFoundError('Partner');
+    const updated: PartnerRow = {
+      ...row,
+      metadata: mergedMetadata(row.metadata, patch.metadata),
+      updated_at: ctx.clock.now(),
+    };
+    await trx
+      .updateTable('partners')
+      .set({ metadata: updated.metadata, updated_at: updated.updated_at })
+      .where('id', '=', row.id)
+      .execute();
+    return updated;
   });
 }

@@ -56,6 +56,7 @@ function sampleConversion(scope: PartnerScope, now: number): ConversionRow {
     browser: null,
     referrer_host: null,
     created_at: now,
+    metadata: '{}',
   };
 }
 

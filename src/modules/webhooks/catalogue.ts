@@ -35,12 +35,14 @@ const conversion = {
   revenueCents: 1000,
   payoutCents: 600,
   currency: 'USD',
+  metadata: { order_source: 'newsletter' },
 };
 const partner = {
   partnerId: 'prt_01JD0000000000000000000002',
   name: 'Jane Doe Media',
   email: 'jane@example.com',
   website: 'https://janedoe.example',
+  metadata: { crm_id: '8841' },
 };
 
 const EXAMPLES: { [E in EventName]: EventData<E> } = {

@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import { toIso } from '../../clock.js';
 import type { WebhookSubscriptionTable } from '../../db/schema.js';
 import type { Queryable } from '../../db/types.js';
+import { parseMetadata } from '../metadata.js';
 import type { Subscription } from './schemas.js';
 
 // The delivery log lives in the delivery engine; re-exported for existing users.
@@ -24,6 +25,7 @@ export function subscriptionToApi(row: SubscriptionRow): Subscription {
     events: JSON.parse(row.events) as string[],
     hasSecret: row.secret !== null,
     status: row.status,
+    metadata: parseMetadata(row.metadata),
     createdAt: toIso(row.created_at),
   };
 }

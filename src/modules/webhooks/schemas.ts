@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, Timestamp } from '../../http/schemas.js';
 import { EVENT_NAMES } from '../events/schemas.js';
+import { Metadata, MetadataInput, MetadataPatch } from '../metadata.js';
 import { MAX_URL_LENGTH } from '../urls.js';
 
 const MAX_SECRET_LENGTH = 256;
@@ -29,12 +30,13 @@ export const Subscription = Type.Object({
   events: Type.Array(Type.String()),
   hasSecret: Type.Boolean(),
   status: SubscriptionStatus,
+  metadata: Metadata,
   createdAt: Timestamp,
 });
 export type Subscription = Static<typeof Subscription>;
 
 export const CreateSubscriptionBody = Type.Object(
-  { url: Url, events: Events, secret: Type.Optional(Secret) },
+  { url: Url, events: Events, secret: Type.Optional(Secret), metadata: Type.Optional(MetadataInput) },
   { additionalProperties: false },
 );
 export type CreateSubscriptionBody = Static<typeof CreateSubscriptionBody>;
@@ -45,6 +47,7 @@ export const UpdateSubscriptionBody = Type.Object(
     events: Type.Optional(Events),
     secret: Type.Optional(Nullable(Secret)),
     status: Type.Optional(SubscriptionStatus),
+    metadata: Type.Optional(MetadataPatch),
   },
   { additionalProperties: false },
 );

@@ -5,6 +5,7 @@ import { newId } from '../../ids.js';
 import { announceDeliveries } from '../deliveries/fanout.js';
 import { deleteDeliveriesOf } from '../deliveries/repository.js';
 import { validateTargetUrl } from '../deliveries/targetUrl.js';
+import { mergedMetadata, metadataText } from '../metadata.js';
 import { findSubscription, type SubscriptionRow } from './repository.js';
 import type { CreateSubscriptionBody, UpdateSubscriptionBody } from './schemas.js';
 import { webhookTarget } from './target.js';
@@ -49,6 +50,7 @@ export async function createSubscription(
       status: 'active',
       created_at: now,
       updated_at: now,
+      metadata: metadataText(input.metadata),
     };
     await trx.insertInto('webhook_subscriptions').values(row).execute();
     return row;
@@ -70,6 +72,7 @@ export async function updateSubscription(
     if (patch.events !== undefined) changes.events = JSON.stringify(patch.events);
     if (patch.secret !== undefined) changes.secret = patch.secret;
     if (patch.status !== undefined) changes.status = patch.status;
+    if (patch.metadata !== undefined) changes.metadata = mergedMetadata(existing.metadata, patch.metadata);
     await trx.updateTable('webhook_subscriptions').set(changes).where('id', '=', id).execute();
     // Re-enabling may make waiting deliveries claimable again.
     if (patch.status === 'active') await announceDeliveries(ctx, trx);

@@ -1,0 +1,231 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { sweepIdempotencyKeys } from '../../src/http/idempotency.js';
+import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
+import { listen, type WireClient } from './http.js';
+
+const DAY_MS = 24 * 3600 * 1000;
+
+for (const dialect of testedDialects()) {
+  describe(`Idempotency-Key over HTTP (${dialect})`, () => {
+    let env: TestEnv;
+    let http: WireClient;
+    let partnerId: string;
+    let offerId: string;
+    const keyed = (key: string) => ({ 'idempotency-key': key });
+    const offersNamed = async (name: string) =>
+      (await http.call('GET', '/api/v1/offers?limit=100')).body.data.filter((o: { name: string }) => o.name === name);
+
+    before(async () => {
+      env = await createTestEnv(dialect);
+      http = await listen(env);
+      partnerId = (await http.call('POST', '/api/v1/partners', { body: { name: 'P', email: 'p@example.com' } })).body
+        .id;
+      offerId = (
+        await http.call('POST', '/api/v1/offers', { body: { name: 'Base', destinationUrl: 'https://x.example/' } })
+      ).body.id;
+    });
+    after(() => env.close());
+
+    it('replays the first answer for the same key and body, without doing the work again', async () => {
+      const key = randomUUID();
+      const body = { name: 'Once', destinationUrl: 'https://shop.example/once' };
+      const first = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
+      assert.equal(first.status, 201);
+      assert.equal(first.headers.get('idempotent-replayed'), null);
+      const again = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
+      assert.equal(again.status, 201);
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(again.body, first.body);
+      assert.equal((await offersNamed('Once')).length, 1);
+    });
+
+    it('stores the answer with the work, in the same transaction', async () => {
+      const key = randomUUID();
+      const res = await http.call('POST', '/api/v1/offers', {
+        body: { name: 'Stored', destinationUrl: 'https://shop.example/s' },
+        headers: keyed(key),
+      });
+      const row = await env.ctx.db.read
+        .selectFrom('idempotency_keys')
+        .selectAll()
+        .where('key', '=', key)
+        .executeTakeFirstOrThrow();
+      assert.equal(row.scope, env.brand.keyId);
+      assert.equal(row.status_code, 201);
+      assert.equal(row.work_committed, 1);
+      assert.deepEqual(JSON.parse(row.response_body ?? ''), res.body);
+    });
+
+    it('answers 422 idempotency_key_reused for the same key with another body', async () => {
+      const key = randomUUID();
+      await http.call('POST', '/api/v1/offers', {
+        body: { name: 'First', destinationUrl: 'https://shop.example/1' },
+        headers: keyed(key),
+      });
+      const res = await http.call('POST', '/api/v1/offers', {
+        body: { name: 'Second', destinationUrl: 'https://shop.example/2' },
+        headers: keyed(key),
+      });
+      assert.equal(res.status, 422);
+      assert.equal(res.body.error.code, 'idempotency_key_reused');
+      assert.equal(res.body.error.requestId, res.headers.get('x-request-id'));
+      assert.equal((await offersNamed('Second')).length, 0);
+    });
+
+    it('keeps keys apart per API key', async () => {
+      const other = await env.createBrand('Other');
+      const key = randomUUID();
+      const body = { name: 'Shared key', destinationUrl: 'https://shop.example/k' };
+      const mine = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
+      const theirs = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key), key: other.apiKey });
+      assert.equal(mine.status, 201);
+      assert.equal(theirs.status, 201);
+      assert.equal(theirs.headers.get('idempotent-replayed'), null);
+      assert.notEqual(theirs.body.id, mine.body.id);
+    });
+
+    it('replays a successful approve instead of answering 409 to the retry', async () => {
+      const conversion = await http.call('POST', '/api/v1/conversions', { body: { offerId, partnerId } });
+      const key = randomUUID();
+      const url = `/api/v1/conversions/${conversion.body.id}/approve`;
+      const first = await http.call('POST', url, { headers: keyed(key) });
+      assert.equal(first.status, 200);
+      const retry = await http.call('POST', url, { headers: keyed(key) });
+      assert.equal(retry.status, 200);
+      assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+      assert.equal(retry.body.status, 'approved');
+      const eventsFired = await env.ctx.db.read
+        .selectFrom('events')
+        .select('id')
+        .where('type', '=', 'conversion.approved')
+        .where('brand_id', '=', env.brand.id)
+        .where('payload', 'like', `%${conversion.body.id}%`)
+        .execute();
+      assert.equal(eventsFired.length, 1, 'conversion.approved fired once');
+      const withoutKey = await http.call('POST', url);
+      assert.equal(withoutKey.status, 409);
+    });
+
+    it('replays an error answer too (a conflict stays a conflict)', async () => {
+      const conversion = await http.call('POST', '/api/v1/conversions', { body: { offerId, partnerId } });
+      await http.call('POST', `/api/v1/conversions/${conversion.body.id}/reject`);
+      const key = randomUUID();
+      const url = `/api/v1/conversions/${conversion.body.id}/approve`;
+      const first = await http.call('POST', url, { headers: keyed(key) });
+      assert.equal(first.status, 409);
+      const retry = await http.call('POST', url, { headers: keyed(key) });
+      assert.equal(retry.status, 409);
+      assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(retry.body, first.body);
+    });
+
+    it('keeps the externalTxnId rule: a new key with a known transaction id returns the existing conversion', async () => {
+      const body = { offerId, partnerId, externalTxnId: `order-${randomUUID()}` };
+      const first = await http.call('POST', '/api/v1/conversions', { body, headers: keyed(randomUUID()) });
+      const second = await http.call('POST', '/api/v1/conversions', { body, headers: keyed(randomUUID()) });
+      assert.equal(first.status, 201);
+      assert.equal(second.status, 200);
+      assert.equal(second.body.id, first.body.id);
+      assert.equal(second.headers.get('idempotent-replayed'), null);
+    });
+
+    it('creates exactly one resource for parallel identical requests', async () => {
+      const key = randomUUID();
+      const body = { name: 'Parallel', destinationUrl: 'https://shop.example/p' };
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, () => http.call('POST', '/api/v1/offers', { body, headers: keyed(key) })),
+      );
+      const created = answers.filter((a) => a.status === 201);
+      const busy = answers.filter((a) => a.status === 409);
+      assert.equal(created.length + busy.length, answers.length, JSON.stringify(answers.map((a) => a.status)));
+      assert.ok(created.length >= 1);
+      for (const a of busy) assert.equal(a.body.error.code, 'idempotency_key_in_use');
+      assert.equal(new Set(created.map((a) => a.body.id)).size, 1, 'every 201 is the same offer');
+      assert.equal((await offersNamed('Parallel')).length, 1);
+    });
+
+    it('answers 409 idempotency_key_in_use while the first request runs, and takes over a dead claim after its lease', async () => {
+      const key = randomUUID();
+      const body = { name: 'Running', destinationUrl: 'https://shop.example/r' };
+      // Claim the key as a first request does before its work (the request is still running).
+      const first = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
+      await env.ctx.db.transact((trx) =>
+        trx
+          .updateTable('idempotency_keys')
+          .set({ status_code: null, response_body: null, work_committed: 0, locked_until: env.clock.now() + 60_000 })
+          .where('key', '=', key)
+          .execute(),
+      );
+      await env.ctx.db.transact((trx) => trx.deleteFrom('offers').where('id', '=', first.body.id).execute());
+      const busy = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
+      assert.equal(busy.status, 409);
+      assert.equal(busy.body.error.code, 'idempotency_key_in_use');
+      assert.equal((await offersNamed('Running')).length, 0);
+      // The claimer died without committing anything: once its lease ends the key runs afresh.
+      env.clock.advance(61_000);
+      const retried = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
+      assert.equal(retried.status, 201);
+      assert.equal((await offersNamed('Running')).length, 1);
+    });
+
+    it('never runs again a key whose work committed, even without a stored answer', async () => {
+      const key = randomUUID();
+      const body = { name: 'Committed', destinationUrl: 'https://shop.example/c' };
+      await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
+      await env.ctx.db.transact((trx) =>
+        trx
+          .updateTable('idempotency_keys')
+          .set({ status_code: null, response_body: null, locked_until: 0 })
+          .where('key', '=', key)
+          .execute(),
+      );
+      const res = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
+      assert.equal(res.status, 409);
+      assert.equal((await offersNamed('Committed')).length, 1);
+    });
+
+    it('forgets keys after 24 hours and sweeps them', async () => {
+      const key = randomUUID();
+      await http.call('POST', '/api/v1/offers', {
+        body: { name: 'Old', destinationUrl: 'https://shop.example/o' },
+        headers: keyed(key),
+      });
+      env.clock.advance(DAY_MS + 1000);
+      const reused = await http.call('POST', '/api/v1/offers', {
+        body: { name: 'New after a day', destinationUrl: 'https://shop.example/n' },
+        headers: keyed(key),
+      });
+      assert.equal(reused.status, 201, 'an expired key is a new key');
+      assert.equal(reused.headers.get('idempotent-replayed'), null);
+      env.clock.advance(DAY_MS + 1000);
+      assert.ok((await sweepIdempotencyKeys(env.ctx)) >= 1);
+      const left = await env.ctx.db.read.selectFrom('idempotency_keys').select('key').execute();
+      assert.equal(left.length, 0);
+    });
+
+    it('works on the public application form, keyed by client', async () => {
+      const key = randomUUID();
+      const body = { brandSlug: env.brand.slug, name: 'Applicant', email: 'a@example.com' };
+      const first = await http.call('POST', '/api/public/partners/apply', { body, key: null, headers: keyed(key) });
+      assert.equal(first.status, 201);
+      const again = await http.call('POST', '/api/public/partners/apply', { body, key: null, headers: keyed(key) });
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.equal(again.body.id, first.body.id);
+    });
+
+    it('refuses a malformed key and writes nothing without one', async () => {
+      const bad = await http.call('POST', '/api/v1/offers', {
+        body: { name: 'Bad key', destinationUrl: 'https://shop.example/b' },
+        headers: keyed('x'.repeat(256)),
+      });
+      assert.equal(bad.status, 422);
+      assert.equal(bad.body.error.details[0].path, 'header.Idempotency-Key');
+      const before = (await env.ctx.db.read.selectFrom('idempotency_keys').select('key').execute()).length;
+      await http.call('POST', '/api/v1/offers', { body: { name: 'No key', destinationUrl: 'https://shop.example/n' } });
+      const afterCount = (await env.ctx.db.read.selectFrom('idempotency_keys').select('key').execute()).length;
+      assert.equal(afterCount, before);
+    });
+  });
+}
