@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import Fastify, { type FastifyInstance, LogController, type RouteOptions } from 'fastify';
 import type { AppContext } from './context.js';
 import { apiKeyHook } from './http/auth.js';
 import { answerClientError, registerClientErrorAnswers } from './http/clientErrors.js';
@@ -74,6 +75,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerValidators(app);
+  app.addHook('onRoute', closeBodilessApiRoutes);
   registerErrorHandling(app);
   registerJsonParser(app);
   const refuseUnservable = registerClientErrorAnswers(app);
@@ -175,6 +177,21 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 async function apiDocs(scope: FastifyInstance): Promise<void> {
   await securityHeaders(scope);
   await scope.register(swaggerUi, { routePrefix: '/docs', uiConfig: { layout: 'BaseLayout' } });
+}
+
+/** No body fields: a bodiless action route (`POST /conversions/:id/approve`) refuses any field. */
+const NO_FIELDS = Type.Object({}, { additionalProperties: false, description: 'No fields.' });
+
+/**
+ * Unknown fields are 422 on every API body, including action routes that declare none: such
+ * a route gets an empty closed body schema (an empty or absent body is still accepted).
+ */
+function closeBodilessApiRoutes(route: RouteOptions): void {
+  if (!route.url.startsWith('/api/')) return;
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  if (!methods.some((method) => BODY_METHODS.has(method))) return;
+  route.schema ??= {};
+  route.schema.body ??= NO_FIELDS;
 }
 
 /**

@@ -3,20 +3,21 @@
  * through `transact`, which on SQLite is group-committed (see groupCommit.ts) and on
  * PostgreSQL is an ordinary pooled transaction.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { ChangeEpoch, watchingChanges } from './changes.js';
 import { GroupCommitter } from './groupCommit.js';
+import { runPreparedDirectly } from './prepared.js';
 import type { Schema } from './schema.js';
 import { SharedFileSqliteDialect } from './sqliteDialect.js';
+import type { TransactWork, Trx } from './types.js';
 
+export type { Queryable, TransactWork, Trx } from './types.js';
 export type Dialect = 'sqlite' | 'postgres';
-export type Trx = Transaction<Schema>;
-/** What repositories take: `db.read` for reads, or the `trx` of the caller's transaction. */
-export type Queryable = Kysely<Schema>;
-export type TransactWork<T> = (trx: Trx) => Promise<T>;
 
 export interface DatabaseOptions {
   /** `postgres://…`; when null, embedded SQLite in `dataDir`. */
@@ -41,6 +42,19 @@ const SQLITE_BUSY_TIMEOUT_MS = 5000;
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
+/**
+ * `transact` called while a unit of work of the same database is running. On SQLite the
+ * inner unit would wait for the batch the outer one is part of — for ever; on PostgreSQL it
+ * would commit on its own, outside the outer transaction. Either way the code is wrong:
+ * the unit must do its writes through the `trx` it was given.
+ */
+export class NestedTransactionError extends Error {
+  constructor() {
+    super('db.transact was called inside a transaction of the same database: pass the trx you were given instead');
+    this.name = 'NestedTransactionError';
+  }
+}
+
 export class Database {
   readonly dialect: Dialect;
   readonly schema: string;
@@ -49,8 +63,16 @@ export class Database {
   private readonly write: Kysely<Schema>;
   private readonly committer: GroupCommitter | null;
   private readonly afterCommitHooks = new WeakMap<Trx, Array<() => void>>();
+  /** Set while a unit of work of `transact` runs (through every await inside it). */
+  private readonly unitOfWork = new AsyncLocalStorage<true>();
   private readonly pool: pg.Pool | null;
   private readonly connectionString: string | null;
+  /** Moves on whenever data the hot paths cache may have changed (see cache.ts). */
+  private readonly changes = new ChangeEpoch();
+  /** SQLite: `PRAGMA data_version` on the writer, which moves when another connection commits. */
+  private readonly dataVersion: SQLite.Statement | null = null;
+  private lastDataVersion: unknown = null;
+  private dataVersionRead = false;
 
   constructor(options: DatabaseOptions) {
     if (options.databaseUrl) {
@@ -67,7 +89,9 @@ export class Database {
       // pool's 'error' covers idle clients only, so checked-out clients get a listener too.
       this.pool.on('error', () => {});
       this.pool.on('connect', (client) => client.on('error', () => {}));
-      this.write = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: this.pool }) });
+      this.write = new Kysely<Schema>({
+        dialect: watchingChanges(new PostgresDialect({ pool: this.pool }), this.changes),
+      });
       this.read = this.write;
       this.committer = null;
     } else {
@@ -79,24 +103,51 @@ export class Database {
       const file = path.join(options.dataDir, options.sqliteFile ?? 'affitrack.db');
       const writer = openSqlite(file);
       const reader = openSqlite(file);
-      this.write = new Kysely<Schema>({ dialect: new SharedFileSqliteDialect(writer) });
+      this.write = new Kysely<Schema>({ dialect: watchingChanges(new SharedFileSqliteDialect(writer), this.changes) });
       this.read = new Kysely<Schema>({ dialect: new SqliteDialect({ database: reader }) });
-      this.committer = new GroupCommitter(this.write);
+      runPreparedDirectly(this.read, reader);
+      this.committer = new GroupCommitter(this.write, writer);
+      this.dataVersion = writer.prepare('PRAGMA data_version').pluck();
     }
   }
 
   /**
+   * The epoch cached rows are checked against: it moves on when this process commits a
+   * change to a cached table, and on SQLite whenever another connection (another process)
+   * committed anything since the last call.
+   */
+  cacheEpoch(): number {
+    // Read once per turn of the event loop: the pragma costs more than the lookups it
+    // guards, and requests handled in one turn may share the answer.
+    if (this.dataVersion && !this.dataVersionRead) {
+      this.dataVersionRead = true;
+      setImmediate(() => {
+        this.dataVersionRead = false;
+      });
+      const version = this.dataVersion.get();
+      if (version !== this.lastDataVersion) {
+        this.lastDataVersion = version;
+        this.changes.bump();
+      }
+    }
+    return this.changes.value;
+  }
+
+  /**
    * Runs `work` in a transaction and resolves once it is durably committed. `work` must
-   * do all its writes through the `trx` it is given and must not call `transact` again.
+   * do all its writes through the `trx` it is given; calling `transact` again from inside
+   * it is refused with a NestedTransactionError (an AsyncLocalStorage marks the unit).
    */
   async transact<T>(work: TransactWork<T>): Promise<T> {
+    if (this.unitOfWork.getStore()) throw new NestedTransactionError();
+    const unit: TransactWork<T> = (trx) => this.unitOfWork.run(true, () => work(trx));
     if (this.committer) {
-      return this.committer.run(work, (trx) => this.runAfterCommit(trx));
+      return this.committer.run(unit, (trx) => this.runAfterCommit(trx));
     }
     let committedTrx: Trx | null = null;
     const result = await this.write.transaction().execute(async (trx) => {
       committedTrx = trx;
-      return work(trx);
+      return unit(trx);
     });
     if (committedTrx) this.runAfterCommit(committedTrx);
     return result;

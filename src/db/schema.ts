@@ -112,6 +112,8 @@ export interface RollupColumns {
   brand_id: string;
   day: string;
   offer_id: string;
+  /** One of several rows a day's counts may be spread over (summed when read; see reports/rollups.ts). */
+  slot: Generated<number>;
   clicks: Generated<number>;
   pending: Generated<number>;
   approved: Generated<number>;
@@ -159,6 +161,14 @@ export interface WebhookDeliveryTable {
   method: 'GET' | 'POST' | null;
   created_at: number;
   updated_at: number;
+  /** Sends since the last recorded attempt (see migration 0010); capped. */
+  unrecorded_sends: Generated<number>;
+}
+
+export interface DeliveryWorkerTable {
+  id: string;
+  heartbeat_at: number;
+  started_at: number;
 }
 
 export interface PartnerPostbackTable {
@@ -348,6 +358,7 @@ export interface Schema {
   webhook_subscriptions: WebhookSubscriptionTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
+  delivery_workers: DeliveryWorkerTable;
   clicks: ClickTable;
   fraud_blocklist: BlocklistTable;
   cap_counters: CapCounterTable;

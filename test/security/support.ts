@@ -270,7 +270,7 @@ export async function snapshotBrand(env: TestEnv, brandId: string): Promise<Reco
   return snapshot;
 }
 
-/** Asserts `{ error: { code, message, details? } }` and nothing else. */
+/** Asserts `{ error: { code, message, details?, requestId } }` and nothing else. */
 export function assertErrorShape(res: { status: number; body: unknown }, context: string): void {
   const body = res.body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | null;
   const where = `${context} → ${res.status} ${String(JSON.stringify(body)).slice(0, 300)}`;
@@ -280,8 +280,9 @@ export function assertErrorShape(res: { status: number; body: unknown }, context
   assert.ok(error && typeof error === 'object', where);
   assert.equal(typeof error.code, 'string', where);
   assert.ok(typeof error.message === 'string' && error.message.length > 0, where);
-  const extra = Object.keys(error).filter((k) => !['code', 'message', 'details'].includes(k));
+  const extra = Object.keys(error).filter((k) => !['code', 'message', 'details', 'requestId'].includes(k));
   assert.deepEqual(extra, [], where);
+  assert.ok(typeof (error as { requestId?: unknown }).requestId === 'string', `error.requestId missing: ${where}`);
   if (error.details !== undefined) {
     assert.ok(Array.isArray(error.details), where);
     for (const d of error.details as Array<{ path?: unknown; message?: unknown }>) {

@@ -202,24 +202,23 @@ for (const dialect of testedDialects()) {
     it('delivers a newly committed event at once, without waiting for the next poll', async () => {
       const receiver = await Receiver.answering(200);
       await subscribe(env, { url: receiver.url });
-      const dispatcher = new Dispatcher(env.ctx, { pollMs: 5000 });
+      // The next poll is an hour away: an event that arrives within the test's patience was
+      // sent because its commit woke the dispatcher. How fast that is belongs to the
+      // benchmark (bench/webhooks.ts), not to an assertion that a busy machine can break.
+      const dispatcher = new Dispatcher(env.ctx, { pollMs: 60 * 60_000 });
       const ac = new AbortController();
       const running = dispatcher.run(ac.signal);
-      // When each transaction that queued a delivery committed (measured from the commit,
-      // so a slow API call on a loaded machine does not count against the dispatcher).
-      const commits: number[] = [];
-      const stopWatching = env.ctx.deliveriesQueued.subscribe(() => commits.push(performance.now()));
+      let commits = 0;
+      const stopWatching = env.ctx.deliveriesQueued.subscribe(() => {
+        commits += 1;
+      });
       try {
         await sleep(150); // let the loop make its first (empty) claim and go to sleep
         for (let n = 1; n <= 3; n++) {
-          const started = performance.now();
           await firePartnerApproved(env);
-          await receiver.waitForRequests(n, 1000);
-          const receivedAt = receiver.requests[n - 1]?.receivedAt ?? Number.POSITIVE_INFINITY;
-          const committedAt = commits[n - 1];
-          assert.ok(committedAt !== undefined && committedAt >= started, 'the commit was announced');
-          const latency = receivedAt - committedAt;
-          assert.ok(latency < 200, `event ${n} arrived ${latency.toFixed(0)} ms after its commit`);
+          assert.equal(commits, n, 'the commit was announced');
+          await receiver.waitForRequests(n, 10_000);
+          assert.equal(receiver.requests.length, n, `event ${n} was sent once, without a poll`);
           await sleep(50);
         }
       } finally {

@@ -12,7 +12,7 @@ import { sql } from 'kysely';
 import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
-import { ApiError } from '../../http/errors.js';
+import { ConflictError, InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { recordEvent } from '../events/outbox.js';
 import type { EventData } from '../events/schemas.js';
@@ -49,14 +49,14 @@ async function parseRun(
 ): Promise<ParsedRun> {
   const path = (field: string) => (where === 'query' ? `query.${field}` : field);
   const upTo = Date.parse(input.upTo);
-  if (Number.isNaN(upTo)) throw ApiError.validation([{ path: path('upTo'), message: 'must be an ISO 8601 instant' }]);
+  if (Number.isNaN(upTo)) throw new InvalidError([{ path: path('upTo'), message: 'must be an ISO 8601 instant' }]);
   if (upTo > ctx.clock.now()) {
-    throw ApiError.validation([
+    throw new InvalidError([
       { path: path('upTo'), message: 'must not be in the future: a run pays conversions already approved' },
     ]);
   }
   if (input.partnerId && !(await findPartner(ctx.db.read, brandId, input.partnerId))) {
-    throw ApiError.validation([{ path: path('partnerId'), message: 'no partner with this id' }]);
+    throw new InvalidError([{ path: path('partnerId'), message: 'no partner with this id' }]);
   }
   return { upTo, partnerId: input.partnerId, minimumCents: input.minimumCents ?? 0 };
 }
@@ -116,7 +116,7 @@ export async function createRun(ctx: AppContext, brandId: string, input: RunInpu
     const existing = await findRun(trx, brandId, run.upTo, partnerFilter);
     if (existing) {
       if (existing.minimum_cents !== run.minimumCents) {
-        throw ApiError.conflict(
+        throw new ConflictError(
           `A payout run up to ${toIso(run.upTo)} already exists with minimumCents ${existing.minimum_cents}; ` +
             'repeat it with the same values, or choose another upTo.',
         );
@@ -181,7 +181,7 @@ export async function createRun(ctx: AppContext, brandId: string, input: RunInpu
 
 async function requirePayout(trx: Trx, brandId: string, id: string): Promise<PayoutRow> {
   const row = await findPayout(trx, brandId, id);
-  if (!row) throw ApiError.notFound('Payout');
+  if (!row) throw new NotFoundError('Payout');
   return row;
 }
 
@@ -195,7 +195,7 @@ export async function markPayoutPaid(
     await lockBrandPayouts(ctx, trx, brandId);
     const row = await requirePayout(trx, brandId, id);
     if (row.status !== 'created') {
-      throw ApiError.conflict(`Only created payouts can be marked paid; this one is ${row.status}.`);
+      throw new ConflictError(`Only created payouts can be marked paid; this one is ${row.status}.`);
     }
     const now = ctx.clock.now();
     const updated: PayoutRow = { ...row, status: 'paid', paid_at: now, reference, updated_at: now };
@@ -220,7 +220,7 @@ export async function cancelPayout(ctx: AppContext, brandId: string, id: string)
     await lockBrandPayouts(ctx, trx, brandId);
     const row = await requirePayout(trx, brandId, id);
     if (row.status !== 'created') {
-      throw ApiError.conflict(`Only created payouts can be cancelled; this one is ${row.status}.`);
+      throw new ConflictError(`Only created payouts can be cancelled; this one is ${row.status}.`);
     }
     const now = ctx.clock.now();
     await trx.deleteFrom('payout_items').where('payout_id', '=', id).execute();
@@ -247,7 +247,7 @@ export async function assertNotInPayout(
   await lockBrandPayouts(ctx, trx, brandId);
   const holding = await payoutHolding(trx, conversionId);
   if (!holding) return;
-  throw ApiError.conflict(
+  throw new ConflictError(
     holding.status === 'paid'
       ? `This conversion was paid to the partner in payout ${holding.id}; a paid conversion cannot be rejected.`
       : `This conversion is in payout ${holding.id} (created, not yet paid); cancel that payout before rejecting it.`,

@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
+import { NotFoundError } from '../../errors.js';
 import { enforceRateLimit } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import { errorResponses } from '../../http/schemas.js';
@@ -32,7 +33,7 @@ export function pixelUrl(ctx: AppContext, token: string): string {
 /** The offer's token, created on first request. */
 export async function getPostbackToken(ctx: AppContext, brandId: string, offerId: string): Promise<OfferRow> {
   const offer = await findOffer(ctx.db.read, brandId, offerId);
-  if (!offer) throw ApiError.notFound('Offer');
+  if (!offer) throw new NotFoundError('Offer');
   if (offer.postback_token) return offer;
   return rotatePostbackToken(ctx, brandId, offerId, true);
 }
@@ -46,7 +47,7 @@ export async function rotatePostbackToken(
 ): Promise<OfferRow> {
   return ctx.db.transact(async (trx) => {
     const offer = await findOffer(trx, brandId, offerId);
-    if (!offer) throw ApiError.notFound('Offer');
+    if (!offer) throw new NotFoundError('Offer');
     if (onlyIfMissing && offer.postback_token) return offer;
     const token = newPostbackToken();
     await trx.updateTable('offers').set({ postback_token: token }).where('id', '=', offer.id).execute();

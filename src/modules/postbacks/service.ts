@@ -10,7 +10,7 @@ import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import type { PartnerPostbackTable } from '../../db/schema.js';
-import { ApiError } from '../../http/errors.js';
+import { InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { ConversionRow } from '../conversions/repository.js';
 import type { RecordedEvent } from '../events/outbox.js';
@@ -40,7 +40,7 @@ export function postbackToApi(row: PostbackRow): Postback {
 
 async function requirePartner(ctx: AppContext, brandId: string, partnerId: string) {
   const partner = await findPartner(ctx.db.read, brandId, partnerId);
-  if (!partner) throw ApiError.notFound('Partner');
+  if (!partner) throw new NotFoundError('Partner');
   return partner;
 }
 
@@ -61,24 +61,31 @@ export async function createPostback(
   input: CreatePostbackBody,
 ): Promise<PostbackRow> {
   await requirePartner(ctx, brandId, partnerId);
-  if (!isHttpUrl(input.url)) throw ApiError.validation([{ path: 'url', message: 'must be an absolute http(s) URL' }]);
+  if (!isHttpUrl(input.url)) throw InvalidError.at('url', 'must be an absolute http(s) URL');
   // Macros may fill the path and query, never the host: the host is what the SSRF guard checks.
   const { hostname } = new URL(input.url);
   if (/[{}]|%7b|%7d/i.test(hostname)) {
-    throw ApiError.validation([{ path: 'url', message: 'macros are allowed in the path and query only' }]);
+    throw InvalidError.at('url', 'macros are allowed in the path and query only');
   }
   await validateTargetUrl(ctx, input.url);
   if (input.offerId && !(await findOffer(ctx.db.read, brandId, input.offerId))) {
-    throw ApiError.validation([{ path: 'offerId', message: 'no offer with this id' }]);
+    throw InvalidError.at('offerId', 'no offer with this id');
   }
   return ctx.db.transact(async (trx) => {
+    // Count-then-insert is exact only if concurrent creations for the partner queue up: on
+    // PostgreSQL lock the partner's row first (SQLite's write transaction already excludes
+    // every other writer). NO KEY UPDATE: clicks and conversions referencing the partner
+    // (KEY SHARE locks of their foreign keys) are not held up.
+    if (ctx.db.dialect === 'postgres') {
+      await trx.selectFrom('partners').select('id').where('id', '=', partnerId).forNoKeyUpdate().execute();
+    }
     const count = await trx
       .selectFrom('partner_postbacks')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('partner_id', '=', partnerId)
       .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_POSTBACKS_PER_PARTNER) {
-      throw ApiError.validation([
+      throw new InvalidError([
         { path: '', message: `a partner can have at most ${MAX_POSTBACKS_PER_PARTNER} postbacks` },
       ]);
     }
@@ -107,7 +114,7 @@ export async function deletePostback(ctx: AppContext, brandId: string, partnerId
       .where('brand_id', '=', brandId)
       .executeTakeFirst(),
   );
-  if (Number(result.numDeletedRows) === 0) throw ApiError.notFound('Postback');
+  if (Number(result.numDeletedRows) === 0) throw new NotFoundError('Postback');
 }
 
 const postbacksOfPartner = prepared(1, (q, partnerId: string) =>

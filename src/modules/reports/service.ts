@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { addDays, formatDay, isRealDay, localDay, mondayOf, parseDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
-import { ApiError } from '../../http/errors.js';
+import { InvalidError, NotFoundError } from '../../errors.js';
 import { findBrandById } from '../brands/repository.js';
 import { GROUP_KEYS, type GroupKey, type Metrics, type Report, type ReportQuery } from './schemas.js';
 
@@ -31,17 +31,16 @@ function parseGroupBy(text: string | undefined): GroupKey[] {
     .filter(Boolean);
   const unknown = keys.filter((k) => !GROUP_KEYS.includes(k as GroupKey));
   if (unknown.length > 0) {
-    throw ApiError.validation([
+    throw new InvalidError([
       {
         path: 'query.groupBy',
         message: `unknown grouping ${unknown.join(', ')}; use day, week, month, offer, partner`,
       },
     ]);
   }
-  if (new Set(keys).size !== keys.length)
-    throw ApiError.validation([{ path: 'query.groupBy', message: 'lists a grouping twice' }]);
+  if (new Set(keys).size !== keys.length) throw InvalidError.at('query.groupBy', 'lists a grouping twice');
   if (keys.filter((k) => TIME_KEYS.includes(k as GroupKey)).length > 1) {
-    throw ApiError.validation([{ path: 'query.groupBy', message: 'use at most one of day, week, month' }]);
+    throw InvalidError.at('query.groupBy', 'use at most one of day, week, month');
   }
   return keys as GroupKey[];
 }
@@ -73,7 +72,7 @@ function addSums(into: Sums, from: Sums): void {
 
 export async function buildReport(ctx: AppContext, brandId: string, query: ReportQuery): Promise<Report> {
   const brand = await findBrandById(ctx.db.read, brandId);
-  if (!brand) throw ApiError.notFound('Brand');
+  if (!brand) throw new NotFoundError('Brand');
   const groupBy = parseGroupBy(query.groupBy);
   const to = query.to ?? localDay(ctx.clock.now(), brand.timezone);
   const from = query.from ?? formatDay(addDays(parseDay(to), 1 - DEFAULT_RANGE_DAYS));
@@ -84,7 +83,7 @@ export async function buildReport(ctx: AppContext, brandId: string, query: Repor
   if (problems.length === 0 && formatDay(addDays(parseDay(from), MAX_RANGE_DAYS)) < to) {
     problems.push({ path: 'query.to', message: `the range may span at most ${MAX_RANGE_DAYS} days` });
   }
-  if (problems.length > 0) throw ApiError.validation(problems);
+  if (problems.length > 0) throw new InvalidError(problems);
 
   const timeKey = groupBy.find((k) => TIME_KEYS.includes(k));
   const byOffer = groupBy.includes('offer');

@@ -25,6 +25,8 @@ export interface ClaimedDelivery {
   payload: string;
   url: string;
   secret: string | null;
+  /** Sends since the last recorded attempt, this one included. */
+  unrecordedSends: number;
 }
 
 export interface ClaimOptions {
@@ -104,7 +106,12 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
     // it was read; its lease makes this UPDATE skip the row, so each row has one owner.
     const claimed = await trx
       .updateTable('webhook_deliveries')
-      .set({ status: 'attempting', lease_until: now + options.leaseMs, lease_owner: options.owner })
+      .set((eb) => ({
+        status: 'attempting',
+        lease_until: now + options.leaseMs,
+        lease_owner: options.owner,
+        unrecorded_sends: eb('unrecorded_sends', '+', 1),
+      }))
       .where('id', 'in', chosen)
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
       .where('next_attempt_at', '<=', now)
@@ -134,6 +141,7 @@ async function loadClaimed(trx: Trx, ids: string[]): Promise<ClaimedDelivery[]> 
       'd.kind',
       'd.target_url',
       'd.method',
+      'd.unrecorded_sends',
       'e.payload',
       's.url',
       's.secret',
@@ -154,6 +162,7 @@ async function loadClaimed(trx: Trx, ids: string[]): Promise<ClaimedDelivery[]> 
     payload: r.payload,
     url: r.target_url ?? r.url ?? '',
     secret: r.secret ?? null,
+    unrecordedSends: r.unrecorded_sends,
   }));
 }
 
@@ -200,6 +209,7 @@ const finishAttempt = prepared(
         next_attempt_at: nextAttemptAt,
         lease_until: null,
         lease_owner: null,
+        unrecorded_sends: 0,
         updated_at: now,
       })
       .where('id', '=', id)
@@ -217,44 +227,75 @@ const attemptInsert = preparedInsert<AttemptRow>('webhook_attempts', [
   'error',
 ]);
 
-/** Records the attempt and the delivery's new state; false when the lease was lost meanwhile. */
+/**
+ * Text as both databases store it alike: PostgreSQL's text cannot hold NUL (it refuses the
+ * whole row), and a lone UTF-16 surrogate would be replaced differently by each driver. A
+ * receiver's answer may contain anything, so its bytes are made storable, never refused.
+ */
+export function storableText(text: string | null): string | null {
+  return text === null ? null : text.replaceAll('\u0000', '\uFFFD').toWellFormed();
+}
+
+/**
+ * Records the attempt and the delivery's new state; false when the lease was lost meanwhile.
+ * If the attempt cannot be stored as it is, it is stored without the receiver's answer (with
+ * the reason in `error`), so the schedule always moves on: an unrecordable answer must never
+ * turn into resending the delivery at every lease expiry.
+ */
 export async function completeAttempt(
   ctx: AppContext,
   delivery: ClaimedDelivery,
   owner: string,
   attemptedAt: number,
   outcome: AttemptOutcome,
+  forced?: Verdict,
 ): Promise<{ recorded: boolean; verdict: Verdict }> {
   const number = delivery.attemptCount + 1;
   const now = ctx.clock.now();
-  const verdict = decideNext(
-    outcome,
-    number - delivery.attemptBase,
-    now,
-    ctx.config.webhookRetryDelaysMs,
-    ctx.config.webhookMaxAttempts,
-  );
-  const recorded = await ctx.db.transact(async (trx) => {
-    const [updated] = await finishAttempt.execute(
-      trx,
-      verdict.status,
-      number,
-      verdict.nextAttemptAt,
+  const verdict =
+    forced ??
+    decideNext(
+      outcome,
+      number - delivery.attemptBase,
       now,
-      delivery.id,
-      owner,
+      ctx.config.webhookRetryDelaysMs,
+      ctx.config.webhookMaxAttempts,
     );
-    if (!updated) return false;
-    await attemptInsert.execute(trx, {
-      delivery_id: delivery.id,
-      number,
-      attempted_at: attemptedAt,
-      status_code: outcome.statusCode,
-      latency_ms: outcome.latencyMs,
-      response_body: outcome.responseBody,
-      error: outcome.error,
+  const write = (row: AttemptRow) =>
+    ctx.db.transact(async (trx) => {
+      const [updated] = await finishAttempt.execute(
+        trx,
+        verdict.status,
+        number,
+        verdict.nextAttemptAt,
+        now,
+        delivery.id,
+        owner,
+      );
+      if (!updated) return false;
+      await attemptInsert.execute(trx, row);
+      return true;
     });
-    return true;
-  });
+  const row: AttemptRow = {
+    delivery_id: delivery.id,
+    number,
+    attempted_at: attemptedAt,
+    status_code: outcome.statusCode,
+    latency_ms: outcome.latencyMs,
+    response_body: storableText(outcome.responseBody),
+    error: storableText(outcome.error),
+  };
+  let recorded: boolean;
+  try {
+    recorded = await write(row);
+  } catch (error) {
+    ctx.logger.error(
+      { err: error, deliveryId: delivery.id },
+      'could not store an attempt; storing it without the answer',
+    );
+    recorded = await write({ ...row, response_body: null, error: UNSTORABLE_ANSWER });
+  }
   return { recorded, verdict };
 }
+
+export const UNSTORABLE_ANSWER = "the receiver's answer could not be stored";

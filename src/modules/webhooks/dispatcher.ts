@@ -19,6 +19,13 @@ import { signatureHeader } from './signature.js';
 /** Poll for due retries this often when nothing wakes the dispatcher sooner. */
 const DEFAULT_POLL_MS = 200;
 const USER_AGENT = 'Affitrack-Webhooks/1.0';
+/**
+ * Sends of one delivery whose outcome could not be recorded (storage refusing it, the
+ * process dying mid-send) before the engine stops trying: the delivery is then marked failed
+ * and logged, instead of being resent at every lease expiry. Crashes make one or two of
+ * these in a row at most; five means something keeps failing.
+ */
+export const MAX_UNRECORDED_SENDS = 5;
 
 export interface DispatcherOptions {
   pollMs?: number;
@@ -145,6 +152,21 @@ export class Dispatcher implements Job {
     const log = this.ctx.logger.child({ deliveryId: delivery.id, eventId: delivery.eventId });
     try {
       const attemptedAt = this.ctx.clock.now();
+      if (delivery.unrecordedSends > MAX_UNRECORDED_SENDS) {
+        this.releaseSlot(delivery.subscriptionId);
+        const unrecorded = delivery.unrecordedSends - 1;
+        log.error({ unrecorded }, 'giving up on a delivery whose sends could not be recorded');
+        const error = `gave up: the outcome of ${unrecorded} sends in a row could not be recorded`;
+        await completeAttempt(
+          this.ctx,
+          delivery,
+          this.owner,
+          attemptedAt,
+          { statusCode: null, latencyMs: 0, responseBody: null, error },
+          { status: 'failed', nextAttemptAt: null },
+        );
+        return;
+      }
       let outcome: AttemptOutcome;
       try {
         outcome = await this.sender.send(outgoingRequest(delivery, attemptedAt));

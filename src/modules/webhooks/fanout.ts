@@ -62,6 +62,7 @@ export function newDelivery(
     method: target.method,
     created_at: now,
     updated_at: now,
+    unrecorded_sends: 0,
   };
 }
 

@@ -12,9 +12,8 @@ const EventName = Type.Union(
 );
 const Events = Type.Array(EventName, { minItems: 1, maxItems: EVENT_NAMES.length, uniqueItems: true });
 const Url = Type.String({
-  minLength: 1,
+  format: 'http-url',
   maxLength: MAX_URL_LENGTH,
-  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
   description: 'Absolute http(s) URL receiving deliveries.',
 });
 const Secret = Type.String({
