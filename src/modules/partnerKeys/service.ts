@@ -9,7 +9,7 @@ import type { Selectable } from 'kysely';
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
 import type { PartnerApiKeyTable } from '../../db/schema.js';
-import { ApiError } from '../../http/errors.js';
+import { ConflictError, InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { hashApiKey } from '../apiKeys/service.js';
 
@@ -38,7 +38,7 @@ export async function createPartnerKey(
 ): Promise<{ key: PartnerKeyRow; secret: string }> {
   const trimmed = name.trim() || 'Default';
   if (trimmed.length > MAX_KEY_NAME_LENGTH) {
-    throw ApiError.validation([{ path: 'name', message: `must be at most ${MAX_KEY_NAME_LENGTH} characters` }]);
+    throw InvalidError.at('name', `must be at most ${MAX_KEY_NAME_LENGTH} characters`);
   }
   const secret = PARTNER_KEY_PREFIX + randomBytes(KEY_RANDOM_BYTES).toString('base64url');
   const now = ctx.clock.now();
@@ -61,9 +61,7 @@ export async function createPartnerKey(
       .where('revoked_at', 'is', null)
       .executeTakeFirstOrThrow();
     if (Number(active.n) >= MAX_PARTNER_KEYS) {
-      throw ApiError.validation([
-        { path: 'name', message: `you can hold at most ${MAX_PARTNER_KEYS} keys; revoke one first` },
-      ]);
+      throw InvalidError.at('name', `you can hold at most ${MAX_PARTNER_KEYS} keys; revoke one first`);
     }
     await trx.insertInto('partner_api_keys').values(key).execute();
   });
@@ -89,8 +87,8 @@ export async function revokePartnerKey(ctx: AppContext, scope: PartnerKeyScope, 
       .where('partner_id', '=', scope.partnerId)
       .where('brand_id', '=', scope.brandId)
       .executeTakeFirst();
-    if (!row) throw ApiError.notFound('API key');
-    if (row.revoked_at !== null) throw ApiError.conflict('This key is already revoked.');
+    if (!row) throw new NotFoundError('API key');
+    if (row.revoked_at !== null) throw new ConflictError('This key is already revoked.');
     const now = ctx.clock.now();
     await trx.updateTable('partner_api_keys').set({ revoked_at: now }).where('id', '=', keyId).execute();
     return { ...row, revoked_at: now };

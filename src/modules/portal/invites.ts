@@ -5,7 +5,7 @@
  * partner's other sessions and marks the invite used. A new invite replaces unused older ones.
  */
 import type { AppContext } from '../../context.js';
-import { ApiError } from '../../http/errors.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findPartner, type PartnerRow } from '../partners/repository.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from '../users/passwords.js';
@@ -34,9 +34,9 @@ export async function createInvite(ctx: AppContext, brandId: string, partnerId: 
   const expiresAt = now + INVITE_TTL_MS;
   await ctx.db.transact(async (trx) => {
     const partner = await findPartner(trx, brandId, partnerId);
-    if (!partner) throw ApiError.notFound('Partner');
+    if (!partner) throw new NotFoundError('Partner');
     if (partner.status !== 'active') {
-      throw ApiError.conflict(`Only active partners can be invited to the portal; this partner is ${partner.status}.`);
+      throw new ConflictError(`Only active partners can be invited to the portal; this partner is ${partner.status}.`);
     }
     await trx.deleteFrom('partner_invites').where('partner_id', '=', partnerId).where('used_at', 'is', null).execute();
     await trx

@@ -1,7 +1,8 @@
 /** The partner's API keys: create (shown once, with a Copy button), list, revoke. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
-import { ApiError } from '../../../http/errors.js';
+import { InvalidError } from '../../../errors.js';
+import { type ApiError, toApiError } from '../../../http/errors.js';
 import { Field, FormBody, IdParams, Query, text } from '../../dashboard/forms.js';
 import { ActionButton, Badge, CopyField, CsrfField, EmptyState, Time } from '../../dashboard/views/components.js';
 import { Cell, Table } from '../../dashboard/views/table.js';
@@ -118,7 +119,7 @@ export function apiKeyPages(app: PortalApp, ctx: AppContext): void {
       );
       return show(request, reply, { created: { name: key.name, secret } });
     } catch (error) {
-      if (error instanceof ApiError && error.status === 422) return show(request, reply, { error });
+      if (error instanceof InvalidError) return show(request, reply, { error: toApiError(error) });
       throw error;
     }
   });

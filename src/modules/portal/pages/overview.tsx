@@ -3,7 +3,7 @@ import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import { addDays, formatDay, parseDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
-import { ApiError } from '../../../http/errors.js';
+import { InvalidError } from '../../../errors.js';
 import { count, money } from '../../dashboard/format.js';
 import { Query } from '../../dashboard/forms.js';
 import { BarChart } from '../../dashboard/views/chart.js';
@@ -33,8 +33,8 @@ export function overviewPage(app: PortalApp, ctx: AppContext): void {
         to: request.query.to || undefined,
       });
     } catch (e) {
-      if (!(e instanceof ApiError) || e.status !== 422) throw e;
-      error = (e.details ?? []).map((d) => `${d.path.replace('query.', '')} ${d.message}`).join('; ');
+      if (!(e instanceof InvalidError)) throw e;
+      error = e.problems.map((d) => `${d.path.replace('query.', '')} ${d.message}`).join('; ');
     }
     const cur = session.brand.currency;
     return renderPortal(request, reply, {
