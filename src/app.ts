@@ -17,6 +17,7 @@ import { ErrorBody } from './http/schemas.js';
 import { registerValidators } from './http/validation.js';
 import { brandRoutes } from './modules/brands/routes.js';
 import { clickRoutes, trackingRoutes } from './modules/clicks/routes.js';
+import { pixelPostbackRoutes, pixelTokenRoutes } from './modules/conversions/pixel.js';
 import { conversionRoutes } from './modules/conversions/routes.js';
 import { dashboardRoutes } from './modules/dashboard/routes.js';
 import { fraudRoutes } from './modules/fraud/routes.js';
@@ -28,7 +29,6 @@ import { partnerRoutes } from './modules/partners/routes.js';
 import { payoutRoutes } from './modules/payouts/routes.js';
 import { portalApiRoutes } from './modules/portal/apiRoutes.js';
 import { portalRoutes } from './modules/portal/routes.js';
-import { pixelPostbackRoutes } from './modules/postbacks/pixel.js';
 import { postbackRoutes } from './modules/postbacks/routes.js';
 import { reportRoutes } from './modules/reports/routes.js';
 import { webhookCatalogueRoutes, webhookRoutes } from './modules/webhooks/routes.js';
@@ -154,6 +154,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       await api.register(postbackRoutes(ctx));
       await api.register(payoutRoutes(ctx));
       await api.register(portalApiRoutes(ctx));
+      await api.register(pixelTokenRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );

@@ -30,6 +30,11 @@ export interface DatabaseOptions {
   poolSize?: number;
 }
 
+interface SettleHook {
+  onCommit: () => void;
+  onRollback?: (() => void) | undefined;
+}
+
 /** Pause before a lost LISTEN connection is re-opened. */
 const LISTEN_RETRY_MS = 1000;
 
@@ -62,9 +67,12 @@ export class Database {
   readonly read: Kysely<Schema>;
   private readonly write: Kysely<Schema>;
   private readonly committer: GroupCommitter | null;
-  private readonly afterCommitHooks = new WeakMap<Trx, Array<() => void>>();
-  /** Set while a unit of work of `transact` runs (through every await inside it). */
-  private readonly unitOfWork = new AsyncLocalStorage<true>();
+  /**
+   * Set while a unit of work of `transact` runs (through every await inside it): its
+   * commit/rollback hooks. Refuses nested `transact` calls and gives `afterCommit` the unit
+   * it belongs to, also inside a SQLite batch where units share one transaction.
+   */
+  private readonly unitOfWork = new AsyncLocalStorage<SettleHook[]>();
   private readonly pool: pg.Pool | null;
   private readonly connectionString: string | null;
   /** Moves on whenever data the hot paths cache may have changed (see cache.ts). */
@@ -140,35 +148,29 @@ export class Database {
    */
   async transact<T>(work: TransactWork<T>): Promise<T> {
     if (this.unitOfWork.getStore()) throw new NestedTransactionError();
-    const unit: TransactWork<T> = (trx) => this.unitOfWork.run(true, () => work(trx));
-    if (this.committer) {
-      return this.committer.run(unit, (trx) => this.runAfterCommit(trx));
+    const hooks: SettleHook[] = [];
+    const unit: TransactWork<T> = (trx) => this.unitOfWork.run(hooks, () => work(trx));
+    let result: T;
+    try {
+      result = this.committer ? await this.committer.run(unit) : await this.write.transaction().execute(unit);
+    } catch (error) {
+      for (const hook of hooks) hook.onRollback?.();
+      throw error;
     }
-    let committedTrx: Trx | null = null;
-    const result = await this.write.transaction().execute(async (trx) => {
-      committedTrx = trx;
-      return unit(trx);
-    });
-    if (committedTrx) this.runAfterCommit(committedTrx);
+    for (const hook of hooks) hook.onCommit();
     return result;
   }
 
   /**
-   * Registers `hook` to run once `trx` has committed. Hooks are wake-up signals (e.g. "a
-   * delivery is due"): on SQLite a batch shares one transaction, so a hook of a unit that
-   * rolled back to its savepoint may still run, which a wake-up tolerates.
+   * Registers `onCommit` to run once `trx`'s unit of work is durably committed, or
+   * `onRollback` if it is not (the work threw, or the commit failed). Exactly one of them
+   * runs, so a hook may hand committed rows to someone in this process (deliveries to send)
+   * and undo a reservation otherwise.
    */
-  afterCommit(trx: Trx, hook: () => void): void {
-    const hooks = this.afterCommitHooks.get(trx);
-    if (hooks) hooks.push(hook);
-    else this.afterCommitHooks.set(trx, [hook]);
-  }
-
-  private runAfterCommit(trx: Trx): void {
-    const hooks = this.afterCommitHooks.get(trx);
-    if (!hooks) return;
-    this.afterCommitHooks.delete(trx);
-    for (const hook of hooks) hook();
+  afterCommit(_trx: Trx, onCommit: () => void, onRollback?: () => void): void {
+    const hooks = this.unitOfWork.getStore();
+    if (!hooks) throw new Error('afterCommit called outside a transaction of this database');
+    hooks.push({ onCommit, onRollback });
   }
 
   /**

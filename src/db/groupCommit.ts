@@ -67,10 +67,10 @@ export class GroupCommitter {
     this.rollbackTo = writer.prepare('ROLLBACK TO SAVEPOINT unit');
   }
 
-  run<T>(work: TransactWork<T>, onCommitted: (trx: Trx) => void): Promise<T> {
+  run<T>(work: TransactWork<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.flushing) this.flushing = this.flushLoop(onCommitted);
+      if (!this.flushing) this.flushing = this.flushLoop();
     });
   }
 
@@ -79,25 +79,23 @@ export class GroupCommitter {
     while (this.flushing) await this.flushing;
   }
 
-  private async flushLoop(onCommitted: (trx: Trx) => void): Promise<void> {
+  private async flushLoop(): Promise<void> {
     // Yield once so requests arriving in the same tick join the first batch.
     await new Promise((resolve) => setImmediate(resolve));
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
-        await this.commitBatch(batch, onCommitted);
+        await this.commitBatch(batch);
       }
     } finally {
       this.flushing = null;
     }
   }
 
-  private async commitBatch(batch: Unit[], onCommitted: (trx: Trx) => void): Promise<void> {
+  private async commitBatch(batch: Unit[]): Promise<void> {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-    let batchTrx: Trx | null = null;
     try {
       await this.db.transaction().execute(async (trx) => {
-        batchTrx = trx;
         runPreparedDirectly(trx, this.writer);
         const state: BatchState = { unitMerges: [], finishers: new Map() };
         batches.set(trx, state);
@@ -123,7 +121,6 @@ export class GroupCommitter {
       for (const unit of batch) unit.reject(error);
       return;
     }
-    if (batchTrx) onCommitted(batchTrx);
     batch.forEach((unit, i) => {
       const outcome = outcomes[i];
       if (outcome?.ok) unit.resolve(outcome.value);

@@ -96,6 +96,14 @@ export interface ConversionTable {
   rejection_reason: string | null;
   /** Brand-local calendar day of creation (YYYY-MM-DD): the report day it counts on. */
   local_day: string;
+  /** Brand-local hour of creation ('00'–'23'); null for conversions older than analytics. */
+  local_hour: string | null;
+  /** Copied from the attributed click; null without one. */
+  country: string | null;
+  device_type: string | null;
+  os: string | null;
+  browser: string | null;
+  referrer_host: string | null;
   created_at: number;
 }
 
@@ -144,7 +152,9 @@ export interface WebhookSubscriptionTable {
 export interface WebhookDeliveryTable {
   id: string;
   brand_id: string;
-  kind: 'webhook' | 'postback';
+  /** The target kind that made the delivery (modules/deliveries/target.ts): `webhook`, `postback`. */
+  kind: string;
+  /** The target's id within its kind (a webhook subscription, a postback template). */
   subscription_id: string;
   event_id: string;
   event: string;
@@ -211,6 +221,12 @@ export interface ClickTable {
   fraud_signals: string;
   /** 1 when the score exceeded the brand's threshold at click time. */
   high_risk: number;
+  /** Enrichment at click time (modules/analytics/enrichment.ts); null when unknown. */
+  country: string | null;
+  device_type: string | null;
+  os: string | null;
+  browser: string | null;
+  referrer_host: string | null;
   created_at: number;
 }
 
@@ -346,6 +362,54 @@ export interface PartnerApiKeyTable {
   revoked_at: number | null;
 }
 
+/** One click, or one change of a conversion, as report counters (modules/analytics/facts.ts). */
+export interface AnalyticsFactTable {
+  id: Generated<number>;
+  brand_id: string;
+  day: string;
+  hour: string | null;
+  offer_id: string;
+  partner_id: string;
+  currency: string;
+  country: string | null;
+  device_type: string | null;
+  os: string | null;
+  browser: string | null;
+  referrer_host: string | null;
+  sub1: string | null;
+  sub2: string | null;
+  sub3: string | null;
+  sub4: string | null;
+  sub5: string | null;
+  clicks: number;
+  pending: number;
+  approved: number;
+  rejected: number;
+  revenue_cents: number;
+  payout_cents: number;
+  /** 1 once the fold job added it to analytics_rollups. */
+  folded: Generated<number>;
+}
+
+/** Facts summed per attribute value (modules/analytics/fold.ts); '' = none, '*' = all offers/partners. */
+export interface AnalyticsRollupTable {
+  brand_id: string;
+  dimension: string;
+  /** 0: all offers and partners, 1: per offer, 2: per offer and partner. */
+  level: number;
+  value: string;
+  day: string;
+  offer_id: string;
+  partner_id: string;
+  currency: string;
+  clicks: number;
+  pending: number;
+  approved: number;
+  rejected: number;
+  revenue_cents: number;
+  payout_cents: number;
+}
+
 export interface Schema {
   brands: BrandTable;
   api_keys: ApiKeyTable;
@@ -374,4 +438,6 @@ export interface Schema {
   partner_invites: PartnerInviteTable;
   partner_sessions: PartnerSessionTable;
   partner_api_keys: PartnerApiKeyTable;
+  analytics_facts: AnalyticsFactTable;
+  analytics_rollups: AnalyticsRollupTable;
 }

@@ -4,9 +4,9 @@ import { syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { newId } from '../../src/ids.js';
-import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
-import { Sender } from '../../src/modules/webhooks/sender.js';
-import { isPublicAddress } from '../../src/modules/webhooks/ssrf.js';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
+import { Sender } from '../../src/modules/deliveries/sender.js';
+import { isPublicAddress } from '../../src/modules/deliveries/ssrf.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { clearWebhooks, deliveriesOf, firePartnerApproved, Receiver, subscribe } from './harness.js';
 

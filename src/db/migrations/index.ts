@@ -17,6 +17,7 @@ import * as m0010 from './0010_deliveries.js';
 import * as m0011 from './0011_rollup_slots.js';
 import * as m0012 from './0012_payouts.js';
 import * as m0013 from './0013_portal.js';
+import * as m0014 from './0014_click_analytics.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0011_rollup_slots': m0011,
   '0012_payouts': m0012,
   '0013_portal': m0013,
+  '0014_click_analytics': m0014,
 };
 
 export const migrationProvider: MigrationProvider = {

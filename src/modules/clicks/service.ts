@@ -10,6 +10,8 @@ import { cachedLookup } from '../../db/cache.js';
 import type { Trx } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import { newId } from '../../ids.js';
+import { recordClickFact } from '../analytics/facts.js';
+import { localHour } from '../analytics/localHour.js';
 import { type BrandRow, findBrandById } from '../brands/repository.js';
 import { isAnyCapReached } from '../caps/service.js';
 import { recordEvent } from '../events/outbox.js';
@@ -150,14 +152,17 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
       fraud_score: score,
       fraud_signals: JSON.stringify(signals),
       high_risk: highRisk ? 1 : 0,
+      country: null,
+      device_type: null,
+      os: null,
+      browser: null,
+      referrer_host: null,
       created_at: now,
     };
     await insertClick(trx, row);
-    await addToRollups(
-      trx,
-      { brandId: brand.id, day: localDay(now, brand.timezone), offerId: offer.id, partnerId: partner.id },
-      { clicks: 1 },
-    );
+    const day = localDay(now, brand.timezone);
+    await addToRollups(trx, { brandId: brand.id, day, offerId: offer.id, partnerId: partner.id }, { clicks: 1 });
+    await recordClickFact(trx, row, { day, hour: localHour(now, brand.timezone), currency: offer.currency });
     if (highRisk) {
       await recordEvent(ctx, trx, brand.id, 'fraud.high_risk', {
         clickId: row.id,

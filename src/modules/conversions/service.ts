@@ -9,6 +9,8 @@ import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
 import { ConflictError, InvalidError, NotFoundError, type Problem } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { recordConversionFact } from '../analytics/facts.js';
+import { localHour } from '../analytics/localHour.js';
 import { findBrandById } from '../brands/repository.js';
 import { type CountedPeriod, countTowardsCaps, uncountFromCaps } from '../caps/service.js';
 import { findClick } from '../clicks/repository.js';
@@ -16,7 +18,6 @@ import { recordEvent } from '../events/outbox.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
 import { assertNotInPayout } from '../payouts/service.js';
-import { queuePartnerPostbacks } from '../postbacks/service.js';
 import { addToRollups } from '../reports/rollups.js';
 import { currencyCode, isCurrencyCode } from '../validation.js';
 import {
@@ -106,6 +107,12 @@ async function recordConversionInTrx(
     rejected_at: null,
     rejection_reason: null,
     local_day: localDay(now, brand.timezone),
+    local_hour: localHour(now, brand.timezone),
+    country: click?.country ?? null,
+    device_type: click?.device_type ?? null,
+    os: click?.os ?? null,
+    browser: click?.browser ?? null,
+    referrer_host: click?.referrer_host ?? null,
     created_at: now,
   };
 
@@ -123,22 +130,15 @@ async function recordConversionInTrx(
     await trx.updateTable('conversions').set(changes).where('id', '=', row.id).execute();
   }
 
-  await addToRollups(
-    trx,
-    { brandId, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id },
-    {
-      pending: row.status === 'pending' ? 1 : 0,
-      approved: row.status === 'approved' ? 1 : 0,
-      revenueCents: row.revenue_cents,
-      payoutCents: row.payout_cents,
-    },
-  );
-  await queuePartnerPostbacks(
-    ctx,
-    trx,
-    row,
-    await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row)),
-  );
+  const created = {
+    pending: row.status === 'pending' ? 1 : 0,
+    approved: row.status === 'approved' ? 1 : 0,
+    revenueCents: row.revenue_cents,
+    payoutCents: row.payout_cents,
+  };
+  await addToRollups(trx, { brandId, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id }, created);
+  await recordConversionFact(trx, row, created);
+  await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row));
   for (const cap of caps.reached) {
     await recordEvent(ctx, trx, brandId, 'cap.reached', {
       offerId: offer.id,
@@ -179,29 +179,15 @@ async function decideInTrx(
   const key = { brandId: row.brand_id, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id };
   if (decision.to === 'approved') {
     await addToRollups(trx, key, { pending: -1, approved: 1 });
-    const event = await recordEvent(
-      ctx,
-      trx,
-      row.brand_id,
-      'conversion.approved',
-      approvedEventData(updated, decision.by),
-    );
-    await queuePartnerPostbacks(ctx, trx, updated, event);
+    await recordConversionFact(trx, row, { pending: -1, approved: 1 });
+    await recordEvent(ctx, trx, row.brand_id, 'conversion.approved', approvedEventData(updated, decision.by));
   } else {
     // Rejected conversions no longer count towards caps, nor towards revenue and payout.
     if (row.cap_periods) await uncountFromCaps(trx, row.offer_id, JSON.parse(row.cap_periods) as CountedPeriod[]);
-    await addToRollups(trx, key, {
-      pending: -1,
-      rejected: 1,
-      revenueCents: -row.revenue_cents,
-      payoutCents: -row.payout_cents,
-    });
-    await queuePartnerPostbacks(
-      ctx,
-      trx,
-      updated,
-      await recordEvent(ctx, trx, row.brand_id, 'conversion.rejected', rejectedEventData(updated)),
-    );
+    const rejected = { pending: -1, rejected: 1, revenueCents: -row.revenue_cents, payoutCents: -row.payout_cents };
+    await addToRollups(trx, key, rejected);
+    await recordConversionFact(trx, row, rejected);
+    await recordEvent(ctx, trx, row.brand_id, 'conversion.rejected', rejectedEventData(updated));
   }
   return updated;
 }

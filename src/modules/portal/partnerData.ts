@@ -138,19 +138,24 @@ const partnerMetrics = {
 export const PartnerReport = Type.Object({
   from: Type.String(),
   to: Type.String(),
-  data: Type.Array(Type.Object({ day: Type.String(), ...partnerMetrics })),
-  totals: Type.Object(partnerMetrics),
+  data: Type.Array(Type.Object({ day: Type.String(), currency: Type.String(), ...partnerMetrics }), {
+    description: 'One row per day and currency: earnings are never added across currencies.',
+  }),
+  totals: Type.Array(Type.Object({ currency: Type.String(), ...partnerMetrics }), {
+    description: 'One entry per currency.',
+  }),
 });
 export type PartnerReport = Static<typeof PartnerReport>;
 
-/** Clicks, conversions and earnings per brand-local day of one partner (revenue left out). */
+/** Clicks, conversions and earnings per brand-local day and currency of one partner (revenue left out). */
 export async function partnerReport(
   ctx: AppContext,
   scope: PartnerScope,
   range: { from?: string; to?: string },
 ): Promise<PartnerReport> {
   const report = await buildReport(ctx, scope.brandId, { ...range, partnerId: scope.partnerId, groupBy: 'day' });
-  const pick = (m: (typeof report)['totals']) => ({
+  const pick = (m: (typeof report)['totalsByCurrency'][number]) => ({
+    currency: m.currency,
     clicks: m.clicks,
     conversions: m.conversions,
     approved: m.approved,
@@ -162,6 +167,6 @@ export async function partnerReport(
     from: report.from,
     to: report.to,
     data: report.data.map((row) => ({ day: row.day ?? '', ...pick(row) })),
-    totals: pick(report.totals),
+    totals: report.totalsByCurrency.map(pick),
   };
 }

@@ -5,10 +5,10 @@
  */
 import type { AppContext } from '../../context.js';
 import type { ConversionRow } from '../conversions/repository.js';
+import { type AttemptOutcome, Sender } from '../deliveries/sender.js';
 import { fillPostbackMacros } from '../postbacks/macros.js';
 import type { CreatePostbackBody } from '../postbacks/schemas.js';
 import { createPostback, deletePostback, listPostbacks, type PostbackRow } from '../postbacks/service.js';
-import { type AttemptOutcome, Sender } from '../webhooks/sender.js';
 import type { PartnerScope } from './partnerData.js';
 
 export function listPartnerPostbacks(ctx: AppContext, scope: PartnerScope): Promise<PostbackRow[]> {
@@ -49,6 +49,12 @@ function sampleConversion(scope: PartnerScope, now: number): ConversionRow {
     rejected_at: null,
     rejection_reason: null,
     local_day: '',
+    local_hour: null,
+    country: null,
+    device_type: null,
+    os: null,
+    browser: null,
+    referrer_host: null,
     created_at: now,
   };
 }

@@ -1,26 +1,19 @@
 /**
- * Partner postbacks (outbound): URL templates per partner, global or per offer. When a
- * conversion event commits, each matching template becomes a delivery of kind 'postback'
- * in the same transaction, sent by the webhook dispatcher (same time-out, retries, SSRF
- * guard and delivery log).
+ * Partner postbacks (outbound): URL templates per partner, global or per offer. The
+ * delivery engine turns them into deliveries of conversion events (target.ts), with the
+ * same time-out, retries, SSRF guard and delivery log as webhooks.
  */
 import type { Selectable } from 'kysely';
 import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
-import type { Trx } from '../../db/database.js';
-import { prepared } from '../../db/prepared.js';
 import type { PartnerPostbackTable } from '../../db/schema.js';
 import { InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import type { ConversionRow } from '../conversions/repository.js';
-import type { RecordedEvent } from '../events/outbox.js';
+import { validateTargetUrl } from '../deliveries/targetUrl.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
 import { isHttpUrl } from '../urls.js';
-import { announceDeliveries, insertDeliveries, newDelivery } from '../webhooks/fanout.js';
-import { validateTargetUrl } from '../webhooks/service.js';
-import { fillPostbackMacros } from './macros.js';
-import type { CreatePostbackBody, Postback, PostbackEvent } from './schemas.js';
+import type { CreatePostbackBody, Postback } from './schemas.js';
 
 /** Templates per partner at most. */
 export const MAX_POSTBACKS_PER_PARTNER = 20;
@@ -115,42 +108,4 @@ export async function deletePostback(ctx: AppContext, brandId: string, partnerId
       .executeTakeFirst(),
   );
   if (Number(result.numDeletedRows) === 0) throw new NotFoundError('Postback');
-}
-
-const postbacksOfPartner = prepared(1, (q, partnerId: string) =>
-  q.selectFrom('partner_postbacks').selectAll().where('partner_id', '=', partnerId),
-);
-
-/**
- * Queues the partner's postbacks for a conversion event, in the event's transaction. For
- * each event, templates for the conversion's offer win over the partner's global ones.
- */
-export async function queuePartnerPostbacks(
-  ctx: AppContext,
-  trx: Trx,
-  conversion: ConversionRow,
-  event: RecordedEvent & { type: PostbackEvent },
-): Promise<number> {
-  const templates = await postbacksOfPartner.execute(trx, conversion.partner_id);
-  const forEvent = templates.filter(
-    (t) =>
-      (t.offer_id === null || t.offer_id === conversion.offer_id) &&
-      (JSON.parse(t.events) as string[]).includes(event.type),
-  );
-  const specific = forEvent.filter((t) => t.offer_id !== null);
-  const chosen = specific.length > 0 ? specific : forEvent;
-  if (chosen.length === 0) return 0;
-  await insertDeliveries(
-    trx,
-    chosen.map((t) =>
-      newDelivery(event, {
-        kind: 'postback',
-        subscriptionId: t.id,
-        targetUrl: fillPostbackMacros(t.url, conversion),
-        method: 'GET',
-      }),
-    ),
-  );
-  await announceDeliveries(ctx, trx);
-  return chosen.length;
 }

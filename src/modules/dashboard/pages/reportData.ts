@@ -104,8 +104,7 @@ function csvText(value: string): string {
   return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-export function reportCsv(report: NamedReport, currency: string): string {
-  const digits = minorDigits(currency);
+export function reportCsv(report: NamedReport): string {
   const keys = [...(report.data[0] ? ['day', 'week', 'month'].filter((k) => k in report.data[0]!) : [])];
   const header = [
     ...keys,
@@ -124,6 +123,8 @@ export function reportCsv(report: NamedReport, currency: string): string {
     'currency',
   ];
   const lines = report.data.map((r) => {
+    const currency = r.currency;
+    const digits = minorDigits(currency);
     const row = r as Record<string, string | number | undefined>;
     const text = [
       ...keys.map((k) => String(row[k] ?? '')),

@@ -44,7 +44,18 @@ export function overviewPage(app: PortalApp, ctx: AppContext): void {
       flash: error ? { kind: 'error', text: `The range cannot be shown: ${error}.` } : undefined,
       body: () => {
         const days = report ? daysOf(report) : [];
-        const byDay = new Map((report?.data ?? []).map((r) => [r.day, r]));
+        // Counts add up across currencies; earnings are charted in the brand's currency only.
+        const byDay = new Map<string, { clicks: number; conversions: number; payoutCents: number }>();
+        for (const r of report?.data ?? []) {
+          const day = byDay.get(r.day) ?? { clicks: 0, conversions: 0, payoutCents: 0 };
+          day.clicks += r.clicks;
+          day.conversions += r.conversions;
+          if (r.currency === cur) day.payoutCents += r.payoutCents;
+          byDay.set(r.day, day);
+        }
+        const sum = (key: 'clicks' | 'conversions' | 'approved') =>
+          (report?.totals ?? []).reduce((n, t) => n + t[key], 0);
+        const earnings = (report?.totals ?? []).map((t) => money(t.payoutCents, t.currency)).join(' · ');
         return (
           <>
             <h1>Overview</h1>
@@ -66,10 +77,10 @@ export function overviewPage(app: PortalApp, ctx: AppContext): void {
                 <dl class="grid">
                   {(
                     [
-                      ['Clicks', count(report.totals.clicks)],
-                      ['Conversions', count(report.totals.conversions)],
-                      ['Approved', count(report.totals.approved)],
-                      ['Earnings', money(report.totals.payoutCents, cur)],
+                      ['Clicks', count(sum('clicks'))],
+                      ['Conversions', count(sum('conversions'))],
+                      ['Approved', count(sum('approved'))],
+                      ['Earnings', earnings || money(0, cur)],
                     ] as const
                   ).map(([label, value]) => (
                     <div class="card">
@@ -80,7 +91,7 @@ export function overviewPage(app: PortalApp, ctx: AppContext): void {
                 </dl>
                 <BarChart
                   id="earnings"
-                  title={`Earnings per day, ${report.from} to ${report.to}`}
+                  title={`Earnings per day in ${cur}, ${report.from} to ${report.to}`}
                   labels={days.map((d) => d.slice(5))}
                   series={[{ label: 'Earnings', values: days.map((d) => byDay.get(d)?.payoutCents ?? 0) }]}
                   format={(v) => money(v, cur)}
@@ -97,14 +108,15 @@ export function overviewPage(app: PortalApp, ctx: AppContext): void {
                 />
                 <Table
                   caption="Per day"
-                  columns={['Day', num('Clicks'), num('Conversions'), num('Approved'), num('Earnings')]}
+                  columns={['Day', 'Currency', num('Clicks'), num('Conversions'), num('Approved'), num('Earnings')]}
                   rows={report.data.map((r) => (
                     <tr>
                       <Cell text={r.day} />
+                      <Cell text={r.currency} />
                       <Cell class="num" text={count(r.clicks)} />
                       <Cell class="num" text={count(r.conversions)} />
                       <Cell class="num" text={count(r.approved)} />
-                      <Cell class="num" text={money(r.payoutCents, cur)} />
+                      <Cell class="num" text={money(r.payoutCents, r.currency)} />
                     </tr>
                   ))}
                 />
