@@ -1,6 +1,6 @@
 /** Webhook subscriptions: the rules of creating, changing and deleting them. */
 import type { AppContext } from '../../context.js';
-import { ConflictError, InvalidError, NotFoundError } from '../../errors.js';
+import { InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { announceDeliveries } from '../deliveries/fanout.js';
 import { deleteDeliveriesOf } from '../deliveries/repository.js';
