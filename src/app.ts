@@ -24,6 +24,7 @@ import { dashboardRoutes } from './modules/dashboard/routes.js';
 import { fraudRoutes } from './modules/fraud/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { offerRoutes } from './modules/offers/routes.js';
+import { partnerApiRoutes } from './modules/partnerKeys/routes.js';
 import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
 import { partnerRoutes } from './modules/partners/routes.js';
 import { payoutRoutes } from './modules/payouts/routes.js';
@@ -119,7 +120,14 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       },
       servers: [{ url: ctx.config.publicUrl }],
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key of one brand.' } },
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key of one brand.' },
+          partnerKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'Partner API key (afp_…), created by a partner in the portal; reads that partner’s data only.',
+          },
+        },
       },
     },
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
@@ -152,6 +160,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
     { prefix: API_PREFIX },
   );
+  await app.register(partnerApiRoutes(ctx), { prefix: `${API_PREFIX}/partner` });
   await app.register(webhookCatalogueRoutes());
   await app.register(
     async (api) => {

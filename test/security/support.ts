@@ -41,6 +41,9 @@ export interface Operation {
   bodySchema: JsonSchema | null;
 }
 
+/** The partner API: keyed by partner keys (afp_…), whose isolation test/partnerApi covers. */
+export const isPartnerApi = (path: string) => path.startsWith('/api/v1/partner/');
+
 /** DESIGN §2a: the routes that take an API key. */
 export function takesKey(path: string): boolean {
   if (path === '/api/v1/openapi.json') return false;
@@ -71,7 +74,10 @@ export async function loadOperations(env: TestEnv): Promise<Operation[]> {
       operations.push({
         method: method.toUpperCase(),
         path,
-        documentedKeyed: (op.security ?? []).some((s: Record<string, unknown>) => 'bearerAuth' in s),
+        // A brand key (bearerAuth) or, on /api/v1/partner/*, a partner key (partnerKey).
+        documentedKeyed: (op.security ?? []).some(
+          (s: Record<string, unknown>) => 'bearerAuth' in s || 'partnerKey' in s,
+        ),
         pathParams: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string),
         query: parameters.filter((p) => p.in === 'query'),
         bodySchema: op.requestBody?.content?.['application/json']?.schema ?? null,

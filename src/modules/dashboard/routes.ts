@@ -18,7 +18,9 @@ import { deliveryPages } from './pages/deliveries.js';
 import { loginRoutes, logoutRoute } from './pages/login.js';
 import { offerPages } from './pages/offers.js';
 import { overviewPages } from './pages/overview.js';
+import { partnerPortalPages } from './pages/partnerPortal.js';
 import { partnerPages } from './pages/partners.js';
+import { payoutPages } from './pages/payouts.js';
 import { reportPages } from './pages/reports.js';
 import { webhookPages } from './pages/webhooks.js';
 import { CSRF_COOKIE, csrfUserInfo, DASHBOARD_PATH, requireSession } from './session.js';
@@ -58,6 +60,8 @@ export function dashboardRoutes(ctx: AppContext): FastifyPluginAsync {
           overviewPages(signedIn, ctx);
           offerPages(signedIn, ctx);
           partnerPages(signedIn, ctx);
+          partnerPortalPages(signedIn, ctx);
+          payoutPages(signedIn, ctx);
           conversionPages(signedIn, ctx);
           reportPages(signedIn, ctx);
           webhookPages(signedIn, ctx);

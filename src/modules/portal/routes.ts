@@ -10,6 +10,7 @@ import { enforceRateLimit } from '../../http/auth.js';
 import { browserForms } from '../../web/browserForms.js';
 import { securityHeaders } from '../../web/securityHeaders.js';
 import { accessRoutes, logoutRoute } from './pages/access.js';
+import { apiKeyPages } from './pages/apiKeys.js';
 import { conversionPages } from './pages/conversions.js';
 import { earningsPage } from './pages/earnings.js';
 import { offerPages } from './pages/offers.js';
@@ -59,6 +60,7 @@ export function portalRoutes(ctx: AppContext): FastifyPluginAsync {
           earningsPage(signedIn, ctx);
           postbackPages(signedIn, ctx);
           payoutDetailsPage(signedIn, ctx);
+          apiKeyPages(signedIn, ctx);
         });
       },
       { prefix: PORTAL_PATH },

@@ -7,6 +7,7 @@ import { listOffers } from '../../offers/repository.js';
 import { findPartner, listPartners, type PartnerRow } from '../../partners/repository.js';
 import { BanBody } from '../../partners/schemas.js';
 import { approvePartner, banPartner } from '../../partners/service.js';
+import { partnerBalances } from '../../payouts/repository.js';
 import { listPostbacks } from '../../postbacks/service.js';
 import { notFound } from '../errors.js';
 import { count } from '../format.js';
@@ -27,6 +28,7 @@ import {
   Time,
 } from '../views/components.js';
 import { Cell, num, Table } from '../views/table.js';
+import { BalanceCell, PartnerPortalPanel } from './partnerPortal.js';
 
 const PAGE_SIZE = 25;
 const RECENT_SENDS = 20;
@@ -70,6 +72,11 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
       countByStatus(ctx.db.read, 'partners', brand.id, 'applicant'),
     ]);
     const page = toPage(rows, PAGE_SIZE, (r) => r);
+    const balances = await partnerBalances(
+      ctx.db.read,
+      brand.id,
+      page.data.map((p) => p.id),
+    );
     const back = request.url;
     const applyUrl = `${ctx.config.publicUrl}/apply/${brand.slug}`;
     return render(request, reply, {
@@ -94,7 +101,7 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
           />
           <Table
             caption="Partners"
-            columns={['Partner', 'Website', 'Status', 'Applied', 'Actions']}
+            columns={['Partner', 'Website', 'Status', 'Applied', 'Owed', 'Actions']}
             rows={page.data.map((p) => (
               <tr>
                 <th scope="row">
@@ -130,6 +137,9 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
                 </td>
                 <td>
                   <Time ms={p.created_at} timeZone={brand.timezone} />
+                </td>
+                <td>
+                  <BalanceCell balances={balances.filter((b) => b.partnerId === p.id)} />
                 </td>
                 <td>
                   {p.status === 'applicant' ? (
@@ -185,6 +195,7 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
       ),
     ]);
     const offerPage = toPage(offers, PAGE_SIZE, (r) => r);
+    const balances = await partnerBalances(ctx.db.read, brand.id, [partner.id]);
     const tz = brand.timezone;
     const back = `/dashboard/partners/${partner.id}`;
     const offerLabel = (id: string | null) => (id ? (names.get(id) ?? id) : 'All offers');
@@ -304,6 +315,12 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
               </Prop>
             </dl>
           </section>
+          <PartnerPortalPanel
+            partnerId={partner.id}
+            active={partner.status === 'active'}
+            csrf={session.csrfToken}
+            balances={balances}
+          />
           <h2>Postback URLs</h2>
           {postbacks}
           <h2>Recent postback sends</h2>
@@ -327,7 +344,7 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
     const back = safeDashboardPath(text(request.body.back), '/dashboard/partners');
     return runAction(request, reply, back, async () => {
       const row = await approvePartner(ctx, brand.id, request.params.id);
-      return `${row.name} is approved and can now send traffic.`;
+      return `${row.name} is approved and can now send traffic. Invite them to the partner portal from their page.`;
     });
   });
 

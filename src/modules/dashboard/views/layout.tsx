@@ -11,6 +11,7 @@ export type Section =
   | 'reports'
   | 'webhooks'
   | 'deliveries'
+  | 'payouts'
   | 'settings';
 
 const NAV: Array<[Section, string, string]> = [
@@ -21,6 +22,7 @@ const NAV: Array<[Section, string, string]> = [
   ['reports', 'Reports', '/dashboard/reports'],
   ['webhooks', 'Webhooks', '/dashboard/webhooks'],
   ['deliveries', 'Delivery log', '/dashboard/deliveries'],
+  ['payouts', 'Payouts', '/dashboard/payouts'],
   ['settings', 'Settings', '/dashboard/settings'],
 ];
 

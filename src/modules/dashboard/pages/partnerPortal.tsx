@@ -1,0 +1,118 @@
+/**
+ * What the dashboard shows of the partner portal and the payout ledger on partner pages:
+ * the Invite button (the one-time link is shown once, on the page answering the post) and
+ * each partner's balance per currency.
+ */
+import type { AppContext } from '../../../context.js';
+import type { PartnerBalance } from '../../payouts/repository.js';
+import { createInvite, INVITE_TTL_MS } from '../../portal/invites.js';
+import { money } from '../format.js';
+import { FormBody, IdParams } from '../forms.js';
+import { type DashboardApp, render } from '../respond.js';
+import { sessionOf } from '../session.js';
+import { ActionButton, BackLink, CopyField, Time } from '../views/components.js';
+
+/** "Payable $12.50 · €3.00": what the brand owes a partner now, per currency, never summed. */
+export function BalanceCell({ balances }: { balances: PartnerBalance[] }) {
+  const owed = balances.filter((b) => b.payableCents + b.inPayoutCents > 0);
+  if (owed.length === 0) return <span class="muted">—</span>;
+  return (
+    <span class="small" safe>
+      {owed.map((b) => money(b.payableCents + b.inPayoutCents, b.currency)).join(' · ')}
+    </span>
+  );
+}
+
+/** The partner page's portal and balance panel. */
+export function PartnerPortalPanel(props: {
+  partnerId: string;
+  active: boolean;
+  csrf: string;
+  balances: PartnerBalance[];
+}) {
+  return (
+    <section class="panel" aria-labelledby="portal-h">
+      <h2 id="portal-h">Partner portal and balance</h2>
+      {props.active ? (
+        <p>
+          <ActionButton
+            csrf={props.csrf}
+            action={`/dashboard/partners/${props.partnerId}/invite`}
+            label="Invite to partner portal"
+            tone="secondary"
+          />{' '}
+          <span class="hint">A one-time link, valid 7 days; a new one also resets the partner's password.</span>
+        </p>
+      ) : (
+        <p class="muted">Only active partners can be invited to the portal.</p>
+      )}
+      <table>
+        <caption class="visually-hidden">Balance per currency</caption>
+        <thead>
+          <tr>
+            <th scope="col">Currency</th>
+            <th scope="col" class="num">
+              Pending
+            </th>
+            <th scope="col" class="num">
+              Payable
+            </th>
+            <th scope="col" class="num">
+              In a payout
+            </th>
+            <th scope="col" class="num">
+              Paid
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.balances.map((b) => (
+            <tr>
+              <td safe>{b.currency}</td>
+              <td class="num" safe>
+                {money(b.pendingCents, b.currency)}
+              </td>
+              <td class="num" safe>
+                {money(b.payableCents, b.currency)}
+              </td>
+              <td class="num" safe>
+                {money(b.inPayoutCents, b.currency)}
+              </td>
+              <td class="num" safe>
+                {money(b.paidCents, b.currency)}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p>
+        <a href={`/dashboard/payouts?partnerId=${props.partnerId}`}>Payouts of this partner</a>
+      </p>
+    </section>
+  );
+}
+
+export function partnerPortalPages(app: DashboardApp, ctx: AppContext): void {
+  app.post('/partners/:id/invite', { schema: { params: IdParams, body: FormBody({}) } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const invite = await createInvite(ctx, brand.id, request.params.id);
+    const back = `/dashboard/partners/${invite.partnerId}`;
+    return render(request, reply, {
+      title: 'Portal invite',
+      section: 'partners',
+      status: 201,
+      flash: { kind: 'ok', text: 'Invite created. Send this link to the partner: it is shown only now.' },
+      body: () => (
+        <>
+          <BackLink href={back} label="Partner" />
+          <h1>Partner portal invite</h1>
+          <CopyField id="invite-link" label="One-time invite link" value={invite.url} />
+          <p class="hint">
+            Valid until <Time ms={invite.expiresAt} timeZone={brand.timezone} /> ({INVITE_TTL_MS / 86_400_000} days).
+            Creating a new invite replaces this one.
+          </p>
+        </>
+      ),
+    });
+  });
+}

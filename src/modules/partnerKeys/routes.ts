@@ -1,0 +1,109 @@
+/**
+ * The partner API: `/api/v1/partner/report`, `/conversions`, `/offers`, authorised by a
+ * partner key (`afp_…`) and answering with that partner's own data only.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isRealDay } from '../../calendar.js';
+import type { AppContext } from '../../context.js';
+import { enforceRateLimit } from '../../http/auth.js';
+import { ApiError } from '../../http/errors.js';
+import { pageSize, toPage } from '../../http/pagination.js';
+import { errorResponses, KEYED_ERRORS, ListOf, PageQuery } from '../../http/schemas.js';
+import {
+  PartnerConversion,
+  PartnerConversionsQuery,
+  PartnerOffer,
+  PartnerReport,
+  PartnerReportQuery,
+  partnerConversions,
+  partnerConversionToApi,
+  partnerOffers,
+  partnerOfferToApi,
+  partnerReport,
+} from '../portal/partnerData.js';
+import { type AuthenticatedPartnerKey, authenticatePartnerKey } from './service.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    partnerAuth: AuthenticatedPartnerKey;
+  }
+}
+
+export const PARTNER_API_TAG = 'partner API';
+const security = [{ partnerKey: [] }];
+const BEARER = /^Bearer +([^\s]+) *$/i;
+
+export function partnerKeyHook(ctx: AppContext) {
+  return async function requirePartnerKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const match = request.headers.authorization ? BEARER.exec(request.headers.authorization) : null;
+    if (!match?.[1]) {
+      throw new ApiError('unauthorized', 'Send your partner API key as "Authorization: Bearer <key>".');
+    }
+    const key = await authenticatePartnerKey(ctx, match[1]);
+    if (!key) throw new ApiError('unauthorized', 'The partner API key is invalid or has been revoked.');
+    request.partnerAuth = key;
+    await enforceRateLimit(ctx, request, reply, `partner-key:${key.keyId}`, ctx.config.rateLimitPerMinute);
+  };
+}
+
+export function partnerApiRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.addHook('onRequest', partnerKeyHook(ctx));
+
+    app.get(
+      '/report',
+      {
+        schema: {
+          tags: [PARTNER_API_TAG],
+          summary: 'Your clicks, conversions and earnings per day (brand time zone); default the last 30 days.',
+          security,
+          querystring: PartnerReportQuery,
+          response: { 200: PartnerReport, ...errorResponses(...KEYED_ERRORS, 422) },
+        },
+      },
+      async (request) => partnerReport(ctx, request.partnerAuth, request.query),
+    );
+
+    app.get(
+      '/conversions',
+      {
+        schema: {
+          tags: [PARTNER_API_TAG],
+          summary: 'Your conversions, newest first, with what you earn for each.',
+          security,
+          querystring: PartnerConversionsQuery,
+          response: { 200: ListOf(PartnerConversion), ...errorResponses(...KEYED_ERRORS, 422) },
+        },
+      },
+      async (request) => {
+        const problems = (['from', 'to'] as const)
+          .filter((edge) => request.query[edge] !== undefined && !isRealDay(request.query[edge] ?? ''))
+          .map((edge) => ({ path: `query.${edge}`, message: 'is not a calendar date' }));
+        if (problems.length > 0) throw ApiError.validation(problems);
+        const limit = pageSize(request.query.limit);
+        const rows = await partnerConversions(ctx.db.read, request.partnerAuth, { ...request.query, limit });
+        return toPage(rows, limit, partnerConversionToApi);
+      },
+    );
+
+    app.get(
+      '/offers',
+      {
+        schema: {
+          tags: [PARTNER_API_TAG],
+          summary: 'Offers open to you, with your payout and tracking link.',
+          security,
+          querystring: Type.Object(PageQuery, { additionalProperties: false }),
+          response: { 200: ListOf(PartnerOffer), ...errorResponses(...KEYED_ERRORS, 422) },
+        },
+      },
+      async (request) => {
+        const limit = pageSize(request.query.limit);
+        const rows = await partnerOffers(ctx.db.read, request.partnerAuth, { cursor: request.query.cursor, limit });
+        return toPage(rows, limit, (row) => partnerOfferToApi(ctx, request.partnerAuth, row));
+      },
+    );
+  };
+}

@@ -1,0 +1,138 @@
+/** The partner's API keys: create (shown once, with a Copy button), list, revoke. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../../context.js';
+import { InvalidError } from '../../../errors.js';
+import { type ApiError, toApiError } from '../../../http/errors.js';
+import { Field, FormBody, IdParams, Query, text } from '../../dashboard/forms.js';
+import { ActionButton, Badge, CopyField, CsrfField, EmptyState, Time } from '../../dashboard/views/components.js';
+import { Cell, Table } from '../../dashboard/views/table.js';
+import { createPartnerKey, listPartnerKeys, MAX_KEY_NAME_LENGTH, revokePartnerKey } from '../../partnerKeys/service.js';
+import { type PortalApp, renderPortal, runPortalAction } from '../respond.js';
+import { partnerSessionOf } from '../web.js';
+
+const KeyForm = FormBody({ name: Field });
+
+export function apiKeyPages(app: PortalApp, ctx: AppContext): void {
+  const show = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    options: { created?: { name: string; secret: string }; error?: ApiError } = {},
+  ) => {
+    const session = partnerSessionOf(request);
+    const keys = await listPartnerKeys(ctx.db.read, { brandId: session.brand.id, partnerId: session.partner.id });
+    const tz = session.brand.timezone;
+    const { created, error } = options;
+    return renderPortal(request, reply, {
+      title: 'API keys',
+      section: 'api-keys',
+      status: error ? error.status : 200,
+      flash: created
+        ? { kind: 'ok', text: `API key “${created.name}” created.` }
+        : error
+          ? { kind: 'error', text: error.message }
+          : undefined,
+      body: (_, csrf) => (
+        <>
+          <h1>API keys</h1>
+          <p>
+            Read your report, conversions and offers from your own systems:{' '}
+            <code safe>{`GET ${ctx.config.publicUrl}/api/v1/partner/report`}</code>,{' '}
+            <code>/api/v1/partner/conversions</code>, <code>/api/v1/partner/offers</code> with{' '}
+            <code>Authorization: Bearer &lt;key&gt;</code>. See <a href="/docs">the API reference</a>.
+          </p>
+          {created ? (
+            <section class="secret" aria-labelledby="key-h">
+              <h2 id="key-h">Your new API key</h2>
+              <p>
+                <strong>Copy it now: it is shown only once</strong> and stored only as a hash.
+              </p>
+              <CopyField id="new-key" label={`API key “${created.name}”`} value={created.secret} />
+            </section>
+          ) : (
+            ''
+          )}
+          <Table
+            caption="Your API keys"
+            columns={['Name', 'Key', 'Created', 'Last used', 'Status', '']}
+            rows={keys.map((k) => (
+              <tr>
+                <Cell text={k.name} />
+                <Cell class="mono" text={`${k.prefix}…`} />
+                <td>
+                  <Time ms={k.created_at} timeZone={tz} />
+                </td>
+                <td>
+                  <Time ms={k.last_used_at} timeZone={tz} />
+                </td>
+                <td>
+                  <Badge status={k.revoked_at === null ? 'active' : 'revoked'} />
+                </td>
+                <td>
+                  {k.revoked_at === null ? (
+                    <ActionButton
+                      csrf={csrf}
+                      action={`/portal/api-keys/${k.id}/revoke`}
+                      label="Revoke"
+                      tone="danger"
+                      small
+                      confirm="Revoke this key? Programs using it stop working."
+                    />
+                  ) : (
+                    ''
+                  )}
+                </td>
+              </tr>
+            ))}
+            empty={<EmptyState title="No API key yet." />}
+          />
+          <h2>Create a key</h2>
+          <form method="post" action="/portal/api-keys" class="stack">
+            <CsrfField token={csrf} />
+            <div>
+              <label for="name">Key name</label>
+              <input
+                id="name"
+                name="name"
+                maxlength={String(MAX_KEY_NAME_LENGTH)}
+                placeholder="e.g. Reporting script"
+              />
+            </div>
+            <div>
+              <button type="submit">Create key</button>
+            </div>
+          </form>
+        </>
+      ),
+    });
+  };
+
+  app.get('/api-keys', { schema: { querystring: Query({}) } }, (request, reply) => show(request, reply));
+
+  app.post('/api-keys', { schema: { body: KeyForm } }, async (request, reply) => {
+    const session = partnerSessionOf(request);
+    const name = text(request.body.name);
+    try {
+      const { key, secret } = await createPartnerKey(
+        ctx,
+        { brandId: session.brand.id, partnerId: session.partner.id },
+        name,
+      );
+      return show(request, reply, { created: { name: key.name, secret } });
+    } catch (error) {
+      if (error instanceof InvalidError) return show(request, reply, { error: toApiError(error) });
+      throw error;
+    }
+  });
+
+  app.post('/api-keys/:id/revoke', { schema: { params: IdParams, body: FormBody({}) } }, async (request, reply) => {
+    const session = partnerSessionOf(request);
+    return runPortalAction(request, reply, '/portal/api-keys', async () => {
+      const row = await revokePartnerKey(
+        ctx,
+        { brandId: session.brand.id, partnerId: session.partner.id },
+        request.params.id,
+      );
+      return `API key “${row.name}” revoked.`;
+    });
+  });
+}

@@ -1,0 +1,218 @@
+/**
+ * The partner portal and the dashboard's Payouts page in Chromium (playwright-core, the
+ * system's chromium): a partner accepts an invite, builds and copies a tracking link, reads
+ * conversions and earnings, sets up and tests a postback; a second partner and a partner of
+ * another brand see none of it; the brand previews and confirms a payout run and marks it paid.
+ */
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, it } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { CHROMIUM_MISSING, launchChromium, screenshot } from '../dashboard/browser.js';
+import { createDashboardUser, PASSWORD } from '../dashboard/client.js';
+import { describeOrSkip, testedDialects } from '../helpers.js';
+import { createHttpEnv, type HttpEnv } from '../payouts/http.js';
+import { invite, invitedPartner, PARTNER_PASSWORD } from './client.js';
+
+for (const dialect of testedDialects()) {
+  describeOrSkip(`partner portal in Chromium (${dialect})`, { skip: CHROMIUM_MISSING }, () => {
+    let env: HttpEnv;
+    let browser: Browser;
+    let context: BrowserContext;
+    let page: Page;
+    let offerId: string;
+    let partnerId: string;
+    const problems: string[] = [];
+    const received: string[] = [];
+    const receiver = createServer((req, res) => {
+      received.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('received');
+    });
+
+    const nav = (name: string) =>
+      page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
+    const flash = async () => ((await page.locator('.flash').first().textContent()) ?? '').trim();
+
+    before(async () => {
+      env = await createHttpEnv(dialect, { env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      offerId = (
+        await env.http('POST', '/api/v1/offers', {
+          body: {
+            name: 'Winter Boots',
+            destinationUrl: 'https://shop.example/',
+            revenueCents: 777777,
+            payoutCents: 1500,
+            conversionStatus: 'approved',
+          },
+        })
+      ).body.id;
+      partnerId = (
+        await env.http('POST', '/api/v1/partners', { body: { name: 'Browser Partner', email: 'bp@example.com' } })
+      ).body.id;
+      await env.http('POST', '/api/v1/conversions', { body: { offerId, partnerId, sub1: 'browser-sub' } });
+      browser = await launchChromium();
+      context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: env.base });
+      page = await context.newPage();
+      page.on('dialog', (dialog) => void dialog.accept());
+      page.on('console', (message) => {
+        const expected = /^Failed to load resource: the server responded with a status of (403|404|422)/;
+        if (message.type() === 'error' && !expected.test(message.text())) problems.push(`console: ${message.text()}`);
+      });
+      page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    });
+
+    after(async () => {
+      await browser?.close();
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+      await env?.close();
+    });
+
+    it('sets a password from the invite link and lands on the overview with a chart', async () => {
+      const link = await invite(env, partnerId);
+      await page.goto(`${env.base}${link}`);
+      await page.getByLabel('New password').fill(PARTNER_PASSWORD);
+      await page.getByLabel('Repeat the password').fill(PARTNER_PASSWORD);
+      await page.getByRole('button', { name: 'Save and sign in' }).click();
+      await page.waitForURL(`${env.base}/portal`);
+      assert.match(await flash(), /password is set/);
+      assert.equal(await page.locator('svg.chart').count(), 2);
+      assert.match((await page.locator('main').textContent()) ?? '', /\$15\.00/);
+      const cookie = (await context.cookies()).find((c) => c.name === 'affitrack_portal_session');
+      assert.equal(cookie?.path, '/portal');
+      assert.equal(cookie?.httpOnly, true);
+      await screenshot(page, 'portal-overview');
+    });
+
+    it('builds a tracking link with subs and copies it', async () => {
+      await nav('Offers').click();
+      await page.getByRole('link', { name: 'Winter Boots' }).click();
+      await page.getByLabel('sub1').fill('newsletter');
+      await page.getByLabel('sub2').fill('a b');
+      await page.getByRole('button', { name: 'Build link' }).click();
+      const link = await page.getByLabel('Your tracking link').inputValue();
+      assert.equal(link, `http://127.0.0.1:3000/t/${offerId}/${partnerId}?sub1=newsletter&sub2=a+b`);
+      await page.getByRole('button', { name: 'Copy' }).click();
+      await page.getByRole('button', { name: 'Copied' }).waitFor();
+      assert.equal(await page.evaluate('navigator.clipboard.readText()'), link);
+    });
+
+    it('lists own conversions and earnings without the brand revenue', async () => {
+      await nav('Conversions').click();
+      await page.getByLabel('Status').selectOption('approved');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      const text = (await page.locator('main').textContent()) ?? '';
+      assert.match(text, /browser-sub/);
+      assert.match(text, /\$15\.00/);
+      assert.doesNotMatch(text, /7,777\.77/);
+      await nav('Earnings').click();
+      assert.match((await page.locator('main').textContent()) ?? '', /\$15\.00/);
+    });
+
+    it('adds a postback URL and sends a test to a real receiver', async () => {
+      await nav('Postbacks').click();
+      const port = (receiver.address() as AddressInfo).port;
+      await page.getByLabel('URL').fill(`http://127.0.0.1:${port}/pb?c={click_id}&p={payout}`);
+      await page.getByRole('button', { name: 'Add' }).click();
+      assert.match(await flash(), /added/);
+      await page.getByRole('button', { name: 'Send test' }).click();
+      assert.match(await flash(), /HTTP 200 in \d+ ms\. Response: received/);
+      assert.deepEqual(received, ['/pb?c=clk_TEST&p=10.00']);
+      await screenshot(page, 'portal-postbacks');
+    });
+
+    it('saves payout details and creates an API key shown once', async () => {
+      await nav('Payout details').click();
+      await page.getByLabel('Method').selectOption('Bank transfer (IBAN)');
+      await page.getByLabel('Account').fill('DE89 3704 0044 0532 0130 00');
+      await page.getByRole('button', { name: 'Save' }).click();
+      assert.match(await flash(), /saved/);
+      await nav('API keys').click();
+      await page.getByLabel('Key name').fill('Browser key');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      const secret = await page.getByLabel('API key “Browser key”').inputValue();
+      assert.match(secret, /^afp_/);
+      const res = await env.http('GET', '/api/v1/partner/offers', { key: secret });
+      assert.equal(res.status, 200);
+    });
+
+    it("shows a second partner and another brand's partner none of the first partner's data", async () => {
+      const second = await invitedPartner(env, 'Second Browser');
+      const otherBrand = await env.createBrand('Browser Other Brand');
+      const third = await invitedPartner(env, 'Third Browser', otherBrand.apiKey);
+      for (const [email, label] of [
+        [second.email, 'second'],
+        [third.email, 'other brand'],
+      ] as const) {
+        const other = await browser.newContext();
+        const tab = await other.newPage();
+        await tab.goto(`${env.base}/portal/login`);
+        await tab.getByLabel('Email').fill(email);
+        await tab.getByLabel('Password').fill(PARTNER_PASSWORD);
+        await tab.getByRole('button', { name: 'Sign in' }).click();
+        await tab.waitForURL(`${env.base}/portal`);
+        for (const path of [
+          '/portal',
+          '/portal/conversions',
+          '/portal/earnings',
+          '/portal/postbacks',
+          '/portal/payout-details',
+          '/portal/api-keys',
+        ]) {
+          await tab.goto(`${env.base}${path}`);
+          const html = await tab.content();
+          for (const secret of [
+            partnerId,
+            'browser-sub',
+            'DE89',
+            'Browser key',
+            `127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+          ]) {
+            assert.ok(!html.includes(secret), `${label} sees ${secret} on ${path}`);
+          }
+        }
+        const response = await tab.goto(`${env.base}/dashboard`);
+        assert.equal(new URL(tab.url()).pathname, '/dashboard/login', `${label}: ${response?.status()}`);
+        await other.close();
+      }
+    });
+
+    it('lets the brand preview a payout run, confirm it, see the partner details and mark it paid', async () => {
+      const email = await createDashboardUser(env);
+      const brandContext = await browser.newContext();
+      const tab = await brandContext.newPage();
+      tab.on('dialog', (dialog) => void dialog.accept());
+      await tab.goto(`${env.base}/dashboard/login`);
+      await tab.getByLabel('Email').fill(email);
+      await tab.getByLabel('Password').fill(PASSWORD);
+      await tab.getByRole('button', { name: 'Sign in' }).click();
+      await tab.waitForURL(`${env.base}/dashboard`);
+      await tab.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Payouts', exact: true }).click();
+      await tab.getByRole('button', { name: 'Preview' }).click();
+      const preview = (await tab.locator('main').textContent()) ?? '';
+      assert.match(preview, /Browser Partner/);
+      assert.equal(await env.ctx.db.read.selectFrom('payouts').select('id').executeTakeFirst(), undefined);
+      await tab.getByRole('button', { name: /^Create 1 payout$/ }).click();
+      assert.match(((await tab.locator('.flash').first().textContent()) ?? '').trim(), /Created 1 payout/);
+      await tab.getByRole('link', { name: /^pay_/ }).first().click();
+      assert.match((await tab.locator('main').textContent()) ?? '', /DE89 3704/);
+      await tab.getByLabel('Payment reference').fill('SEPA-1');
+      await tab.getByRole('button', { name: 'Mark paid' }).click();
+      assert.match(((await tab.locator('.flash').first().textContent()) ?? '').trim(), /marked paid/);
+      await screenshot(tab, 'dashboard-payout');
+      await brandContext.close();
+      await nav('Earnings').click();
+      assert.match((await page.locator('main').textContent()) ?? '', /SEPA-1/);
+    });
+
+    it('signs out, and ran without script errors or CSP violations', async () => {
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.waitForURL(/\/portal\/login/);
+      await page.goto(`${env.base}/portal/earnings`);
+      assert.equal(new URL(page.url()).pathname, '/portal/login');
+      assert.deepEqual(problems, []);
+    });
+  });
+}
