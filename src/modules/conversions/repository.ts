@@ -3,6 +3,7 @@ import { toIso, toIsoOrNull } from '../../clock.js';
 import type { Queryable } from '../../db/database.js';
 import { prepared, preparedInsert } from '../../db/prepared.js';
 import type { ConversionTable } from '../../db/schema.js';
+import { visitorToApi } from '../analytics/schemas.js';
 import type { EventData } from '../events/schemas.js';
 import type { Conversion } from './schemas.js';
 
@@ -29,6 +30,7 @@ export function conversionToApi(row: ConversionRow): Conversion {
     approvedAt: toIsoOrNull(row.approved_at),
     rejectedAt: toIsoOrNull(row.rejected_at),
     rejectionReason: row.rejection_reason,
+    ...visitorToApi(row),
     createdAt: toIso(row.created_at),
   };
 }

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+import { VisitorFields } from '../analytics/schemas.js';
 
 const MAX_CENTS = 1_000_000_000_000;
 const Sub = Type.String({ maxLength: 255 });
@@ -30,6 +31,7 @@ export const Conversion = Type.Object({
   approvedAt: NullableTimestamp,
   rejectedAt: NullableTimestamp,
   rejectionReason: Nullable(Type.String()),
+  ...VisitorFields,
   createdAt: Timestamp,
 });
 export type Conversion = Static<typeof Conversion>;
