@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, PageQuery, Timestamp } from '../../http/schemas.js';
+import { FormatQuery } from '../analytics/csv.js';
 import { VisitorFields } from '../analytics/schemas.js';
 
 export const Click = Type.Object({
@@ -28,6 +29,7 @@ export const ListClicksQuery = Type.Object(
     partnerId: Type.Optional(Type.String({ maxLength: 64 })),
     highRisk: Type.Optional(Type.Boolean()),
     ...PageQuery,
+    ...FormatQuery,
   },
   { additionalProperties: false },
 );

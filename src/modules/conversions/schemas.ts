@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+import { FormatQuery } from '../analytics/csv.js';
 import { VisitorFields } from '../analytics/schemas.js';
 
 const MAX_CENTS = 1_000_000_000_000;
@@ -83,6 +84,7 @@ export const ListConversionsQuery = Type.Object(
     from: Type.Optional(Instant),
     to: Type.Optional(Instant),
     ...PageQuery,
+    ...FormatQuery,
   },
   { additionalProperties: false },
 );
