@@ -205,7 +205,6 @@ for (const dialect of testedDialects()) {
               (await env.request('POST', '/api/v1/partners', { key, body: { name, email: 'p@example.com' } })).body.id,
             );
           }
-          const clickIds: string[] = [];
           const half = Math.floor(data.clicks.length / 2);
           for (const [i, c] of data.clicks.entries()) {
             if (data.fold === 'midway' && i === half) await foldFacts(env.ctx);
@@ -220,7 +219,6 @@ for (const dialect of testedDialects()) {
             const url = `/t/${offers[c.offer]?.id}/${partners[c.partner]}?${query}`;
             const res = await env.app.inject({ method: 'GET', url, headers });
             assert.equal(res.statusCode, 302);
-            clickIds.push(new URL(String(res.headers.location)).hostname ? String(res.headers.location) : '');
           }
           const storedClicks = await listAll(key, '/api/v1/clicks');
           for (const c of data.conversions) {
@@ -287,7 +285,6 @@ for (const dialect of testedDialects()) {
               };
             }),
           ];
-          for (const f of facts) f.attrs.hour = f.attrs.hour as string;
 
           for (const q of queries) {
             const from = `2026-11-${q.fromDay}`;
@@ -304,8 +301,7 @@ for (const dialect of testedDialects()) {
             const res = await env.request('GET', `/api/v1/reports?${params}`, { key });
             assert.equal(res.status, 200, `${params}: ${JSON.stringify(res.body)}`);
             const expected = expectedReport(facts, q.groupBy, filters, { from, to });
-            const shown = q.groupBy.length > 0 ? res.body.data : res.body.data;
-            assert.deepEqual(canonical(shown), canonical(expected as Row[]), String(params));
+            assert.deepEqual(canonical(res.body.data), canonical(expected as Row[]), String(params));
             const totals = expectedReport(facts, [], filters, { from, to });
             if (totals.length > 0) assert.deepEqual(canonical(res.body.totalsByCurrency), canonical(totals as Row[]));
           }
