@@ -29,7 +29,7 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { rollUpLoadedFacts } from '../src/modules/analytics/fold.js';
 import { createBrandWithFirstKey } from '../src/modules/brands/service.js';
 import { closeContext, createContext, createLogger } from '../src/runtime.js';
-import { percentile, record } from './lib.js';
+import { freePort, percentile, record } from './lib.js';
 
 const CONVERSIONS = 1_000_000;
 const OFFERS = 20;
@@ -41,7 +41,6 @@ const WARMUP = 20;
 const TARGET_P95_MS = 50;
 const DAY_MS = 86_400_000;
 const SPAN_MS = DAYS * DAY_MS;
-const PORTS: Record<Dialect, number> = { sqlite: 4121, postgres: 4122 };
 
 /** Conversions of one multi-row INSERT on SQLite (14 columns: 28,000 parameters of 32,766). */
 const SQLITE_ROWS_PER_INSERT = 2000;
@@ -298,7 +297,7 @@ interface ReportBody {
 
 /** Serves the loaded database in-process and measures the report. Returns its body. */
 async function measure(dialect: Dialect, db: Database, data: Dataset, dataDir: string): Promise<ReportBody> {
-  const port = PORTS[dialect];
+  const port = await freePort();
   const config = loadConfig({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' });
   const ctx = createContext(config, {
     db,

@@ -120,6 +120,8 @@ export interface RollupColumns {
   brand_id: string;
   day: string;
   offer_id: string;
+  /** One of several rows a day's counts may be spread over (summed when read; see reports/rollups.ts). */
+  slot: Generated<number>;
   clicks: Generated<number>;
   pending: Generated<number>;
   approved: Generated<number>;
@@ -150,7 +152,9 @@ export interface WebhookSubscriptionTable {
 export interface WebhookDeliveryTable {
   id: string;
   brand_id: string;
-  kind: 'webhook' | 'postback';
+  /** The target kind that made the delivery (modules/deliveries/target.ts): `webhook`, `postback`. */
+  kind: string;
+  /** The target's id within its kind (a webhook subscription, a postback template). */
   subscription_id: string;
   event_id: string;
   event: string;
@@ -167,6 +171,14 @@ export interface WebhookDeliveryTable {
   method: 'GET' | 'POST' | null;
   created_at: number;
   updated_at: number;
+  /** Sends since the last recorded attempt (see migration 0010); capped. */
+  unrecorded_sends: Generated<number>;
+}
+
+export interface DeliveryWorkerTable {
+  id: string;
+  heartbeat_at: number;
+  started_at: number;
 }
 
 export interface PartnerPostbackTable {
@@ -269,6 +281,87 @@ export interface RateLimitWindowTable {
   reset_at: number;
 }
 
+export type PayoutStatus = 'created' | 'paid' | 'cancelled';
+
+export interface PayoutRunTable {
+  id: string;
+  brand_id: string;
+  up_to: number;
+  /** The partner the run was limited to; '' for every partner. */
+  partner_filter: string;
+  minimum_cents: number;
+  created_at: number;
+}
+
+export interface PayoutTable {
+  id: string;
+  brand_id: string;
+  run_id: string;
+  partner_id: string;
+  currency: string;
+  status: PayoutStatus;
+  amount_cents: number;
+  conversion_count: number;
+  up_to: number;
+  reference: string | null;
+  created_at: number;
+  paid_at: number | null;
+  cancelled_at: number | null;
+  updated_at: number;
+}
+
+/** A conversion inside a created or paid payout (the primary key: never in two). */
+export interface PayoutItemTable {
+  conversion_id: string;
+  payout_id: string;
+  amount_cents: number;
+}
+
+export interface PartnerAccountTable {
+  partner_id: string;
+  brand_id: string;
+  /** `scrypt$N$r$p$salt$hash`; null until the partner accepts an invite. */
+  password_hash: string | null;
+  payout_method: string | null;
+  payout_account: string | null;
+  created_at: number;
+  updated_at: number;
+  last_login_at: number | null;
+}
+
+export interface PartnerInviteTable {
+  id: string;
+  brand_id: string;
+  partner_id: string;
+  /** SHA-256 (hex) of the invite token; the token is only in the link. */
+  token_hash: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface PartnerSessionTable {
+  /** SHA-256 (hex) of the session cookie value. */
+  id: string;
+  partner_id: string;
+  brand_id: string;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface PartnerApiKeyTable {
+  id: string;
+  brand_id: string;
+  partner_id: string;
+  name: string;
+  prefix: string;
+  hash: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
 /** One click, or one change of a conversion, as report counters (modules/analytics/facts.ts). */
 export interface AnalyticsFactTable {
   id: Generated<number>;
@@ -329,6 +422,7 @@ export interface Schema {
   webhook_subscriptions: WebhookSubscriptionTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
+  delivery_workers: DeliveryWorkerTable;
   clicks: ClickTable;
   fraud_blocklist: BlocklistTable;
   cap_counters: CapCounterTable;
@@ -337,6 +431,13 @@ export interface Schema {
   dashboard_users: DashboardUserTable;
   dashboard_sessions: DashboardSessionTable;
   rate_limit_windows: RateLimitWindowTable;
+  payout_runs: PayoutRunTable;
+  payouts: PayoutTable;
+  payout_items: PayoutItemTable;
+  partner_accounts: PartnerAccountTable;
+  partner_invites: PartnerInviteTable;
+  partner_sessions: PartnerSessionTable;
+  partner_api_keys: PartnerApiKeyTable;
   analytics_facts: AnalyticsFactTable;
   analytics_rollups: AnalyticsRollupTable;
 }

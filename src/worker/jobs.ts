@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import { FOLD_INTERVAL_MS, foldFacts } from '../modules/analytics/fold.js';
 import { approveExpiredHolds } from '../modules/conversions/service.js';
-import { Dispatcher } from '../modules/webhooks/dispatcher.js';
+import { Dispatcher } from '../modules/deliveries/dispatcher.js';
 import { type Job, sleep } from './worker.js';
 
 /**

@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import { localDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
+import { cachedLookup } from '../../db/cache.js';
 import type { Trx } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import { newId } from '../../ids.js';
@@ -75,6 +76,16 @@ const recentHighRiskClicks = prepared(3, (q, partnerId: string, since: number, l
     .select((eb) => eb.fn.countAll<number>().as('n')),
 );
 
+// The link's offer, partner and brand change rarely and are read by every click: kept in
+// memory, and never served after a change has applied (db/cache.ts says how soon).
+const offers = cachedLookup((db, id: string) => findOfferOfAnyBrand(db.read, id));
+/** Keyed by brand id and partner id joined by NUL, which no id contains (see trackClick). */
+const partners = cachedLookup((db, key: string) => {
+  const [brandId = '', id = ''] = key.split('\u0000');
+  return findPartner(db.read, brandId, id);
+});
+const brands = cachedLookup((db, id: string) => findBrandById(db.read, id));
+
 export type ClickOutcome = { found: false } | { found: true; location: string; click: ClickRow };
 
 /**
@@ -94,11 +105,11 @@ export function normaliseIp(ip: string): string | null {
 export async function trackClick(ctx: AppContext, input: ClickInput): Promise<ClickOutcome> {
   // An id with a NUL character cannot exist (and PostgreSQL cannot even compare it).
   if (input.offerId.includes('\u0000') || input.partnerId.includes('\u0000')) return { found: false };
-  const offer = await findOfferOfAnyBrand(ctx.db.read, input.offerId);
+  const offer = await offers.get(ctx, input.offerId);
   if (offer?.status !== 'active') return { found: false };
   const [partner, brand] = await Promise.all([
-    findPartner(ctx.db.read, offer.brand_id, input.partnerId),
-    findBrandById(ctx.db.read, offer.brand_id),
+    partners.get(ctx, `${offer.brand_id}\u0000${input.partnerId}`),
+    brands.get(ctx, offer.brand_id),
   ]);
   if (partner?.status !== 'active' || !brand) return { found: false };
 

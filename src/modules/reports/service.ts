@@ -7,7 +7,7 @@
  */
 import { addDays, formatDay, isRealDay, localDay, mondayOf, parseDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
-import { ApiError } from '../../http/errors.js';
+import { InvalidError, NotFoundError } from '../../errors.js';
 import { ATTRIBUTES, type Attribute, isAttribute } from '../analytics/dimensions.js';
 import { readReportSums, type SumsRow } from '../analytics/reportQuery.js';
 import { findBrandById } from '../brands/repository.js';
@@ -44,17 +44,17 @@ function parseGroupBy(text: string | undefined): GroupKey[] {
     .filter(Boolean);
   const unknown = keys.filter((k) => !GROUP_KEYS.includes(k as GroupKey));
   if (unknown.length > 0) {
-    throw ApiError.validation([
+    throw new InvalidError([
       { path: 'query.groupBy', message: `unknown grouping ${unknown.join(', ')}; use ${GROUP_KEYS.join(', ')}` },
     ]);
   }
   if (new Set(keys).size !== keys.length)
-    throw ApiError.validation([{ path: 'query.groupBy', message: 'lists a grouping twice' }]);
+    throw new InvalidError([{ path: 'query.groupBy', message: 'lists a grouping twice' }]);
   if (keys.filter(isTimeKey).length > 1) {
-    throw ApiError.validation([{ path: 'query.groupBy', message: 'use at most one of day, week, month' }]);
+    throw new InvalidError([{ path: 'query.groupBy', message: 'use at most one of day, week, month' }]);
   }
   if (keys.length > MAX_GROUP_KEYS) {
-    throw ApiError.validation([
+    throw new InvalidError([
       { path: 'query.groupBy', message: `group by at most ${MAX_GROUP_KEYS} dimensions at once (got ${keys.length})` },
     ]);
   }
@@ -99,13 +99,13 @@ function dayRange(query: ReportQuery, today: string): { from: string; to: string
   if (problems.length === 0 && formatDay(addDays(parseDay(from), MAX_RANGE_DAYS)) < to) {
     problems.push({ path: 'query.to', message: `the range may span at most ${MAX_RANGE_DAYS} days` });
   }
-  if (problems.length > 0) throw ApiError.validation(problems);
+  if (problems.length > 0) throw new InvalidError(problems);
   return { from, to };
 }
 
 export async function buildReport(ctx: AppContext, brandId: string, query: ReportQuery): Promise<Report> {
   const brand = await findBrandById(ctx.db.read, brandId);
-  if (!brand) throw ApiError.notFound('Brand');
+  if (!brand) throw new NotFoundError('Brand');
   const groupBy = parseGroupBy(query.groupBy);
   const { from, to } = dayRange(query, localDay(ctx.clock.now(), brand.timezone));
 
