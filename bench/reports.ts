@@ -26,6 +26,7 @@ import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { Database, type Dialect } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { rollUpLoadedFacts } from '../src/modules/analytics/fold.js';
 import { createBrandWithFirstKey } from '../src/modules/brands/service.js';
 import { closeContext, createContext, createLogger } from '../src/runtime.js';
 import { freePort, percentile, record } from './lib.js';
@@ -250,6 +251,13 @@ async function fillRollups(db: Database, brandId: string): Promise<void> {
       select brand_id, local_day, offer_id, ${counters}
       from conversions where brand_id = ${brandId}
       group by brand_id, local_day, offer_id`.execute(trx);
+    // Reports read the analytics rollups: one fact per conversion, folded as the worker would.
+    await sql`
+      insert into analytics_facts (brand_id, day, offer_id, partner_id, currency, ${names})
+      select brand_id, local_day, offer_id, partner_id, currency, ${counters}
+      from conversions where brand_id = ${brandId}
+      group by brand_id, local_day, offer_id, partner_id, currency, id`.execute(trx);
+    await rollUpLoadedFacts(trx, brandId);
   });
 }
 
@@ -417,7 +425,9 @@ async function benchDialect(dialect: Dialect, databaseUrl: string | null, startM
     if (dialect === 'sqlite') {
       await sql`pragma wal_checkpoint(TRUNCATE)`.execute(db.admin);
     } else {
-      await sql`vacuum analyze rollups_offer_partner, rollups_offer`.execute(db.admin);
+      await sql`vacuum analyze rollups_offer_partner, rollups_offer, analytics_facts, analytics_rollups`.execute(
+        db.admin,
+      );
       await sql`analyze brands, api_keys, offers, partners, conversions`.execute(db.admin);
       // Needs superuser or pg_checkpoint; without it the measurement just runs alongside the flush.
       await sql`checkpoint`.execute(db.admin).catch(() => console.log('  postgres: checkpoint not permitted'));

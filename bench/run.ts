@@ -1,4 +1,5 @@
 /** `npm run bench`: every benchmark in turn, then one report (bench/results/latest.{json,md}). */
+import { benchAnalytics } from './analytics.js';
 import { benchApiAuth } from './apiAuth.js';
 import { benchConversionIngest } from './conversionIngest.js';
 import { writeReport } from './lib.js';
@@ -12,6 +13,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   'api-auth': benchApiAuth,
   'conversion-ingest': benchConversionIngest,
   reports: benchReports,
+  analytics: benchAnalytics,
   webhooks: benchWebhooks,
   tracking: benchTracking,
   soak: benchSoak,

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type Config, localUrl } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
+import { loadCountryRanges } from './modules/analytics/countries.js';
 import { bootstrapDefaultBrand } from './modules/brands/bootstrap.js';
 import { loadDatacenterRanges } from './modules/fraud/datacenter.js';
 import { closeContext, createContext } from './runtime.js';
@@ -27,6 +28,7 @@ export async function serve(config: Config, role: Role): Promise<void> {
       void loadDatacenterRanges().catch((error) =>
         ctx.logger.error({ err: error }, 'could not load datacenter ranges'),
       );
+      void loadCountryRanges().catch((error) => ctx.logger.error({ err: error }, 'could not load country ranges'));
       app = await buildApp(ctx);
       await app.listen({ port: config.port, host: config.host });
       // With PORT=0 the system picked the port: links must carry that one, not 0. The app

@@ -119,6 +119,11 @@ for (const dialect of testedDialects()) {
             fraudScore: 0,
             fraudSignals: [],
             highRisk: false,
+            country: 'GB',
+            deviceType: 'desktop',
+            os: 'Windows',
+            browser: 'Chrome',
+            referrerHost: 'blog.example',
             createdAt: new Date(env.clock.now()).toISOString(),
           },
         ]);

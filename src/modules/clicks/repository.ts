@@ -3,6 +3,7 @@ import { toIso } from '../../clock.js';
 import type { Queryable } from '../../db/database.js';
 import { prepared, preparedInsert } from '../../db/prepared.js';
 import type { ClickTable } from '../../db/schema.js';
+import { visitorToApi } from '../analytics/schemas.js';
 import type { Click } from './schemas.js';
 
 export type ClickRow = Selectable<ClickTable>;
@@ -23,6 +24,7 @@ export function clickToApi(row: ClickRow): Click {
     fraudScore: row.fraud_score,
     fraudSignals: JSON.parse(row.fraud_signals) as string[],
     highRisk: row.high_risk === 1,
+    ...visitorToApi(row),
     createdAt: toIso(row.created_at),
   };
 }

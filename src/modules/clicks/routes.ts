@@ -5,6 +5,7 @@ import type { AppContext } from '../../context.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
 import { sendPage } from '../../web/page.js';
+import { allPages, sendCsv, wantsCsv } from '../analytics/csv.js';
 import { LinkNotActivePage } from './linkNotActivePage.js';
 import { clickToApi, listClicks } from './repository.js';
 import { Click, ListClicksQuery, TrackingQuery } from './schemas.js';
@@ -88,19 +89,22 @@ export function clickRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       {
         schema: {
           tags: ['clicks'],
-          summary: 'List clicks, newest first, with their fraud score and signals.',
+          summary:
+            'List clicks, newest first, with their fraud score, signals and enrichment; `?format=csv` (or `Accept: text/csv`) streams every matching click as CSV.',
           security: [{ bearerAuth: [] }],
           querystring: ListClicksQuery,
           response: { 200: ListOf(Click), ...errorResponses(...KEYED_ERRORS, 422) },
         },
       },
-      async (request) => {
-        const limit = pageSize(request.query.limit);
-        return toPage(
-          await listClicks(ctx.db.read, request.auth.brandId, { ...request.query, limit }),
-          limit,
-          clickToApi,
-        );
+      async (request, reply) => {
+        const { format, ...filters } = request.query;
+        if (wantsCsv(request, format)) {
+          const page = (cursor: string | undefined, limit: number) =>
+            listClicks(ctx.db.read, request.auth.brandId, { ...filters, cursor, limit });
+          return sendCsv(reply, 'clicks', Object.keys(Click.properties), allPages(page, clickToApi, filters.cursor));
+        }
+        const limit = pageSize(filters.limit);
+        return toPage(await listClicks(ctx.db.read, request.auth.brandId, { ...filters, limit }), limit, clickToApi);
       },
     );
   };

@@ -1,5 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, PageQuery, Timestamp } from '../../http/schemas.js';
+import { FormatQuery } from '../analytics/csv.js';
+import { VisitorFields } from '../analytics/schemas.js';
 
 export const Click = Type.Object({
   id: Type.String(),
@@ -16,6 +18,7 @@ export const Click = Type.Object({
   fraudScore: Type.Integer({ minimum: 0, maximum: 100 }),
   fraudSignals: Type.Array(Type.String()),
   highRisk: Type.Boolean({ description: "The score exceeded the brand's threshold when the click was made." }),
+  ...VisitorFields,
   createdAt: Timestamp,
 });
 export type Click = Static<typeof Click>;
@@ -26,6 +29,7 @@ export const ListClicksQuery = Type.Object(
     partnerId: Type.Optional(Type.String({ maxLength: 64 })),
     highRisk: Type.Optional(Type.Boolean()),
     ...PageQuery,
+    ...FormatQuery,
   },
   { additionalProperties: false },
 );

@@ -10,6 +10,8 @@ import { cachedLookup } from '../../db/cache.js';
 import type { Trx } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import { newId } from '../../ids.js';
+import { loadCountryRanges } from '../analytics/countries.js';
+import { enrichClick } from '../analytics/enrichment.js';
 import { recordClickFact } from '../analytics/facts.js';
 import { localHour } from '../analytics/localHour.js';
 import { type BrandRow, findBrandById } from '../brands/repository.js';
@@ -112,10 +114,12 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
   if (partner?.status !== 'active' || !brand) return { found: false };
 
   const ip = normaliseIp(input.ip) ?? normaliseIp(input.socketIp) ?? input.socketIp;
-  const [datacenter, blocklisted] = await Promise.all([
+  const [datacenter, blocklisted, countries] = await Promise.all([
     loadDatacenterRanges().then((ranges) => ranges.contains(ip)),
     isBlocklisted(ctx, brand.id, ip, input.userAgent),
+    loadCountryRanges(),
   ]);
+  const visitor = enrichClick(countries, { ip, userAgent: input.userAgent, referer: input.referer });
 
   const autoBanRule = brand.auto_ban_high_risk_clicks !== null && brand.auto_ban_window_minutes !== null;
   const stored = await ctx.db.transact(async (trx) => {
@@ -152,11 +156,11 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
       fraud_score: score,
       fraud_signals: JSON.stringify(signals),
       high_risk: highRisk ? 1 : 0,
-      country: null,
-      device_type: null,
-      os: null,
-      browser: null,
-      referrer_host: null,
+      country: visitor.country,
+      device_type: visitor.deviceType,
+      os: visitor.os,
+      browser: visitor.browser,
+      referrer_host: visitor.referrerHost,
       created_at: now,
     };
     await insertClick(trx, row);

@@ -3,6 +3,7 @@ import { toIso, toIsoOrNull } from '../../clock.js';
 import type { Queryable } from '../../db/database.js';
 import { prepared, preparedInsert } from '../../db/prepared.js';
 import type { ConversionTable } from '../../db/schema.js';
+import { visitorToApi } from '../analytics/schemas.js';
 import type { EventData } from '../events/schemas.js';
 import { parseMetadata } from '../metadata.js';
 import type { Conversion } from './schemas.js';
@@ -31,6 +32,7 @@ export function conversionToApi(row: ConversionRow): Conversion {
     rejectedAt: toIsoOrNull(row.rejected_at),
     rejectionReason: row.rejection_reason,
     metadata: parseMetadata(row.metadata),
+    ...visitorToApi(row),
     createdAt: toIso(row.created_at),
   };
 }

@@ -6,6 +6,7 @@ import { InvalidError } from '../../errors.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
+import { allPages, sendCsv, wantsCsv } from '../analytics/csv.js';
 import { conversionToApi, findConversion, listConversions } from './repository.js';
 import { Conversion, CreateConversionBody, ListConversionsQuery, RejectBody } from './schemas.js';
 import { approveConversion, recordConversion, rejectConversion } from './service.js';
@@ -75,20 +76,24 @@ export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       {
         schema: {
           tags: ['conversions'],
-          summary: 'List conversions, newest first, with filters.',
+          summary:
+            'List conversions, newest first, with filters; `?format=csv` (or `Accept: text/csv`) streams every matching conversion as CSV.',
           security,
           querystring: ListConversionsQuery,
           response: { 200: ListOf(Conversion), ...errorResponses(...KEYED_ERRORS, 422) },
         },
       },
-      async (request) => {
-        const q = request.query;
+      async (request, reply) => {
+        const { format, ...q } = request.query;
+        const range = parseRange(q.from, q.to);
+        if (wantsCsv(request, format)) {
+          const page = (cursor: string | undefined, limit: number) =>
+            listConversions(ctx.db.read, request.auth.brandId, { ...q, ...range, cursor, limit });
+          const rows = allPages(page, conversionToApi, q.cursor);
+          return sendCsv(reply, 'conversions', Object.keys(Conversion.properties), rows);
+        }
         const limit = pageSize(q.limit);
-        const rows = await listConversions(ctx.db.read, request.auth.brandId, {
-          ...q,
-          limit,
-          ...parseRange(q.from, q.to),
-        });
+        const rows = await listConversions(ctx.db.read, request.auth.brandId, { ...q, limit, ...range });
         return toPage(rows, limit, conversionToApi);
       },
     );

@@ -1,5 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+import { FormatQuery } from '../analytics/csv.js';
+import { VisitorFields } from '../analytics/schemas.js';
 import { Metadata, MetadataInput } from '../metadata.js';
 
 const MAX_CENTS = 1_000_000_000_000;
@@ -32,6 +34,7 @@ export const Conversion = Type.Object({
   rejectedAt: NullableTimestamp,
   rejectionReason: Nullable(Type.String()),
   metadata: Metadata,
+  ...VisitorFields,
   createdAt: Timestamp,
 });
 export type Conversion = Static<typeof Conversion>;
@@ -85,6 +88,7 @@ export const ListConversionsQuery = Type.Object(
     from: Type.Optional(Instant),
     to: Type.Optional(Instant),
     ...PageQuery,
+    ...FormatQuery,
   },
   { additionalProperties: false },
 );

@@ -10,6 +10,7 @@ import { browserForms } from '../../web/browserForms.js';
 import { securityHeaders } from '../../web/securityHeaders.js';
 import { dashboardAssets } from './assets.js';
 import { htmlErrorHandler, sendErrorPage } from './errors.js';
+import { analyticsPages } from './pages/analytics.js';
 import { apiKeyPages } from './pages/apiKeys.js';
 import { blocklistPages } from './pages/blocklist.js';
 import { brandSettingsPages } from './pages/brandSettings.js';
@@ -64,6 +65,7 @@ export function dashboardRoutes(ctx: AppContext): FastifyPluginAsync {
           payoutPages(signedIn, ctx);
           conversionPages(signedIn, ctx);
           reportPages(signedIn, ctx);
+          analyticsPages(signedIn, ctx);
           webhookPages(signedIn, ctx);
           deliveryPages(signedIn, ctx);
           brandSettingsPages(signedIn, ctx);

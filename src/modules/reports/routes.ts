@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.js';
 import { errorResponses, KEYED_ERRORS } from '../../http/schemas.js';
+import { fromArray, sendCsv, wantsCsv } from '../analytics/csv.js';
 import { Report, ReportQuery } from './schemas.js';
-import { buildReport } from './service.js';
+import { buildReport, reportColumns } from './service.js';
 
 export function reportRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -11,13 +12,18 @@ export function reportRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       {
         schema: {
           tags: ['reports'],
-          summary: 'Aggregated metrics over a brand-local date range, optionally filtered and grouped.',
+          summary:
+            'Aggregated metrics over a brand-local date range, filtered and grouped by up to three dimensions, split by currency; `?format=csv` (or `Accept: text/csv`) answers the rows as CSV.',
           security: [{ bearerAuth: [] }],
           querystring: ReportQuery,
           response: { 200: Report, ...errorResponses(...KEYED_ERRORS, 422) },
         },
       },
-      async (request) => buildReport(ctx, request.auth.brandId, request.query),
+      async (request, reply) => {
+        const report = await buildReport(ctx, request.auth.brandId, request.query);
+        if (!wantsCsv(request, request.query.format)) return report;
+        return sendCsv(reply, `report-${report.from}-to-${report.to}`, reportColumns(report), fromArray(report.data));
+      },
     );
   };
 }

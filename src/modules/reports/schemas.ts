@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { FormatQuery } from '../analytics/csv.js';
 import { ATTRIBUTES } from '../analytics/dimensions.js';
 
 export const TIME_KEYS = ['day', 'week', 'month'] as const;
@@ -33,6 +34,7 @@ export const ReportQuery = Type.Object(
     sub4: Filter('Sub-id 4 value.'),
     sub5: Filter('Sub-id 5 value.'),
     hour: Type.Optional(Type.String({ pattern: '^([01]\\d|2[0-3])$', description: 'Brand-local hour of day, 00–23.' })),
+    ...FormatQuery,
   },
   { additionalProperties: false },
 );

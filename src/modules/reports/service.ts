@@ -155,6 +155,25 @@ export async function buildReport(ctx: AppContext, brandId: string, query: Repor
   return { from, to, groupBy, data, totals: overallTotals(totalsByCurrency), totalsByCurrency };
 }
 
+const METRIC_COLUMNS = [
+  'clicks',
+  'conversions',
+  'approved',
+  'pending',
+  'rejected',
+  'revenueCents',
+  'payoutCents',
+  'profitCents',
+  'conversionRate',
+  'epcCents',
+];
+
+/** The CSV columns of a report: its keys as grouped, the currency, then the metrics. */
+export function reportColumns(report: Report): string[] {
+  const keys = report.groupBy.map((k) => (k === 'offer' ? 'offerId' : k === 'partner' ? 'partnerId' : k));
+  return [...keys, 'currency', ...METRIC_COLUMNS];
+}
+
 /** Counts over every currency; amounts only when there is just one. */
 function overallTotals(byCurrency: Array<Metrics & { currency: string }>): Report['totals'] {
   const [only] = byCurrency;

@@ -9,6 +9,7 @@ export type Section =
   | 'partners'
   | 'conversions'
   | 'reports'
+  | 'analytics'
   | 'webhooks'
   | 'deliveries'
   | 'payouts'
@@ -20,6 +21,7 @@ const NAV: Array<[Section, string, string]> = [
   ['partners', 'Partners', '/dashboard/partners'],
   ['conversions', 'Conversions', '/dashboard/conversions'],
   ['reports', 'Reports', '/dashboard/reports'],
+  ['analytics', 'Analytics', '/dashboard/analytics'],
   ['webhooks', 'Webhooks', '/dashboard/webhooks'],
   ['deliveries', 'Delivery log', '/dashboard/deliveries'],
   ['payouts', 'Payouts', '/dashboard/payouts'],

@@ -1,0 +1,193 @@
+/**
+ * The report builder: up to three dimensions (time, offer, partner, country, device, OS,
+ * browser, referrer, sub-ids, hour), filters on the same names, a brand-local date range,
+ * a chart of the top rows by clicks and the table — every number from the report service,
+ * split by currency as the API is.
+ */
+import { escapeHtml } from '@kitajs/html';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../../context.js';
+import { ApiError } from '../../../http/errors.js';
+import { ATTRIBUTES } from '../../analytics/dimensions.js';
+import { GROUP_KEYS, type Report, type ReportRow } from '../../reports/schemas.js';
+import { buildReport } from '../../reports/service.js';
+import { count, money, percent } from '../format.js';
+import { Choice, Query, text } from '../forms.js';
+import { type DashboardApp, render } from '../respond.js';
+import { sessionOf } from '../session.js';
+import { BarChart } from '../views/chart.js';
+import { EmptyState } from '../views/components.js';
+import { Cell, num, Table } from '../views/table.js';
+
+/** Bars in the chart: the rows with the most clicks. */
+const TOP_ROWS = 12;
+/** Rows shown in the table (the CSV export of the API has them all). */
+const MAX_TABLE_ROWS = 200;
+const PICKERS = ['d1', 'd2', 'd3'] as const;
+
+const filterFields = Object.fromEntries(ATTRIBUTES.map((a) => [a, Type.Optional(Type.String({ maxLength: 255 }))]));
+
+export const AnalyticsQuery = Query({
+  from: Type.Optional(Type.String({ maxLength: 10 })),
+  to: Type.Optional(Type.String({ maxLength: 10 })),
+  d1: Type.Optional(Choice(GROUP_KEYS)),
+  d2: Type.Optional(Choice(GROUP_KEYS)),
+  d3: Type.Optional(Choice(GROUP_KEYS)),
+  ...filterFields,
+});
+
+const LABELS: Record<string, string> = {
+  day: 'Day',
+  week: 'Week',
+  month: 'Month',
+  offer: 'Offer',
+  partner: 'Partner',
+  country: 'Country',
+  deviceType: 'Device',
+  os: 'OS',
+  browser: 'Browser',
+  referrerHost: 'Referrer',
+  sub1: 'Sub 1',
+  sub2: 'Sub 2',
+  sub3: 'Sub 3',
+  sub4: 'Sub 4',
+  sub5: 'Sub 5',
+  hour: 'Hour',
+};
+const rowKey = (key: string) => (key === 'offer' ? 'offerId' : key === 'partner' ? 'partnerId' : key);
+
+function keysOf(row: ReportRow, groupBy: string[]): string[] {
+  const values = row as unknown as Record<string, string | null | undefined>;
+  return groupBy.map((k) => values[rowKey(k)] ?? '(none)');
+}
+
+function ResultTable({ report }: { report: Report }) {
+  return (
+    <Table
+      caption={`Report ${report.from} to ${report.to}`}
+      columns={[
+        ...report.groupBy.map((k) => LABELS[k] ?? k),
+        'Currency',
+        ...['Clicks', 'Conversions', 'Revenue', 'Payout', 'Conv. rate', 'EPC'].map(num),
+      ]}
+      rows={report.data.slice(0, MAX_TABLE_ROWS).map((r) => (
+        <tr>
+          {keysOf(r, report.groupBy).map((k) => (
+            <th scope="row" safe>
+              {k}
+            </th>
+          ))}
+          <Cell text={r.currency} />
+          <Cell class="num" text={count(r.clicks)} />
+          <Cell class="num" text={count(r.conversions)} />
+          <Cell class="num" text={money(r.revenueCents, r.currency)} />
+          <Cell class="num" text={money(r.payoutCents, r.currency)} />
+          <Cell class="num" text={percent(r.conversionRate)} />
+          <Cell class="num" text={money(Math.round(r.epcCents), r.currency)} />
+        </tr>
+      ))}
+      empty={<EmptyState title="No activity in this range">Try a longer range or fewer filters.</EmptyState>}
+    />
+  );
+}
+
+function TopChart({ report }: { report: Report }) {
+  const top = [...report.data].sort((a, b) => b.clicks - a.clicks).slice(0, TOP_ROWS);
+  if (top.length === 0 || report.groupBy.length === 0) return '';
+  const labels = top.map((r) => {
+    const label = [...keysOf(r, report.groupBy), r.currency].join(' · ');
+    return label.length > 24 ? `${label.slice(0, 23)}…` : label;
+  });
+  return (
+    <BarChart
+      id="analytics-chart"
+      title={`Top ${top.length} rows by clicks`}
+      labels={labels}
+      series={[
+        { label: 'Clicks', values: top.map((r) => r.clicks) },
+        { label: 'Conversions', values: top.map((r) => r.conversions) },
+      ]}
+      format={(v) => count(v)}
+    />
+  );
+}
+
+export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
+  app.get('/analytics', { schema: { querystring: AnalyticsQuery } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const q = request.query as Record<string, string | undefined>;
+    const fresh = Object.keys(q).length === 0;
+    const picked = fresh ? ['day', 'country'] : PICKERS.map((p) => text(q[p])).filter(Boolean);
+    const filters = Object.fromEntries(ATTRIBUTES.flatMap((a) => (q[a] ? [[a, q[a]]] : [])));
+    let report: Report | null = null;
+    let problem = '';
+    try {
+      report = await buildReport(ctx, brand.id, {
+        from: q.from || undefined,
+        to: q.to || undefined,
+        groupBy: picked.join(',') || undefined,
+        ...filters,
+      });
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 422) throw error;
+      problem = (error.details ?? []).map((d) => d.message).join('; ') || error.message;
+    }
+    return render(request, reply, {
+      title: 'Analytics',
+      section: 'analytics',
+      status: problem ? 422 : 200,
+      body: () => (
+        <>
+          <div class="head">
+            <h1>Analytics</h1>
+          </div>
+          <form method="get" action="/dashboard/analytics" class="filters" aria-label="Report builder">
+            <div>
+              <label for="from">From</label>
+              <input id="from" name="from" type="date" value={escapeHtml(text(q.from) || (report?.from ?? ''))} />
+            </div>
+            <div>
+              <label for="to">To</label>
+              <input id="to" name="to" type="date" value={escapeHtml(text(q.to) || (report?.to ?? ''))} />
+            </div>
+            {PICKERS.map((name, i) => (
+              <div>
+                <label for={name} safe>
+                  {`Dimension ${i + 1}`}
+                </label>
+                <select id={name} name={name}>
+                  <option value="">—</option>
+                  {GROUP_KEYS.map((k) => (
+                    <option value={k} selected={picked[i] === k} safe>
+                      {LABELS[k] ?? k}
+                    </option>
+                  ))}
+                </select>
+              </div>
+            ))}
+            {ATTRIBUTES.map((a) => (
+              <div>
+                <label for={`f-${a}`} safe>
+                  {LABELS[a] ?? a}
+                </label>
+                <input id={`f-${a}`} name={a} value={escapeHtml(text(q[a]))} placeholder="any" />
+              </div>
+            ))}
+            <div>
+              <button type="submit">Show</button>
+            </div>
+          </form>
+          {problem ? (
+            <div class="flash error" role="alert" safe>
+              {problem}
+            </div>
+          ) : (
+            ''
+          )}
+          {report ? <TopChart report={report} /> : ''}
+          {report ? <ResultTable report={report} /> : ''}
+        </>
+      ),
+    });
+  });
+}
