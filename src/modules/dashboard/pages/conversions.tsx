@@ -12,7 +12,7 @@ import { offerMenu, offerNames, partnerMenu, partnerNames } from '../repository.
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { ActionButton, BackLink, Badge, CsrfField, EmptyState, Pager, Prop, Time } from '../views/components.js';
-import { Cell } from '../views/table.js';
+import { Cell, num, Table } from '../views/table.js';
 import { conversionDecisionRoutes } from './conversionDecisions.js';
 
 const PAGE_SIZE = 50;
@@ -72,84 +72,111 @@ function Menu(props: { name: string; label: string; items: Array<{ id: string; n
   );
 }
 
+/** A pending row's Reject: its own reason and a confirmation, posted by the row's own form. */
+function RowReject({ id }: { id: string }) {
+  return (
+    <details class="row-reject">
+      <summary class="btn small danger" aria-label={`Reject ${id}…`}>
+        Reject…
+      </summary>
+      <label for={`reason-${id}`} class="visually-hidden" safe>
+        Reason for rejecting {id}
+      </label>
+      <input id={`reason-${id}`} name="reason" form={`reject-${id}`} maxlength="500" placeholder="Reason (optional)" />
+      <button type="submit" form={`reject-${id}`} class="small danger" data-confirm={`Reject conversion ${id}?`}>
+        Reject
+      </button>
+    </details>
+  );
+}
+
+/** The forms the rows' Reject buttons post (outside the bulk form: forms do not nest). */
+function RowRejectForms(props: { rows: ConversionRow[]; csrf: string; back: string }) {
+  return (
+    <>
+      {props.rows
+        .filter((c) => c.status === 'pending')
+        .map((c) => (
+          <form id={`reject-${c.id}`} method="post" action={`/dashboard/conversions/${c.id}/reject`} hidden>
+            <CsrfField token={props.csrf} />
+            <input type="hidden" name="back" value={escapeHtml(props.back)} />
+          </form>
+        ))}
+    </>
+  );
+}
+
 function ConversionRows(props: {
   rows: ConversionRow[];
   offers: Map<string, string>;
   partners: Map<string, string>;
   timeZone: string;
+  empty: JSX.Element;
 }) {
   const anyPending = props.rows.some((c) => c.status === 'pending');
   return (
-    <table>
-      <caption class="visually-hidden">Conversions</caption>
-      <thead>
+    <Table
+      caption="Conversions"
+      columns={[
+        {
+          label: 'Select',
+          head: anyPending ? (
+            <input type="checkbox" data-select-all aria-label="Select all pending conversions on this page" />
+          ) : (
+            <span class="visually-hidden">Select</span>
+          ),
+        },
+        'Recorded',
+        'Offer',
+        'Partner',
+        'Status',
+        num('Revenue'),
+        num('Payout'),
+        'Txn id',
+        'Decide',
+      ]}
+      rows={props.rows.map((c) => (
         <tr>
-          <th scope="col">
-            {anyPending ? (
-              <input type="checkbox" data-select-all aria-label="Select all pending conversions on this page" />
+          <td>
+            {c.status === 'pending' ? (
+              <input type="checkbox" name="ids" value={c.id} data-row aria-label={`Select conversion ${c.id}`} />
             ) : (
-              <span class="visually-hidden">Select</span>
+              ''
             )}
-          </th>
-          <th scope="col">Recorded</th>
-          <th scope="col">Offer</th>
-          <th scope="col">Partner</th>
-          <th scope="col">Status</th>
-          <th scope="col" class="num">
-            Revenue
-          </th>
-          <th scope="col" class="num">
-            Payout
-          </th>
-          <th scope="col">Txn id</th>
-          <th scope="col">Decide</th>
+          </td>
+          <td>
+            <a href={`/dashboard/conversions/${c.id}`}>
+              <Time ms={c.created_at} timeZone={props.timeZone} />
+            </a>
+            <br />
+            <span class="muted small mono" safe>
+              {c.id}
+            </span>
+          </td>
+          <Cell text={props.offers.get(c.offer_id) ?? c.offer_id} />
+          <Cell text={props.partners.get(c.partner_id) ?? c.partner_id} />
+          <td>
+            <StatusCell conversion={c} timeZone={props.timeZone} />
+          </td>
+          <Cell class="num" text={money(c.revenue_cents, c.currency)} />
+          <Cell class="num" text={money(c.payout_cents, c.currency)} />
+          <Cell class="mono small" text={c.external_txn_id} />
+          <td>
+            {c.status === 'pending' ? (
+              <div class="actions">
+                <button type="submit" name="approve" value={c.id} class="small" aria-label={`Approve ${c.id}`}>
+                  Approve
+                </button>
+                <RowReject id={c.id} />
+              </div>
+            ) : (
+              ''
+            )}
+          </td>
         </tr>
-      </thead>
-      <tbody>
-        {props.rows.map((c) => (
-          <tr>
-            <td>
-              {c.status === 'pending' ? (
-                <input type="checkbox" name="ids" value={c.id} data-row aria-label={`Select conversion ${c.id}`} />
-              ) : (
-                ''
-              )}
-            </td>
-            <td>
-              <a href={`/dashboard/conversions/${c.id}`}>
-                <Time ms={c.created_at} timeZone={props.timeZone} />
-              </a>
-              <br />
-              <span class="muted small mono" safe>
-                {c.id}
-              </span>
-            </td>
-            <Cell text={props.offers.get(c.offer_id) ?? c.offer_id} />
-            <Cell text={props.partners.get(c.partner_id) ?? c.partner_id} />
-            <td>
-              <StatusCell conversion={c} timeZone={props.timeZone} />
-            </td>
-            <Cell class="num" text={money(c.revenue_cents, c.currency)} />
-            <Cell class="num" text={money(c.payout_cents, c.currency)} />
-            <Cell class="mono small" text={c.external_txn_id} />
-            <td>
-              {c.status === 'pending' ? (
-                <div class="actions">
-                  <button type="submit" name="approve" value={c.id} class="small" aria-label={`Approve ${c.id}`}>
-                    Approve
-                  </button>
-                  <button type="submit" name="reject" value={c.id} class="small danger" aria-label={`Reject ${c.id}`}>
-                    Reject
-                  </button>
-                </div>
-              ) : (
-                ''
-              )}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+      empty={props.empty}
+    />
   );
 }
 
@@ -203,56 +230,56 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
     ]);
     const anyPending = page.data.some((c) => c.status === 'pending');
     const filtered = Object.values(filters).some(Boolean);
-    const table =
-      page.data.length === 0 ? (
-        <EmptyState title={filtered ? 'No conversions match these filters' : 'No conversions yet'}>
-          {filtered ? (
-            <>
-              <a href="/dashboard/conversions">Clear the filters</a>.
-            </>
-          ) : (
-            'They appear here as soon as advertisers report them.'
-          )}
-        </EmptyState>
-      ) : (
-        <ConversionRows rows={page.data} offers={offerNamesMap} partners={partnerNamesMap} timeZone={tz} />
-      );
+    const empty = (
+      <EmptyState title={filtered ? 'No conversions match these filters' : 'No conversions yet'}>
+        {filtered ? (
+          <>
+            <a href="/dashboard/conversions">Clear the filters</a>.
+          </>
+        ) : (
+          'They appear here as soon as advertisers report them.'
+        )}
+      </EmptyState>
+    );
     return render(request, reply, {
       title: 'Conversions',
       section: 'conversions',
       body: (session) => (
         <>
           <h1>Conversions</h1>
-          <form method="get" action="/dashboard/conversions" class="filters" aria-label="Filters">
-            <div>
-              <label for="status">Status</label>
-              <select id="status" name="status">
-                <option value="">All</option>
-                {STATUSES.map((s) => (
-                  <option value={s} selected={s === filters.status}>
-                    {s}
-                  </option>
-                ))}
-              </select>
-            </div>
-            <Menu name="offerId" label="Offer" items={offers} current={filters.offerId} />
-            <Menu name="partnerId" label="Partner" items={partners} current={filters.partnerId} />
-            <div>
-              <label for="from">From</label>
-              <input id="from" name="from" type="date" value={escapeHtml(filters.from)} />
-            </div>
-            <div>
-              <label for="to">To</label>
-              <input id="to" name="to" type="date" value={escapeHtml(filters.to)} />
-            </div>
-            <div>
-              <label for="txn">Txn id</label>
-              <input id="txn" name="txn" value={escapeHtml(filters.txn)} />
-            </div>
-            <div>
-              <button type="submit">Filter</button> <a href="/dashboard/conversions">Reset</a>
-            </div>
-          </form>
+          <details class="filter-panel" open={filtered}>
+            <summary>Filters</summary>
+            <form method="get" action="/dashboard/conversions" class="filters" aria-label="Filters">
+              <div>
+                <label for="status">Status</label>
+                <select id="status" name="status">
+                  <option value="">All</option>
+                  {STATUSES.map((s) => (
+                    <option value={s} selected={s === filters.status}>
+                      {s}
+                    </option>
+                  ))}
+                </select>
+              </div>
+              <Menu name="offerId" label="Offer" items={offers} current={filters.offerId} />
+              <Menu name="partnerId" label="Partner" items={partners} current={filters.partnerId} />
+              <div>
+                <label for="from">From</label>
+                <input id="from" name="from" type="date" value={escapeHtml(filters.from)} />
+              </div>
+              <div>
+                <label for="to">To</label>
+                <input id="to" name="to" type="date" value={escapeHtml(filters.to)} />
+              </div>
+              <div>
+                <label for="txn">Txn id</label>
+                <input id="txn" name="txn" value={escapeHtml(filters.txn)} />
+              </div>
+              <div>
+                <button type="submit">Filter</button> <a href="/dashboard/conversions">Reset</a>
+              </div>
+            </form>
+          </details>
           {problems.length > 0 ? (
             <div class="flash error" role="alert" safe>
               {`${problems.join(' ')} That filter was ignored.`}
@@ -286,8 +313,15 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
             ) : (
               ''
             )}
-            <div class="table-wrap">{table}</div>
+            <ConversionRows
+              rows={page.data}
+              offers={offerNamesMap}
+              partners={partnerNamesMap}
+              timeZone={tz}
+              empty={empty}
+            />
           </form>
+          <RowRejectForms rows={page.data} csrf={session.csrfToken} back={request.url} />
           <Pager path="/dashboard/conversions" query={{ ...filters, cursor }} nextCursor={page.nextCursor} />
         </>
       ),
@@ -359,7 +393,12 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
                   action={`/dashboard/conversions/${c.id}/approve`}
                   label="Approve"
                 />
-                <form method="post" action={`/dashboard/conversions/${c.id}/reject`} class="actions">
+                <form
+                  method="post"
+                  action={`/dashboard/conversions/${c.id}/reject`}
+                  class="actions"
+                  data-confirm="Reject this conversion?"
+                >
                   <CsrfField token={session.csrfToken} />
                   <label for="reason" class="visually-hidden">
                     Rejection reason

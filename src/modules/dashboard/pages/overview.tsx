@@ -5,7 +5,7 @@ import { listClicks } from '../../clicks/repository.js';
 import { listConversions } from '../../conversions/repository.js';
 import type { Metrics } from '../../reports/schemas.js';
 import { buildReport } from '../../reports/service.js';
-import { count, money } from '../format.js';
+import { compactMoney, count, day, fraudSignals, money } from '../format.js';
 import { Query } from '../forms.js';
 import { countByStatus, failingSubscriptions, offerNames, partnerNames } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
@@ -125,7 +125,7 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
             </td>
             <Cell class="mono" text={c.ip} />
             <Cell class="num" text={c.fraud_score} />
-            <Cell text={(JSON.parse(c.fraud_signals) as string[]).join(', ')} />
+            <Cell text={fraudSignals(c.fraud_signals)} />
           </tr>
         ))}
         empty={
@@ -182,18 +182,19 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
               </a>
             </p>
           </div>
-          <Cards heading={`Today (${today})`} id="today" metrics={todayMetrics} currency={cur} />
+          <Cards heading={`Today (${day(today)})`} id="today" metrics={todayMetrics} currency={cur} />
           <Cards heading={`Last ${RANGE_DAYS} days`} id="month" metrics={report.totals} currency={cur} />
           <h2>Trend</h2>
           <BarChart
             id="trend"
-            title={`Revenue and payout per day, ${from} to ${today}`}
-            labels={days.map((d) => d.slice(5))}
+            title={`Revenue and payout per day, ${day(from)} to ${day(today)}`}
+            labels={days.map((d) => day(d, true))}
             series={[
               { label: 'Revenue', values: days.map((d) => byDay.get(d)?.revenueCents ?? 0) },
               { label: 'Payout', values: days.map((d) => byDay.get(d)?.payoutCents ?? 0) },
             ]}
             format={(v) => money(v, cur)}
+            axisFormat={(v) => compactMoney(v, cur)}
           />
           <div class="cols">
             <section aria-labelledby="pending-h">
