@@ -3,7 +3,9 @@
  * counts). Every query is scoped to the session's brand. Writes always go through the
  * feature services.
  */
+import { sql } from 'kysely';
 import type { Queryable } from '../../db/database.js';
+import type { PartnerRow } from '../partners/repository.js';
 
 /** Entries in a filter menu at most; beyond that an id can be typed instead. */
 export const MENU_LIMIT = 200;
@@ -132,4 +134,34 @@ export async function eventPayload(q: Queryable, brandId: string, eventId: strin
     .where('brand_id', '=', brandId)
     .executeTakeFirst();
   return row?.payload ?? null;
+}
+
+/** `%term%` for LIKE, with the pattern characters of the term taken literally. */
+function likePattern(term: string): string {
+  return `%${term.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Partners by status and a search of name, email (contains, any case) or exact id; newest first. */
+export function searchPartners(
+  q: Queryable,
+  brandId: string,
+  f: { status?: PartnerRow['status']; search?: string; cursor?: string; limit: number },
+): Promise<PartnerRow[]> {
+  let query = q.selectFrom('partners').selectAll().where('brand_id', '=', brandId);
+  if (f.status) query = query.where('status', '=', f.status);
+  if (f.search) {
+    const like = likePattern(f.search);
+    query = query.where((eb) =>
+      eb.or([
+        eb('id', '=', f.search ?? ''),
+        sql<boolean>`lower(name) like ${like} escape '\\'`,
+        sql<boolean>`lower(email) like ${like} escape '\\'`,
+      ]),
+    );
+  }
+  if (f.cursor) query = query.where('id', '<', f.cursor);
+  return query
+    .orderBy('id', 'desc')
+    .limit(f.limit + 1)
+    .execute();
 }

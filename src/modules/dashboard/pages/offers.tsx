@@ -8,12 +8,13 @@ import { toPage } from '../../../http/pagination.js';
 import { findOffer, listOffers, type OfferRow } from '../../offers/repository.js';
 import { createOffer, updateOffer } from '../../offers/service.js';
 import { listPartners } from '../../partners/repository.js';
+import { pixelUrl, rotatePostbackToken } from '../../postbacks/pixel.js';
 import { notFound } from '../errors.js';
 import { duration, money } from '../format.js';
-import { Choice, Cursor, type FormValues, IdParams, Query } from '../forms.js';
-import { type DashboardApp, formError, render } from '../respond.js';
+import { Choice, Cursor, FormBody, type FormValues, IdParams, Query } from '../forms.js';
+import { type DashboardApp, formError, render, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
-import { BackLink, Badge, CopyField, EmptyState, Pager, Tabs, Time } from '../views/components.js';
+import { ActionButton, BackLink, Badge, CopyField, EmptyState, Pager, Tabs, Time } from '../views/components.js';
 import { Cell, num, Table } from '../views/table.js';
 import { OfferForm, OfferFormView, offerInput, offerValues } from './offerForm.js';
 
@@ -220,6 +221,28 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
                 submitLabel="Save changes"
               />
             </section>
+            <section aria-labelledby="pixel-h" class="panel">
+              <h2 id="pixel-h">Pixel postback</h2>
+              <p class="hint">
+                For advertisers who can only fire a URL: it records a conversion for the click, like the API. Rotating
+                the token stops the old URL at once.
+              </p>
+              {offer.postback_token ? (
+                <>
+                  <CopyField id="pixel-url" label="Pixel postback URL" value={pixelUrl(ctx, offer.postback_token)} />
+                  <CopyField id="pixel-token" label="Token" value={offer.postback_token} />
+                </>
+              ) : (
+                <p>No pixel URL yet.</p>
+              )}
+              <ActionButton
+                csrf={session.csrfToken}
+                action={`/dashboard/offers/${offer.id}/pixel-token`}
+                label={offer.postback_token ? 'Rotate token' : 'Create pixel URL'}
+                tone="secondary"
+                confirm={offer.postback_token ? 'Rotate the token? The current pixel URL stops working.' : undefined}
+              />
+            </section>
             <section aria-labelledby="links-h">
               <h2 id="links-h">Tracking links</h2>
               <p class="hint">
@@ -243,6 +266,15 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
     const offer = await findOffer(ctx.db.read, sessionOf(request).brand.id, request.params.id);
     if (!offer) return notFound(reply, request, 'offer');
     return showEdit(request, reply, offer, request.query.partners || undefined);
+  });
+
+  app.post('/offers/:id/pixel-token', { schema: { params: IdParams, body: FormBody({}) } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const { id } = request.params;
+    return runAction(request, reply, `/dashboard/offers/${id}`, async () => {
+      await rotatePostbackToken(ctx, brand.id, id);
+      return 'New pixel URL ready: give it to the advertiser; the previous one no longer works.';
+    });
   });
 
   app.post('/offers/:id', { schema: { params: IdParams, body: OfferForm } }, async (request, reply) => {
