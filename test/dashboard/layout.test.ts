@@ -34,6 +34,8 @@ function pages(ids: Record<string, string>): Array<[string, string]> {
     ['partner', `/dashboard/partners/${ids.partner}`],
     ['conversions', '/dashboard/conversions'],
     ['conversion', `/dashboard/conversions/${ids.conversion}`],
+    ['clicks', '/dashboard/clicks'],
+    ['click', `/dashboard/clicks/${ids.click}`],
     ['reports', '/dashboard/reports?time=day&by=offer'],
     ['webhooks', '/dashboard/webhooks'],
     ['deliveries', '/dashboard/deliveries'],
@@ -119,6 +121,7 @@ for (const dialect of testedDialects()) {
         .orderBy('id', 'desc')
         .executeTakeFirstOrThrow();
       ids.delivery = delivery.id;
+      ids.click = (await api('GET', '/api/v1/clicks')).data[0].id;
       browser = await launchChromium();
     });
 

@@ -5,6 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Queryable } from '../../db/database.js';
+import type { ConversionFilter } from '../conversions/repository.js';
 import type { PartnerRow } from '../partners/repository.js';
 
 /** Entries in a filter menu at most; beyond that an id can be typed instead. */
@@ -164,4 +165,75 @@ export function searchPartners(
     .orderBy('id', 'desc')
     .limit(f.limit + 1)
     .execute();
+}
+
+/** What a list row or detail page shows of an offer's or partner's traffic (from the rollups). */
+export interface Numbers {
+  clicks: number;
+  conversions: number;
+  revenueCents: number;
+  payoutCents: number;
+}
+
+export const NO_NUMBERS: Numbers = { clicks: 0, conversions: 0, revenueCents: 0, payoutCents: 0 };
+
+/**
+ * Clicks, conversions (pending + approved), revenue and payout per offer or partner over the
+ * brand-local days `from`…`to`, read from the report rollups (a few rows per day), never
+ * from clicks or conversions.
+ */
+export async function numbersBy(
+  q: Queryable,
+  brandId: string,
+  key: 'offer_id' | 'partner_id',
+  ids: string[],
+  from: string,
+  to: string,
+): Promise<Map<string, Numbers>> {
+  if (ids.length === 0) return new Map();
+  const table = key === 'offer_id' ? 'rollups_offer' : 'rollups_offer_partner';
+  const rows = await sql<{ id: string; clicks: unknown; conversions: unknown; revenue: unknown; payout: unknown }>`
+    select ${sql.ref(key)} as id, sum(clicks) as clicks, sum(pending + approved) as conversions,
+      sum(revenue_cents) as revenue, sum(payout_cents) as payout
+    from ${sql.table(table)}
+    where brand_id = ${brandId} and day >= ${from} and day <= ${to}
+      and ${sql.ref(key)} in (${sql.join([...new Set(ids)])})
+    group by ${sql.ref(key)}`.execute(q);
+  return new Map(
+    rows.rows.map((r) => [
+      r.id,
+      {
+        clicks: Number(r.clicks),
+        conversions: Number(r.conversions),
+        revenueCents: Number(r.revenue),
+        payoutCents: Number(r.payout),
+      },
+    ]),
+  );
+}
+
+/** Count, revenue and payout of the conversions a list filter matches, per currency. */
+export async function conversionTotals(q: Queryable, brandId: string, f: Omit<ConversionFilter, 'cursor' | 'limit'>) {
+  let query = q
+    .selectFrom('conversions')
+    .select((eb) => [
+      'currency',
+      eb.fn.countAll<number>().as('n'),
+      eb.fn.sum<number>('revenue_cents').as('revenue'),
+      eb.fn.sum<number>('payout_cents').as('payout'),
+    ])
+    .where('brand_id', '=', brandId);
+  if (f.status) query = query.where('status', '=', f.status);
+  if (f.offerId) query = query.where('offer_id', '=', f.offerId);
+  if (f.partnerId) query = query.where('partner_id', '=', f.partnerId);
+  if (f.externalTxnId) query = query.where('external_txn_id', '=', f.externalTxnId);
+  if (f.fromMs !== undefined) query = query.where('created_at', '>=', f.fromMs);
+  if (f.toMs !== undefined) query = query.where('created_at', '<=', f.toMs);
+  const rows = await query.groupBy('currency').orderBy('currency').execute();
+  return rows.map((r) => ({
+    currency: r.currency,
+    count: Number(r.n),
+    revenueCents: Number(r.revenue),
+    payoutCents: Number(r.payout),
+  }));
 }

@@ -13,6 +13,7 @@ import { htmlErrorHandler, sendErrorPage } from './errors.js';
 import { apiKeyPages } from './pages/apiKeys.js';
 import { blocklistPages } from './pages/blocklist.js';
 import { brandSettingsPages } from './pages/brandSettings.js';
+import { clickPages } from './pages/clicks.js';
 import { conversionPages } from './pages/conversions.js';
 import { deliveryPages } from './pages/deliveries.js';
 import { loginRoutes, logoutRoute } from './pages/login.js';
@@ -59,6 +60,7 @@ export function dashboardRoutes(ctx: AppContext): FastifyPluginAsync {
           offerPages(signedIn, ctx);
           partnerPages(signedIn, ctx);
           conversionPages(signedIn, ctx);
+          clickPages(signedIn, ctx);
           reportPages(signedIn, ctx);
           webhookPages(signedIn, ctx);
           deliveryPages(signedIn, ctx);

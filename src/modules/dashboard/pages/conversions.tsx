@@ -1,32 +1,21 @@
 /** Conversions: a filterable list with single and bulk decisions, and one conversion's page. */
 import { escapeHtml } from '@kitajs/html';
-import { Type } from '@sinclair/typebox';
-import { addDays, isRealDay, parseDay, startOfLocalDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
 import { toPage } from '../../../http/pagination.js';
 import { type ConversionRow, findConversion, listConversions } from '../../conversions/repository.js';
 import { notFound } from '../errors.js';
-import { money } from '../format.js';
-import { Choice, Cursor, IdParams, Query, text } from '../forms.js';
-import { offerMenu, offerNames, partnerMenu, partnerNames } from '../repository.js';
+import { count, money } from '../format.js';
+import { IdParams, Query } from '../forms.js';
+import { conversionTotals, offerMenu, offerNames, partnerMenu, partnerNames } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
-import { ActionButton, BackLink, Badge, CsrfField, EmptyState, Pager, Prop, Time } from '../views/components.js';
+import { ActionButton, BackLink, Badge, CsrfField, EmptyState, link, Pager, Prop, Time } from '../views/components.js';
 import { Cell, num, Table } from '../views/table.js';
 import { conversionDecisionRoutes } from './conversionDecisions.js';
+import { ConversionListQuery, conversionExportRoute, conversionFilterOf } from './conversionExport.js';
 
 const PAGE_SIZE = 50;
 const STATUSES = ['pending', 'approved', 'rejected'] as const;
-/** The filters keep what was typed; a day that is not a date is reported and ignored. */
-const ListQuery = Query({
-  status: Type.Optional(Choice(STATUSES)),
-  offerId: Type.Optional(Type.String({ maxLength: 64 })),
-  partnerId: Type.Optional(Type.String({ maxLength: 64 })),
-  from: Type.Optional(Type.String({ maxLength: 10 })),
-  to: Type.Optional(Type.String({ maxLength: 10 })),
-  txn: Type.Optional(Type.String({ maxLength: 255 })),
-  cursor: Cursor,
-});
 
 function StatusCell({ conversion: c, timeZone }: { conversion: ConversionRow; timeZone: string }) {
   return (
@@ -54,7 +43,12 @@ function StatusCell({ conversion: c, timeZone }: { conversion: ConversionRow; ti
   );
 }
 
-function Menu(props: { name: string; label: string; items: Array<{ id: string; name: string }>; current: string }) {
+export function Menu(props: {
+  name: string;
+  label: string;
+  items: Array<{ id: string; name: string }>;
+  current: string;
+}) {
   return (
     <div>
       <label for={props.name} safe>
@@ -183,35 +177,18 @@ function ConversionRows(props: {
 export function conversionPages(app: DashboardApp, ctx: AppContext): void {
   conversionDecisionRoutes(app, ctx);
 
-  app.get('/conversions', { schema: { querystring: ListQuery } }, async (request, reply) => {
+  conversionExportRoute(app, ctx);
+
+  app.get('/conversions', { schema: { querystring: ConversionListQuery } }, async (request, reply) => {
     const { brand } = sessionOf(request);
     const tz = brand.timezone;
     const { cursor: cursorParam, ...given } = request.query;
-    const filters = {
-      status: given.status || undefined,
-      offerId: text(given.offerId),
-      partnerId: text(given.partnerId),
-      from: text(given.from),
-      to: text(given.to),
-      txn: text(given.txn),
-    };
-    const problems: string[] = [];
-    if (filters.from && !isRealDay(filters.from)) problems.push('“From” must be a date.');
-    if (filters.to && !isRealDay(filters.to)) problems.push('“To” must be a date.');
+    const { filters, problems, filter } = conversionFilterOf(given, tz);
     const cursor = cursorParam || undefined;
     const q = ctx.db.read;
-    const [rows, offers, partners] = await Promise.all([
-      listConversions(q, brand.id, {
-        status: filters.status,
-        offerId: filters.offerId || undefined,
-        partnerId: filters.partnerId || undefined,
-        externalTxnId: filters.txn || undefined,
-        fromMs: filters.from && isRealDay(filters.from) ? startOfLocalDay(parseDay(filters.from), tz) : undefined,
-        toMs:
-          filters.to && isRealDay(filters.to) ? startOfLocalDay(addDays(parseDay(filters.to), 1), tz) - 1 : undefined,
-        cursor,
-        limit: PAGE_SIZE,
-      }),
+    const [rows, totals, offers, partners] = await Promise.all([
+      listConversions(q, brand.id, { ...filter, cursor, limit: PAGE_SIZE }),
+      conversionTotals(q, brand.id, filter),
       offerMenu(q, brand.id),
       partnerMenu(q, brand.id),
     ]);
@@ -246,7 +223,24 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
       section: 'conversions',
       body: (session) => (
         <>
-          <h1>Conversions</h1>
+          <div class="head">
+            <h1>Conversions</h1>
+            <a class="btn secondary" href={link('/dashboard/conversions/export.csv', filters)} download="">
+              Export CSV
+            </a>
+          </div>
+          <p class="totals">
+            {totals.length === 0
+              ? 'No matching conversions.'
+              : escapeHtml(
+                  totals
+                    .map(
+                      (t) =>
+                        `${count(t.count)} conversion${t.count === 1 ? '' : 's'} · revenue ${money(t.revenueCents, t.currency)} · payout ${money(t.payoutCents, t.currency)}`,
+                    )
+                    .join('; '),
+                )}
+          </p>
           <details class="filter-panel" open={filtered}>
             <summary>Filters</summary>
             <form method="get" action="/dashboard/conversions" class="filters" aria-label="Filters">
@@ -363,7 +357,15 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
                   {partners.get(c.partner_id) ?? c.partner_id}
                 </a>
               </Prop>
-              <Prop label="Click" mono text={c.click_id} />
+              <Prop label="Click" mono>
+                {c.click_id ? (
+                  <a href={`/dashboard/clicks/${c.click_id}`} safe>
+                    {c.click_id}
+                  </a>
+                ) : (
+                  '—'
+                )}
+              </Prop>
               <Prop label="Revenue" text={money(c.revenue_cents, c.currency)} />
               <Prop label="Payout" text={money(c.payout_cents, c.currency)} />
               <Prop label="Transaction id" mono text={c.external_txn_id} />

@@ -12,10 +12,12 @@ import { pixelUrl, rotatePostbackToken } from '../../postbacks/pixel.js';
 import { notFound } from '../errors.js';
 import { duration, money } from '../format.js';
 import { Choice, Cursor, FormBody, type FormValues, IdParams, Query } from '../forms.js';
+import { NO_NUMBERS, type Numbers, numbersBy } from '../repository.js';
 import { type DashboardApp, formError, render, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, BackLink, Badge, CopyField, EmptyState, Pager, Tabs, Time } from '../views/components.js';
-import { Cell, num, Table } from '../views/table.js';
+import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, NumberCells, numbersRange } from '../views/numbers.js';
+import { Cell, Table } from '../views/table.js';
 import { OfferForm, OfferFormView, offerInput, offerValues } from './offerForm.js';
 
 const PAGE_SIZE = 25;
@@ -34,12 +36,17 @@ function capsSummary(o: OfferRow): string {
   return caps.length === 0 ? '—' : caps.map(([label, n]) => `${n}/${label}`).join(', ');
 }
 
-function OfferTable({ offers, timeZone, empty }: { offers: OfferRow[]; timeZone: string; empty: JSX.Element }) {
+function OfferTable(props: {
+  offers: OfferRow[];
+  numbers: Map<string, Numbers>;
+  currency: string;
+  empty: JSX.Element;
+}) {
   return (
     <Table
-      caption="Offers"
-      columns={['Offer', 'Status', num('Revenue'), num('Payout'), 'Starts as', 'Auto-approve', 'Caps', 'Created']}
-      rows={offers.map((o) => (
+      caption={`Offers, numbers of the last ${NUMBERS_DAYS} days`}
+      columns={['Offer', 'Status', ...NUMBER_COLUMNS, 'Per conversion', 'Approval', 'Caps']}
+      rows={props.offers.map((o) => (
         <tr>
           <th scope="row">
             <a href={`/dashboard/offers/${o.id}`} safe>
@@ -53,17 +60,15 @@ function OfferTable({ offers, timeZone, empty }: { offers: OfferRow[]; timeZone:
           <td>
             <Badge status={o.status} />
           </td>
-          <Cell class="num" text={money(o.revenue_cents, o.currency)} />
-          <Cell class="num" text={money(o.payout_cents, o.currency)} />
-          <Cell text={o.conversion_status} />
-          <Cell text={o.hold_seconds === null ? 'manual' : duration(o.hold_seconds)} />
+          <NumberCells n={props.numbers.get(o.id) ?? NO_NUMBERS} currency={props.currency} />
+          <Cell class="num" text={`${money(o.revenue_cents, o.currency)} / ${money(o.payout_cents, o.currency)}`} />
+          <Cell
+            text={`starts ${o.conversion_status}${o.hold_seconds === null ? '' : `, auto after ${duration(o.hold_seconds)}`}`}
+          />
           <Cell text={capsSummary(o)} />
-          <td>
-            <Time ms={o.created_at} timeZone={timeZone} />
-          </td>
         </tr>
       ))}
-      empty={empty}
+      empty={props.empty}
     />
   );
 }
@@ -77,6 +82,15 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
       await listOffers(ctx.db.read, brand.id, { status, cursor, limit: PAGE_SIZE }),
       PAGE_SIZE,
       (r) => r,
+    );
+    const { from, to } = numbersRange(ctx.clock.now(), brand.timezone);
+    const numbers = await numbersBy(
+      ctx.db.read,
+      brand.id,
+      'offer_id',
+      page.data.map((o) => o.id),
+      from,
+      to,
     );
     return render(request, reply, {
       title: 'Offers',
@@ -102,7 +116,8 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
           />
           <OfferTable
             offers={page.data}
-            timeZone={brand.timezone}
+            numbers={numbers}
+            currency={brand.currency}
             empty={
               <EmptyState title={status ? `No ${status} offers` : 'No offers yet'}>
                 <a href="/dashboard/offers/new">Create the first offer</a>.
@@ -165,6 +180,8 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
       (r) => r,
     );
     const base = `${ctx.config.publicUrl}/t/${offer.id}/`;
+    const { from, to } = numbersRange(ctx.clock.now(), brand.timezone);
+    const numbers = (await numbersBy(ctx.db.read, brand.id, 'offer_id', [offer.id], from, to)).get(offer.id);
     const links = (
       <Table
         caption="Tracking links"
@@ -208,8 +225,12 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
               {offer.id}
             </span>{' '}
             · created <Time ms={offer.created_at} timeZone={brand.timezone} /> · updated{' '}
-            <Time ms={offer.updated_at} timeZone={brand.timezone} />
+            <Time ms={offer.updated_at} timeZone={brand.timezone} /> ·{' '}
+            <a href={`/dashboard/reports?offerId=${offer.id}&time=day`}>Report</a> ·{' '}
+            <a href={`/dashboard/conversions?offerId=${offer.id}`}>Conversions</a> ·{' '}
+            <a href={`/dashboard/clicks?offerId=${offer.id}`}>Clicks</a>
           </p>
+          <NumberCards n={numbers ?? NO_NUMBERS} currency={brand.currency} label={`Last ${NUMBERS_DAYS} days`} />
           <div class="cols">
             <section aria-labelledby="edit-h" class="panel">
               <h2 id="edit-h">Settings</h2>

@@ -116,7 +116,9 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
         rows={risky.map((c) => (
           <tr>
             <td>
-              <Time ms={c.created_at} timeZone={tz} />
+              <a href={`/dashboard/clicks/${c.id}`}>
+                <Time ms={c.created_at} timeZone={tz} />
+              </a>
             </td>
             <td>
               <a href={`/dashboard/partners/${c.partner_id}`} safe>
@@ -207,7 +209,7 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
             <section aria-labelledby="risk-h">
               <div class="head">
                 <h2 id="risk-h">Recent high-risk clicks</h2>
-                <a href="/dashboard/settings/blocklist">Blocklist</a>
+                <a href="/dashboard/clicks?risk=high">All high-risk clicks</a>
               </div>
               {riskyTable}
             </section>

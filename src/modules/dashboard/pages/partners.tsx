@@ -11,7 +11,15 @@ import { listPostbacks } from '../../postbacks/service.js';
 import { notFound } from '../errors.js';
 import { count } from '../format.js';
 import { Choice, Cursor, Field, FormBody, IdParams, Query, text, validateAgainst } from '../forms.js';
-import { countByStatus, offerMenu, offerNames, recentPostbackSends, searchPartners } from '../repository.js';
+import {
+  countByStatus,
+  NO_NUMBERS,
+  numbersBy,
+  offerMenu,
+  offerNames,
+  recentPostbackSends,
+  searchPartners,
+} from '../repository.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
 import { safeDashboardPath, sessionOf } from '../session.js';
 import {
@@ -26,6 +34,7 @@ import {
   Tabs,
   Time,
 } from '../views/components.js';
+import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, NumberCells, numbersRange } from '../views/numbers.js';
 import { Cell, num, Table } from '../views/table.js';
 import { AddPartnerForm, PostbackFormView, PostbackTable, partnerSetupRoutes } from './partnerSetup.js';
 
@@ -78,6 +87,15 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
       countByStatus(ctx.db.read, 'partners', brand.id, 'applicant'),
     ]);
     const page = toPage(rows, PAGE_SIZE, (r) => r);
+    const { from, to } = numbersRange(ctx.clock.now(), brand.timezone);
+    const numbers = await numbersBy(
+      ctx.db.read,
+      brand.id,
+      'partner_id',
+      page.data.map((p) => p.id),
+      from,
+      to,
+    );
     const back = request.url;
     const applyUrl = `${ctx.config.publicUrl}/apply/${brand.slug}`;
     return render(request, reply, {
@@ -118,8 +136,9 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
             ]}
           />
           <Table
-            caption="Partners"
-            columns={['Partner', 'Website', 'Status', 'Applied', 'Actions']}
+            caption={`Partners, numbers of the last ${NUMBERS_DAYS} days`}
+            class="wide"
+            columns={['Partner', 'Status', ...NUMBER_COLUMNS, 'Applied', 'Actions']}
             rows={page.data.map((p) => (
               <tr>
                 <th scope="row">
@@ -131,15 +150,6 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
                     {p.email}
                   </span>
                 </th>
-                <td>
-                  {p.website ? (
-                    <span class="mono small" safe>
-                      {p.website}
-                    </span>
-                  ) : (
-                    <span class="muted">—</span>
-                  )}
-                </td>
                 <td>
                   <Badge status={p.status} />
                   {p.ban_reason ? (
@@ -153,6 +163,7 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
                     ''
                   )}
                 </td>
+                <NumberCells n={numbers.get(p.id) ?? NO_NUMBERS} currency={brand.currency} />
                 <td>
                   <Time ms={p.created_at} timeZone={brand.timezone} />
                 </td>
@@ -196,7 +207,8 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
     const templates = await listPostbacks(ctx, brand.id, partner.id);
     const cursor = request.query.offers || undefined;
     const editing = templates.find((t) => t.id === request.query.edit);
-    const [sends, offers, names, menu] = await Promise.all([
+    const range = numbersRange(ctx.clock.now(), brand.timezone);
+    const [sends, offers, names, menu, numbers] = await Promise.all([
       recentPostbackSends(
         ctx.db.read,
         brand.id,
@@ -210,6 +222,7 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
         templates.flatMap((t) => (t.offer_id ? [t.offer_id] : [])),
       ),
       offerMenu(ctx.db.read, brand.id),
+      numbersBy(ctx.db.read, brand.id, 'partner_id', [partner.id], range.from, range.to),
     ]);
     const offerPage = toPage(offers, PAGE_SIZE, (r) => r);
     const tz = brand.timezone;
@@ -292,6 +305,16 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
               )}
             </div>
           </div>
+          <NumberCards
+            n={numbers.get(partner.id) ?? NO_NUMBERS}
+            currency={brand.currency}
+            label={`Last ${NUMBERS_DAYS} days`}
+          />
+          <p class="small">
+            <a href={`/dashboard/reports?partnerId=${partner.id}&time=day`}>Report</a> ·{' '}
+            <a href={`/dashboard/conversions?partnerId=${partner.id}`}>Conversions</a> ·{' '}
+            <a href={`/dashboard/clicks?partnerId=${partner.id}`}>Clicks</a>
+          </p>
           <section class="panel" aria-label="Details">
             <dl class="props">
               <Prop label="Id" mono text={partner.id} />

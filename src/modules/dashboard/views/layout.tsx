@@ -8,6 +8,7 @@ export type Section =
   | 'offers'
   | 'partners'
   | 'conversions'
+  | 'clicks'
   | 'reports'
   | 'webhooks'
   | 'deliveries'
@@ -18,6 +19,7 @@ const NAV: Array<[Section, string, string]> = [
   ['offers', 'Offers', '/dashboard/offers'],
   ['partners', 'Partners', '/dashboard/partners'],
   ['conversions', 'Conversions', '/dashboard/conversions'],
+  ['clicks', 'Clicks', '/dashboard/clicks'],
   ['reports', 'Reports', '/dashboard/reports'],
   ['webhooks', 'Webhooks', '/dashboard/webhooks'],
   ['deliveries', 'Delivery log', '/dashboard/deliveries'],
