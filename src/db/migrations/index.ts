@@ -13,6 +13,7 @@ import * as m0006 from './0006_dashboard.js';
 import * as m0007 from './0007_conversion_cap_periods.js';
 import * as m0008 from './0008_pending_deliveries_index.js';
 import * as m0009 from './0009_rate_limit_windows.js';
+import * as m0010 from './0010_dashboard_indexes.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '0007_conversion_cap_periods': m0007,
   '0008_pending_deliveries_index': m0008,
   '0009_rate_limit_windows': m0009,
+  '0010_dashboard_indexes': m0010,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -2,11 +2,11 @@
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../../context.js';
 import { toPage } from '../../../http/pagination.js';
-import { type ClickRow, findClick, listClicks } from '../../clicks/repository.js';
+import { type ClickRow, findClick } from '../../clicks/repository.js';
 import { notFound } from '../errors.js';
 import { fraudSignals } from '../format.js';
 import { Choice, Cursor, IdParams, Query, text } from '../forms.js';
-import { offerMenu, offerNames, partnerMenu, partnerNames } from '../repository.js';
+import { offerMenu, offerNames, partnerMenu, partnerNames, recentClicks } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BackLink, Badge, EmptyState, Pager, Prop, Time } from '../views/components.js';
@@ -49,7 +49,7 @@ export function clickPages(app: DashboardApp, ctx: AppContext): void {
     };
     const cursor = request.query.cursor || undefined;
     const [rows, offers, partners] = await Promise.all([
-      listClicks(q, brand.id, { ...filters, highRisk: filters.risk ? true : undefined, cursor, limit: PAGE_SIZE }),
+      recentClicks(q, brand.id, { ...filters, highRisk: Boolean(filters.risk), cursor, limit: PAGE_SIZE }),
       offerMenu(q, brand.id),
       partnerMenu(q, brand.id),
     ]);

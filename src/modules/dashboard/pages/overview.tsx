@@ -1,13 +1,12 @@
 /** Overview: today and the last 30 days at a glance, and what needs a person's attention. */
 import { addDays, formatDay, localDay, parseDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
-import { listClicks } from '../../clicks/repository.js';
 import { listConversions } from '../../conversions/repository.js';
 import type { Metrics } from '../../reports/schemas.js';
 import { buildReport } from '../../reports/service.js';
 import { compactMoney, count, day, fraudSignals, money } from '../format.js';
 import { Query } from '../forms.js';
-import { countByStatus, failingSubscriptions, offerNames, partnerNames } from '../repository.js';
+import { countByStatus, failingSubscriptions, offerNames, partnerNames, recentClicks } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
@@ -64,7 +63,7 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
       buildReport(ctx, brand.id, { from, to: today, groupBy: 'day' }),
       listConversions(q, brand.id, { status: 'pending', limit: ATTENTION_ROWS }),
       countByStatus(q, 'conversions', brand.id, 'pending'),
-      listClicks(q, brand.id, { highRisk: true, limit: ATTENTION_ROWS }),
+      recentClicks(q, brand.id, { highRisk: true, limit: ATTENTION_ROWS }).then((r) => r.slice(0, ATTENTION_ROWS)),
       failingSubscriptions(q, brand.id, now - FAILING_WINDOW_MS, ATTENTION_ROWS),
       countByStatus(q, 'partners', brand.id, 'applicant'),
     ]);
