@@ -98,7 +98,7 @@ for (const dialect of testedDialects()) {
       const row = await env.ctx.db.read
         .selectFrom('webhook_deliveries')
         .select('next_attempt_at')
-        .where('id', '=', ids.delivery)
+        .where('id', '=', ids.delivery!)
         .executeTakeFirstOrThrow();
       assert.equal(Number(row.next_attempt_at), env.clock.now());
       const queued = await env.ctx.db.read

@@ -3,6 +3,8 @@
  * API. Everything lives in one encapsulated plugin, so its cookies, form bodies, CSRF
  * checks, HTML error pages and security headers apply to the dashboard only.
  */
+
+import compress from '@fastify/compress';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../context.js';
@@ -33,6 +35,9 @@ export function dashboardRoutes(ctx: AppContext): FastifyPluginAsync {
         dashboard.addHook('onRoute', (route) => {
           route.schema = { ...route.schema, hide: true };
         });
+        // Pages, CSS and JS are compressed (they shrink ~5x); registered in this scope only,
+        // so API and tracking responses never pay for it.
+        await dashboard.register(compress, { threshold: 1024, encodings: ['br', 'gzip'] });
         await securityHeaders(dashboard);
         await browserForms(dashboard, {
           path: DASHBOARD_PATH,

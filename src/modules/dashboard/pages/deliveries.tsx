@@ -92,9 +92,7 @@ function DeliveryTable(props: {
             <td>
               {escapeHtml(d.event)}
               <br />
-              <span class="muted small">
-                {d.kind}
-              </span>
+              <span class="muted small">{d.kind}</span>
             </td>
             <Cell
               class="mono small url"
