@@ -6,14 +6,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createBenchBrand, load, ROOT, record, startProcess, stopProcess } from './lib.js';
-
-const AFFITRACK_PORT = 4101;
-const BARE_PORT = 4102;
+import { createBenchBrand, freePort, load, ROOT, record, startProcess, stopProcess } from './lib.js';
 
 export async function benchApiAuth(): Promise<void> {
   console.log('\n# API: authenticated GET /api/v1/brand vs bare node:http');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'affitrack-bench-'));
+  const AFFITRACK_PORT = await freePort();
+  const BARE_PORT = await freePort();
   const env = { DATA_DIR: dataDir, DATABASE_URL: '', PORT: String(AFFITRACK_PORT), LOG_LEVEL: 'info' };
   try {
     const key = await createBenchBrand('Bench', env);

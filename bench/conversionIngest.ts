@@ -12,9 +12,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
-import { createBenchBrand, ROOT, record, startProcess, stopProcess } from './lib.js';
+import { createBenchBrand, freePort, ROOT, record, startProcess, stopProcess } from './lib.js';
 
-const PORT = 4111;
 const CONNECTIONS = 50;
 const TARGET_SECONDS = 8;
 /** Warm-up rounds (JIT, caches); the last round's rate sizes the measured run. */
@@ -159,8 +158,9 @@ function verify(file: string, created: number): void {
 export async function benchConversionIngest(): Promise<void> {
   console.log('\n# Conversion ingest: POST /api/v1/conversions (50 clients) vs raw durable single-row inserts');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'affitrack-bench-ingest-'));
-  const env = { DATA_DIR: dataDir, DATABASE_URL: '', PORT: String(PORT), LOG_LEVEL: 'info' };
-  const base = `http://127.0.0.1:${PORT}`;
+  const port = await freePort();
+  const env = { DATA_DIR: dataDir, DATABASE_URL: '', PORT: String(port), LOG_LEVEL: 'info' };
+  const base = `http://127.0.0.1:${port}`;
   try {
     const key = await createBenchBrand('Bench Ingest', env);
     const headers = { authorization: `Bearer ${key.apiKey}`, 'content-type': 'application/json' };

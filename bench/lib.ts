@@ -8,6 +8,9 @@ import autocannon from 'autocannon';
 export const ROOT = path.resolve(import.meta.dirname, '..');
 const execFileAsync = promisify(execFile);
 
+/** Every benchmark server listens on a port free at its start: runs never collide with each other or with tests. */
+export { freePort } from '../test/net.js';
+
 export interface Figure {
   benchmark: string;
   metric: string;

@@ -28,7 +28,7 @@ import { Database, type Dialect } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createBrandWithFirstKey } from '../src/modules/brands/service.js';
 import { closeContext, createContext, createLogger } from '../src/runtime.js';
-import { percentile, record } from './lib.js';
+import { freePort, percentile, record } from './lib.js';
 
 const CONVERSIONS = 1_000_000;
 const OFFERS = 20;
@@ -40,7 +40,6 @@ const WARMUP = 20;
 const TARGET_P95_MS = 50;
 const DAY_MS = 86_400_000;
 const SPAN_MS = DAYS * DAY_MS;
-const PORTS: Record<Dialect, number> = { sqlite: 4121, postgres: 4122 };
 
 /** Conversions of one multi-row INSERT on SQLite (14 columns: 28,000 parameters of 32,766). */
 const SQLITE_ROWS_PER_INSERT = 2000;
@@ -290,7 +289,7 @@ interface ReportBody {
 
 /** Serves the loaded database in-process and measures the report. Returns its body. */
 async function measure(dialect: Dialect, db: Database, data: Dataset, dataDir: string): Promise<ReportBody> {
-  const port = PORTS[dialect];
+  const port = await freePort();
   const config = loadConfig({ DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'info' });
   const ctx = createContext(config, {
     db,

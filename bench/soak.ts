@@ -12,13 +12,12 @@
  * or network error throws); every delivery succeeded by the end.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import SQLite from 'better-sqlite3';
 import { Agent, request } from 'undici';
-import { createBenchBrand, percentile, ROOT, record, rssMb, startProcess, stopProcess } from './lib.js';
+import { createBenchBrand, freePort, percentile, ROOT, record, rssMb, startProcess, stopProcess } from './lib.js';
 
 const DEFAULT_SECONDS = 180;
 const RATE = 200; // requests per second, all kinds together
@@ -74,18 +73,6 @@ interface Sample {
   /** Milliseconds since the load started, when the request was sent. */
   at: number;
   ms: number;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const p99 = (values: number[]) =>

@@ -17,10 +17,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import SQLite from 'better-sqlite3';
-import { createBenchBrand, ROOT, record, rssMb, startProcess, stopProcess } from './lib.js';
+import { createBenchBrand, freePort, ROOT, record, rssMb, startProcess, stopProcess } from './lib.js';
 
-const PORT = 4121;
-const BARE_PORT = 4122;
 const CONNECTIONS = 50;
 const WARMUP_SECONDS = 2;
 const MEASURE_SECONDS = 10;
@@ -110,6 +108,8 @@ export async function benchTracking(): Promise<void> {
   console.log(`\n# Tracking link: GET /t/:offer/:partner (${CONNECTIONS} clients) vs bare node:http 302`);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'affitrack-bench-tracking-'));
   const dbFile = path.join(dataDir, 'affitrack.db');
+  const PORT = await freePort();
+  const BARE_PORT = await freePort();
   const env = { DATA_DIR: dataDir, DATABASE_URL: '', PORT: String(PORT), LOG_LEVEL };
   const base = `http://127.0.0.1:${PORT}`;
   const bareBase = `http://127.0.0.1:${BARE_PORT}`;

@@ -20,14 +20,12 @@ import { loadConfig } from '../src/config.js';
 import type { AppContext } from '../src/context.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { insertBrand } from '../src/modules/brands/service.js';
+import { Dispatcher } from '../src/modules/deliveries/dispatcher.js';
 import { recordEvent } from '../src/modules/events/outbox.js';
-import { Dispatcher } from '../src/modules/webhooks/dispatcher.js';
 import { createSubscription } from '../src/modules/webhooks/service.js';
 import { closeContext, createContext, createLogger } from '../src/runtime.js';
-import { percentile, record, startProcess, stopProcess } from './lib.js';
+import { freePort, percentile, record, startProcess, stopProcess } from './lib.js';
 
-const FAST_PORT = 4131;
-const SLOW_PORT = 4132;
 const MAX_EVENTS = 20_000;
 const MIN_EVENTS = 5_000;
 const WARMUP_EVENTS = 3_000;
@@ -81,8 +79,10 @@ slowServer.requestTimeout = 0;
 slowServer.listen(Number(process.env.SLOW_PORT), '127.0.0.1');
 `;
 
-const FAST_URL = `http://127.0.0.1:${FAST_PORT}/hook`;
-const SLOW_URL = `http://127.0.0.1:${SLOW_PORT}/hook`;
+/** The receivers' ports, free when the benchmark starts (`benchWebhooks`). */
+const receiverPorts = { fast: 0, slow: 0 };
+const fastUrl = () => `http://127.0.0.1:${receiverPorts.fast}/hook`;
+const slowUrl = () => `http://127.0.0.1:${receiverPorts.slow}/hook`;
 
 interface Counts {
   fast: number;
@@ -93,7 +93,7 @@ interface Counts {
 }
 
 async function control<T>(what: string): Promise<T> {
-  const res = await fetch(`http://127.0.0.1:${FAST_PORT}/${what}`);
+  const res = await fetch(`http://127.0.0.1:${receiverPorts.fast}/${what}`);
   return (await res.json()) as T;
 }
 
@@ -128,9 +128,9 @@ async function createEnv(withSlowReceiver: boolean): Promise<Env> {
     await migrateToLatest(ctx.db);
     const brand = await ctx.db.transact((trx) => insertBrand(trx, ctx.clock, { name: 'Bench Webhooks' }));
     const events: ['partner.approved'] = ['partner.approved'];
-    const fast = await createSubscription(ctx, brand.id, { url: FAST_URL, events, secret: 'bench-fast-secret' });
+    const fast = await createSubscription(ctx, brand.id, { url: fastUrl(), events, secret: 'bench-fast-secret' });
     if (withSlowReceiver) {
-      await createSubscription(ctx, brand.id, { url: SLOW_URL, events, secret: 'bench-slow-secret' });
+      await createSubscription(ctx, brand.id, { url: slowUrl(), events, secret: 'bench-slow-secret' });
     }
     return { ctx, dataDir, brandId: brand.id, fastSubscriptionId: fast.id };
   } catch (error) {
@@ -220,7 +220,7 @@ async function dispatchAll(env: Env, expected: number, limitMs = WAIT_LIMIT_MS):
 /** Raw undici POSTs of `bodies` with `concurrency` requests in flight; returns requests/s. */
 async function baselinePosts(bodies: string[], concurrency: number): Promise<number> {
   const agent = new Agent({ keepAliveTimeout: 4000, connections: 256 });
-  const url = new URL(FAST_URL);
+  const url = new URL(fastUrl());
   let next = 0;
   let failed = 0;
   const worker = async () => {
@@ -335,10 +335,12 @@ async function isolationRun(events: number, withSlowReceiver: boolean, limitMs: 
 
 export async function benchWebhooks(): Promise<void> {
   console.log('\n# Webhooks: dispatcher deliveries (signed, logged, SQLite) vs raw undici POSTs');
+  receiverPorts.fast = await freePort();
+  receiverPorts.slow = await freePort();
   const receiver = await startProcess(
     ['-e', RECEIVER],
-    { FAST_PORT: String(FAST_PORT), SLOW_PORT: String(SLOW_PORT) },
-    `http://127.0.0.1:${FAST_PORT}/count`,
+    { FAST_PORT: String(receiverPorts.fast), SLOW_PORT: String(receiverPorts.slow) },
+    `http://127.0.0.1:${receiverPorts.fast}/count`,
   );
   try {
     // --- Throughput, fast receiver only ---

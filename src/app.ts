@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import Fastify, { type FastifyInstance, LogController, type RouteOptions } from 'fastify';
 import type { AppContext } from './context.js';
 import { apiKeyHook } from './http/auth.js';
 import { answerClientError, registerClientErrorAnswers } from './http/clientErrors.js';
@@ -16,6 +17,7 @@ import { ErrorBody } from './http/schemas.js';
 import { registerValidators } from './http/validation.js';
 import { brandRoutes } from './modules/brands/routes.js';
 import { clickRoutes, trackingRoutes } from './modules/clicks/routes.js';
+import { pixelPostbackRoutes, pixelTokenRoutes } from './modules/conversions/pixel.js';
 import { conversionRoutes } from './modules/conversions/routes.js';
 import { dashboardRoutes } from './modules/dashboard/routes.js';
 import { fraudRoutes } from './modules/fraud/routes.js';
@@ -23,7 +25,9 @@ import { healthRoutes } from './modules/health/routes.js';
 import { offerRoutes } from './modules/offers/routes.js';
 import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
 import { partnerRoutes } from './modules/partners/routes.js';
-import { pixelPostbackRoutes } from './modules/postbacks/pixel.js';
+import { payoutRoutes } from './modules/payouts/routes.js';
+import { portalApiRoutes } from './modules/portal/apiRoutes.js';
+import { portalRoutes } from './modules/portal/routes.js';
 import { postbackRoutes } from './modules/postbacks/routes.js';
 import { reportRoutes } from './modules/reports/routes.js';
 import { webhookCatalogueRoutes, webhookRoutes } from './modules/webhooks/routes.js';
@@ -70,6 +74,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerValidators(app);
+  app.addHook('onRoute', closeBodilessApiRoutes);
   registerErrorHandling(app);
   registerJsonParser(app);
   const refuseUnservable = registerClientErrorAnswers(app);
@@ -127,6 +132,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(trackingRoutes(ctx));
   await app.register(pixelPostbackRoutes(ctx));
   await app.register(dashboardRoutes(ctx));
+  await app.register(portalRoutes(ctx));
   await app.register(
     async (api) => {
       api.addHook('onRequest', apiKeyHook(ctx));
@@ -138,6 +144,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       await api.register(clickRoutes(ctx));
       await api.register(fraudRoutes(ctx));
       await api.register(postbackRoutes(ctx));
+      await api.register(payoutRoutes(ctx));
+      await api.register(portalApiRoutes(ctx));
+      await api.register(pixelTokenRoutes(ctx));
     },
     { prefix: API_PREFIX },
   );
@@ -160,6 +169,21 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 async function apiDocs(scope: FastifyInstance): Promise<void> {
   await securityHeaders(scope);
   await scope.register(swaggerUi, { routePrefix: '/docs', uiConfig: { layout: 'BaseLayout' } });
+}
+
+/** No body fields: a bodiless action route (`POST /conversions/:id/approve`) refuses any field. */
+const NO_FIELDS = Type.Object({}, { additionalProperties: false, description: 'No fields.' });
+
+/**
+ * Unknown fields are 422 on every API body, including action routes that declare none: such
+ * a route gets an empty closed body schema (an empty or absent body is still accepted).
+ */
+function closeBodilessApiRoutes(route: RouteOptions): void {
+  if (!route.url.startsWith('/api/')) return;
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  if (!methods.some((method) => BODY_METHODS.has(method))) return;
+  route.schema ??= {};
+  route.schema.body ??= NO_FIELDS;
 }
 
 /**

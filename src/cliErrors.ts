@@ -5,7 +5,8 @@
  */
 import path from 'node:path';
 import { type Config, ConfigError } from './config.js';
-import { ApiError } from './http/errors.js';
+import { DomainError } from './errors.js';
+import { ApiError, toApiError } from './http/errors.js';
 
 /** The command could not run where it is: the port, the database, or a bug. Trying again may help. */
 export const EXIT_FAILURE = 1;
@@ -131,7 +132,10 @@ function listenError(error: SystemError, config: Config): CommandError {
 export function toCommandError(error: unknown, config: Config | null): CommandError {
   if (error instanceof CommandError) return error;
   if (error instanceof ConfigError) return new CommandError('invalid_config', error.message);
-  if (error instanceof ApiError && error.status < 500) return new CommandError(error.code, error.message);
+  if (error instanceof ApiError || error instanceof DomainError) {
+    const apiError = toApiError(error);
+    if (apiError.status < 500) return new CommandError(apiError.code, apiError.message);
+  }
   const system = (error ?? {}) as SystemError;
   const code = typeof system.code === 'string' ? system.code : '';
   if (code.startsWith('ERR_PARSE_ARGS_')) {

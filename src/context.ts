@@ -4,7 +4,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import type { RateLimiter } from './http/rateLimit.js';
 import type { ApiKeyAuthenticator } from './modules/apiKeys/service.js';
-import type { WakeSignal } from './signals.js';
+import type { DeliveryRegistry } from './modules/deliveries/registry.js';
 
 /** Everything a request handler or job needs, built once at start-up and passed down. */
 export interface AppContext {
@@ -14,6 +14,6 @@ export interface AppContext {
   rateLimiter: RateLimiter;
   authenticator: ApiKeyAuthenticator;
   logger: FastifyBaseLogger;
-  /** Fired after a transaction that queued deliveries commits. */
-  deliveriesQueued: WakeSignal;
+  /** The delivery engine's registered target kinds and this process's dispatcher, if it runs one. */
+  deliveries: DeliveryRegistry;
 }

@@ -18,7 +18,11 @@ export type IdPrefix =
   | 'blk'
   | 'pbk'
   | 'usr'
-  | 'ses';
+  | 'ses'
+  | 'pay'
+  | 'prun'
+  | 'inv'
+  | 'pkey';
 
 let lastTime = -1;
 let lastRandom = Buffer.alloc(RANDOM_BYTES);

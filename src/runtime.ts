@@ -10,7 +10,9 @@ import { PostgresCounter } from './http/postgresCounter.js';
 import { FallbackRateLimiter, MemoryRateLimiter, type RateLimiter } from './http/rateLimit.js';
 import { RedisCounter } from './http/redisCounter.js';
 import { ApiKeyAuthenticator } from './modules/apiKeys/service.js';
-import { WakeSignal } from './signals.js';
+import { DeliveryRegistry } from './modules/deliveries/registry.js';
+import { postbackTarget } from './modules/postbacks/target.js';
+import { webhookTarget } from './modules/webhooks/target.js';
 
 /**
  * Log objects are built by our own code, which never puts a key or secret in them; these
@@ -40,7 +42,9 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
   const authenticator = new ApiKeyAuthenticator(db, clock, (error) =>
     logger.warn({ err: error }, 'could not record API key use'),
   );
-  return { config, db, clock, logger, rateLimiter, authenticator, deliveriesQueued: new WakeSignal() };
+  // The delivery engine's target kinds: each feature module says what its deliveries are.
+  const deliveries = new DeliveryRegistry([webhookTarget, postbackTarget]);
+  return { config, db, clock, logger, rateLimiter, authenticator, deliveries };
 }
 
 /**

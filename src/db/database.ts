@@ -3,20 +3,21 @@
  * through `transact`, which on SQLite is group-committed (see groupCommit.ts) and on
  * PostgreSQL is an ordinary pooled transaction.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { ChangeEpoch, watchingChanges } from './changes.js';
 import { GroupCommitter } from './groupCommit.js';
+import { runPreparedDirectly } from './prepared.js';
 import type { Schema } from './schema.js';
 import { SharedFileSqliteDialect } from './sqliteDialect.js';
+import type { TransactWork, Trx } from './types.js';
 
+export type { Queryable, TransactWork, Trx } from './types.js';
 export type Dialect = 'sqlite' | 'postgres';
-export type Trx = Transaction<Schema>;
-/** What repositories take: `db.read` for reads, or the `trx` of the caller's transaction. */
-export type Queryable = Kysely<Schema>;
-export type TransactWork<T> = (trx: Trx) => Promise<T>;
 
 export interface DatabaseOptions {
   /** `postgres://…`; when null, embedded SQLite in `dataDir`. */
@@ -27,6 +28,11 @@ export interface DatabaseOptions {
   /** SQLite file name inside `dataDir`. */
   sqliteFile?: string;
   poolSize?: number;
+}
+
+interface SettleHook {
+  onCommit: () => void;
+  onRollback?: (() => void) | undefined;
 }
 
 /** Pause before a lost LISTEN connection is re-opened. */
@@ -41,6 +47,19 @@ const SQLITE_BUSY_TIMEOUT_MS = 5000;
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
+/**
+ * `transact` called while a unit of work of the same database is running. On SQLite the
+ * inner unit would wait for the batch the outer one is part of — for ever; on PostgreSQL it
+ * would commit on its own, outside the outer transaction. Either way the code is wrong:
+ * the unit must do its writes through the `trx` it was given.
+ */
+export class NestedTransactionError extends Error {
+  constructor() {
+    super('db.transact was called inside a transaction of the same database: pass the trx you were given instead');
+    this.name = 'NestedTransactionError';
+  }
+}
+
 export class Database {
   readonly dialect: Dialect;
   readonly schema: string;
@@ -48,9 +67,20 @@ export class Database {
   readonly read: Kysely<Schema>;
   private readonly write: Kysely<Schema>;
   private readonly committer: GroupCommitter | null;
-  private readonly afterCommitHooks = new WeakMap<Trx, Array<() => void>>();
+  /**
+   * Set while a unit of work of `transact` runs (through every await inside it): its
+   * commit/rollback hooks. Refuses nested `transact` calls and gives `afterCommit` the unit
+   * it belongs to, also inside a SQLite batch where units share one transaction.
+   */
+  private readonly unitOfWork = new AsyncLocalStorage<SettleHook[]>();
   private readonly pool: pg.Pool | null;
   private readonly connectionString: string | null;
+  /** Moves on whenever data the hot paths cache may have changed (see cache.ts). */
+  private readonly changes = new ChangeEpoch();
+  /** SQLite: `PRAGMA data_version` on the writer, which moves when another connection commits. */
+  private readonly dataVersion: SQLite.Statement | null = null;
+  private lastDataVersion: unknown = null;
+  private dataVersionRead = false;
 
   constructor(options: DatabaseOptions) {
     if (options.databaseUrl) {
@@ -67,7 +97,9 @@ export class Database {
       // pool's 'error' covers idle clients only, so checked-out clients get a listener too.
       this.pool.on('error', () => {});
       this.pool.on('connect', (client) => client.on('error', () => {}));
-      this.write = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: this.pool }) });
+      this.write = new Kysely<Schema>({
+        dialect: watchingChanges(new PostgresDialect({ pool: this.pool }), this.changes),
+      });
       this.read = this.write;
       this.committer = null;
     } else {
@@ -79,45 +111,66 @@ export class Database {
       const file = path.join(options.dataDir, options.sqliteFile ?? 'affitrack.db');
       const writer = openSqlite(file);
       const reader = openSqlite(file);
-      this.write = new Kysely<Schema>({ dialect: new SharedFileSqliteDialect(writer) });
+      this.write = new Kysely<Schema>({ dialect: watchingChanges(new SharedFileSqliteDialect(writer), this.changes) });
       this.read = new Kysely<Schema>({ dialect: new SqliteDialect({ database: reader }) });
-      this.committer = new GroupCommitter(this.write);
+      runPreparedDirectly(this.read, reader);
+      this.committer = new GroupCommitter(this.write, writer);
+      this.dataVersion = writer.prepare('PRAGMA data_version').pluck();
     }
+  }
+
+  /**
+   * The epoch cached rows are checked against: it moves on when this process commits a
+   * change to a cached table, and on SQLite whenever another connection (another process)
+   * committed anything since the last call.
+   */
+  cacheEpoch(): number {
+    // Read once per turn of the event loop: the pragma costs more than the lookups it
+    // guards, and requests handled in one turn may share the answer.
+    if (this.dataVersion && !this.dataVersionRead) {
+      this.dataVersionRead = true;
+      setImmediate(() => {
+        this.dataVersionRead = false;
+      });
+      const version = this.dataVersion.get();
+      if (version !== this.lastDataVersion) {
+        this.lastDataVersion = version;
+        this.changes.bump();
+      }
+    }
+    return this.changes.value;
   }
 
   /**
    * Runs `work` in a transaction and resolves once it is durably committed. `work` must
-   * do all its writes through the `trx` it is given and must not call `transact` again.
+   * do all its writes through the `trx` it is given; calling `transact` again from inside
+   * it is refused with a NestedTransactionError (an AsyncLocalStorage marks the unit).
    */
   async transact<T>(work: TransactWork<T>): Promise<T> {
-    if (this.committer) {
-      return this.committer.run(work, (trx) => this.runAfterCommit(trx));
+    if (this.unitOfWork.getStore()) throw new NestedTransactionError();
+    const hooks: SettleHook[] = [];
+    const unit: TransactWork<T> = (trx) => this.unitOfWork.run(hooks, () => work(trx));
+    let result: T;
+    try {
+      result = this.committer ? await this.committer.run(unit) : await this.write.transaction().execute(unit);
+    } catch (error) {
+      for (const hook of hooks) hook.onRollback?.();
+      throw error;
     }
-    let committedTrx: Trx | null = null;
-    const result = await this.write.transaction().execute(async (trx) => {
-      committedTrx = trx;
-      return work(trx);
-    });
-    if (committedTrx) this.runAfterCommit(committedTrx);
+    for (const hook of hooks) hook.onCommit();
     return result;
   }
 
   /**
-   * Registers `hook` to run once `trx` has committed. Hooks are wake-up signals (e.g. "a
-   * delivery is due"): on SQLite a batch shares one transaction, so a hook of a unit that
-   * rolled back to its savepoint may still run, which a wake-up tolerates.
+   * Registers `onCommit` to run once `trx`'s unit of work is durably committed, or
+   * `onRollback` if it is not (the work threw, or the commit failed). Exactly one of them
+   * runs, so a hook may hand committed rows to someone in this process (deliveries to send)
+   * and undo a reservation otherwise.
    */
-  afterCommit(trx: Trx, hook: () => void): void {
-    const hooks = this.afterCommitHooks.get(trx);
-    if (hooks) hooks.push(hook);
-    else this.afterCommitHooks.set(trx, [hook]);
-  }
-
-  private runAfterCommit(trx: Trx): void {
-    const hooks = this.afterCommitHooks.get(trx);
-    if (!hooks) return;
-    this.afterCommitHooks.delete(trx);
-    for (const hook of hooks) hook();
+  afterCommit(_trx: Trx, onCommit: () => void, onRollback?: () => void): void {
+    const hooks = this.unitOfWork.getStore();
+    if (!hooks) throw new Error('afterCommit called outside a transaction of this database');
+    hooks.push({ onCommit, onRollback });
   }
 
   /**

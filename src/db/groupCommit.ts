@@ -5,17 +5,42 @@
  * failing unit rolls back alone; one fsync then commits the whole batch. Every caller's
  * promise settles only after that commit, so an acknowledged write is always on disk.
  */
-import { CompiledQuery, type Kysely } from 'kysely';
-import type { TransactWork, Trx } from './database.js';
+import type SQLite from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import { runPreparedDirectly } from './prepared.js';
 import type { Schema } from './schema.js';
-
-// Compiled once: they run around every unit of every batch.
-const SAVEPOINT = CompiledQuery.raw('SAVEPOINT unit');
-const RELEASE = CompiledQuery.raw('RELEASE SAVEPOINT unit');
-const ROLLBACK_TO = CompiledQuery.raw('ROLLBACK TO SAVEPOINT unit');
+import type { TransactWork, Trx } from './types.js';
 
 /** Upper bound on units per batch, so one batch cannot hold the writer for long. */
 const MAX_BATCH = 512;
+
+interface BatchState {
+  /** Deferred merges of the unit running now: applied when it succeeds, dropped when it rolls back. */
+  unitMerges: Array<() => void>;
+  /** Run once each, in the batch's transaction, after its last unit and before COMMIT. */
+  finishers: Map<object, (trx: Trx) => Promise<void>>;
+}
+
+const batches = new WeakMap<Trx, BatchState>();
+
+/**
+ * For writes many units of a batch would repeat on the same rows (report rollups): inside a
+ * batch, `merge` runs once the calling unit has succeeded (never if it rolls back) and
+ * `finish` — one per `key` — runs before the batch commits, writing what the merges summed.
+ * Returns false outside a batch (PostgreSQL, or not in `transact`): the caller writes now.
+ */
+export function deferToBatchEnd(
+  trx: Trx,
+  key: object,
+  merge: () => void,
+  finish: (trx: Trx) => Promise<void>,
+): boolean {
+  const batch = batches.get(trx);
+  if (!batch) return false;
+  batch.unitMerges.push(merge);
+  if (!batch.finishers.has(key)) batch.finishers.set(key, finish);
+  return true;
+}
 
 interface Unit {
   work: TransactWork<unknown>;
@@ -26,13 +51,26 @@ interface Unit {
 export class GroupCommitter {
   private queue: Unit[] = [];
   private flushing: Promise<void> | null = null;
+  // Run around every unit of every batch, straight on the writer connection the batch's
+  // transaction holds (SQLite runs them in microseconds; Kysely's round trip costs more).
+  private readonly savepoint: SQLite.Statement;
+  private readonly release: SQLite.Statement;
+  private readonly rollbackTo: SQLite.Statement;
 
-  constructor(private readonly db: Kysely<Schema>) {}
+  /** `writer` is the better-sqlite3 connection under `db`. */
+  constructor(
+    private readonly db: Kysely<Schema>,
+    private readonly writer: SQLite.Database,
+  ) {
+    this.savepoint = writer.prepare('SAVEPOINT unit');
+    this.release = writer.prepare('RELEASE SAVEPOINT unit');
+    this.rollbackTo = writer.prepare('ROLLBACK TO SAVEPOINT unit');
+  }
 
-  run<T>(work: TransactWork<T>, onCommitted: (trx: Trx) => void): Promise<T> {
+  run<T>(work: TransactWork<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.flushing) this.flushing = this.flushLoop(onCommitted);
+      if (!this.flushing) this.flushing = this.flushLoop();
     });
   }
 
@@ -41,44 +79,48 @@ export class GroupCommitter {
     while (this.flushing) await this.flushing;
   }
 
-  private async flushLoop(onCommitted: (trx: Trx) => void): Promise<void> {
+  private async flushLoop(): Promise<void> {
     // Yield once so requests arriving in the same tick join the first batch.
     await new Promise((resolve) => setImmediate(resolve));
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_BATCH);
-        await this.commitBatch(batch, onCommitted);
+        await this.commitBatch(batch);
       }
     } finally {
       this.flushing = null;
     }
   }
 
-  private async commitBatch(batch: Unit[], onCommitted: (trx: Trx) => void): Promise<void> {
+  private async commitBatch(batch: Unit[]): Promise<void> {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-    let batchTrx: Trx | null = null;
     try {
       await this.db.transaction().execute(async (trx) => {
-        batchTrx = trx;
+        runPreparedDirectly(trx, this.writer);
+        const state: BatchState = { unitMerges: [], finishers: new Map() };
+        batches.set(trx, state);
         for (const unit of batch) {
-          await trx.executeQuery(SAVEPOINT);
+          state.unitMerges = [];
+          this.savepoint.run();
           try {
             const value = await unit.work(trx);
-            await trx.executeQuery(RELEASE);
+            this.release.run();
+            for (const merge of state.unitMerges) merge();
             outcomes.push({ ok: true, value });
           } catch (error) {
-            await trx.executeQuery(ROLLBACK_TO);
-            await trx.executeQuery(RELEASE);
+            this.rollbackTo.run();
+            this.release.run();
             outcomes.push({ ok: false, error });
           }
         }
+        // A failing finisher fails the whole batch: nothing of it is committed.
+        for (const finish of state.finishers.values()) await finish(trx);
       });
     } catch (error) {
       // The commit itself failed: nothing in the batch is durable.
       for (const unit of batch) unit.reject(error);
       return;
     }
-    if (batchTrx) onCommitted(batchTrx);
     batch.forEach((unit, i) => {
       const outcome = outcomes[i];
       if (outcome?.ok) unit.resolve(outcome.value);

@@ -96,6 +96,14 @@ export interface ConversionTable {
   rejection_reason: string | null;
   /** Brand-local calendar day of creation (YYYY-MM-DD): the report day it counts on. */
   local_day: string;
+  /** Brand-local hour of creation ('00'–'23'); null for conversions older than analytics. */
+  local_hour: string | null;
+  /** Copied from the attributed click; null without one. */
+  country: string | null;
+  device_type: string | null;
+  os: string | null;
+  browser: string | null;
+  referrer_host: string | null;
   created_at: number;
 }
 
@@ -112,6 +120,8 @@ export interface RollupColumns {
   brand_id: string;
   day: string;
   offer_id: string;
+  /** One of several rows a day's counts may be spread over (summed when read; see reports/rollups.ts). */
+  slot: Generated<number>;
   clicks: Generated<number>;
   pending: Generated<number>;
   approved: Generated<number>;
@@ -142,7 +152,9 @@ export interface WebhookSubscriptionTable {
 export interface WebhookDeliveryTable {
   id: string;
   brand_id: string;
-  kind: 'webhook' | 'postback';
+  /** The target kind that made the delivery (modules/deliveries/target.ts): `webhook`, `postback`. */
+  kind: string;
+  /** The target's id within its kind (a webhook subscription, a postback template). */
   subscription_id: string;
   event_id: string;
   event: string;
@@ -159,6 +171,14 @@ export interface WebhookDeliveryTable {
   method: 'GET' | 'POST' | null;
   created_at: number;
   updated_at: number;
+  /** Sends since the last recorded attempt (see migration 0010); capped. */
+  unrecorded_sends: Generated<number>;
+}
+
+export interface DeliveryWorkerTable {
+  id: string;
+  heartbeat_at: number;
+  started_at: number;
 }
 
 export interface PartnerPostbackTable {
@@ -201,6 +221,12 @@ export interface ClickTable {
   fraud_signals: string;
   /** 1 when the score exceeded the brand's threshold at click time. */
   high_risk: number;
+  /** Enrichment at click time (modules/analytics/enrichment.ts); null when unknown. */
+  country: string | null;
+  device_type: string | null;
+  os: string | null;
+  browser: string | null;
+  referrer_host: string | null;
   created_at: number;
 }
 
@@ -255,6 +281,135 @@ export interface RateLimitWindowTable {
   reset_at: number;
 }
 
+export type PayoutStatus = 'created' | 'paid' | 'cancelled';
+
+export interface PayoutRunTable {
+  id: string;
+  brand_id: string;
+  up_to: number;
+  /** The partner the run was limited to; '' for every partner. */
+  partner_filter: string;
+  minimum_cents: number;
+  created_at: number;
+}
+
+export interface PayoutTable {
+  id: string;
+  brand_id: string;
+  run_id: string;
+  partner_id: string;
+  currency: string;
+  status: PayoutStatus;
+  amount_cents: number;
+  conversion_count: number;
+  up_to: number;
+  reference: string | null;
+  created_at: number;
+  paid_at: number | null;
+  cancelled_at: number | null;
+  updated_at: number;
+}
+
+/** A conversion inside a created or paid payout (the primary key: never in two). */
+export interface PayoutItemTable {
+  conversion_id: string;
+  payout_id: string;
+  amount_cents: number;
+}
+
+export interface PartnerAccountTable {
+  partner_id: string;
+  brand_id: string;
+  /** `scrypt$N$r$p$salt$hash`; null until the partner accepts an invite. */
+  password_hash: string | null;
+  payout_method: string | null;
+  payout_account: string | null;
+  created_at: number;
+  updated_at: number;
+  last_login_at: number | null;
+}
+
+export interface PartnerInviteTable {
+  id: string;
+  brand_id: string;
+  partner_id: string;
+  /** SHA-256 (hex) of the invite token; the token is only in the link. */
+  token_hash: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface PartnerSessionTable {
+  /** SHA-256 (hex) of the session cookie value. */
+  id: string;
+  partner_id: string;
+  brand_id: string;
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface PartnerApiKeyTable {
+  id: string;
+  brand_id: string;
+  partner_id: string;
+  name: string;
+  prefix: string;
+  hash: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+/** One click, or one change of a conversion, as report counters (modules/analytics/facts.ts). */
+export interface AnalyticsFactTable {
+  id: Generated<number>;
+  brand_id: string;
+  day: string;
+  hour: string | null;
+  offer_id: string;
+  partner_id: string;
+  currency: string;
+  country: string | null;
+  device_type: string | null;
+  os: string | null;
+  browser: string | null;
+  referrer_host: string | null;
+  sub1: string | null;
+  sub2: string | null;
+  sub3: string | null;
+  sub4: string | null;
+  sub5: string | null;
+  clicks: number;
+  pending: number;
+  approved: number;
+  rejected: number;
+  revenue_cents: number;
+  payout_cents: number;
+  /** 1 once the fold job added it to analytics_rollups. */
+  folded: Generated<number>;
+}
+
+/** Facts summed per attribute value (modules/analytics/fold.ts); '' = none, '*' = all offers/partners. */
+export interface AnalyticsRollupTable {
+  brand_id: string;
+  dimension: string;
+  /** 0: all offers and partners, 1: per offer, 2: per offer and partner. */
+  level: number;
+  value: string;
+  day: string;
+  offer_id: string;
+  partner_id: string;
+  currency: string;
+  clicks: number;
+  pending: number;
+  approved: number;
+  rejected: number;
+  revenue_cents: number;
+  payout_cents: number;
+}
+
 export interface Schema {
   brands: BrandTable;
   api_keys: ApiKeyTable;
@@ -267,6 +422,7 @@ export interface Schema {
   webhook_subscriptions: WebhookSubscriptionTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
+  delivery_workers: DeliveryWorkerTable;
   clicks: ClickTable;
   fraud_blocklist: BlocklistTable;
   cap_counters: CapCounterTable;
@@ -275,4 +431,13 @@ export interface Schema {
   dashboard_users: DashboardUserTable;
   dashboard_sessions: DashboardSessionTable;
   rate_limit_windows: RateLimitWindowTable;
+  payout_runs: PayoutRunTable;
+  payouts: PayoutTable;
+  payout_items: PayoutItemTable;
+  partner_accounts: PartnerAccountTable;
+  partner_invites: PartnerInviteTable;
+  partner_sessions: PartnerSessionTable;
+  partner_api_keys: PartnerApiKeyTable;
+  analytics_facts: AnalyticsFactTable;
+  analytics_rollups: AnalyticsRollupTable;
 }

@@ -5,6 +5,7 @@
  * time-outs, an unknown `Expect`, a missing Host header, and requests arriving while the
  * server drains. Each gets the API's error shape, like every other response.
  */
+import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -20,8 +21,9 @@ const CLIENT_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
 };
 const MALFORMED = { code: 'bad_request', message: 'The request is not valid HTTP/1.1.' } as const;
 
-function errorJson(code: ErrorCode, message: string): string {
-  return JSON.stringify({ error: { code, message } });
+/** These answers come before any request exists, so they get a request id of their own. */
+function errorJson(code: ErrorCode, message: string, requestId: string): string {
+  return JSON.stringify({ error: { code, message, requestId } });
 }
 
 /**
@@ -35,9 +37,11 @@ export function answerClientError(log: FastifyBaseLogger, error: Error & { code?
   const status = ERROR_CODES[code];
   log.debug({ err: error, status }, 'malformed request refused');
   if (socket.writable) {
-    const body = errorJson(code, message);
+    const requestId = randomUUID();
+    const body = errorJson(code, message, requestId);
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `X-Request-Id: ${requestId}\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
@@ -46,8 +50,10 @@ export function answerClientError(log: FastifyBaseLogger, error: Error & { code?
 
 /** Node answers an `Expect` other than `100-continue` itself, with an empty 417, unless told otherwise. */
 function answerUnmetExpectation(_request: IncomingMessage, response: ServerResponse): void {
-  const body = errorJson('expectation_failed', 'Only "Expect: 100-continue" is supported.');
+  const requestId = randomUUID();
+  const body = errorJson('expectation_failed', 'Only "Expect: 100-continue" is supported.', requestId);
   response.writeHead(ERROR_CODES.expectation_failed, {
+    'x-request-id': requestId,
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
     connection: 'close',

@@ -3,6 +3,8 @@
  * `{ "error": { "code", "message", "details"? } }`. 5xx details go to the log only.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { answerDomainError } from './domainErrors.js';
+import { type AjvIssue, detailsFromAjv } from './validationErrors.js';
 
 export const ERROR_CODES = {
   invalid_json: 400,
@@ -11,10 +13,13 @@ export const ERROR_CODES = {
   not_found: 404,
   request_timeout: 408,
   conflict: 409,
+  idempotency_key_in_use: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   expectation_failed: 417,
   validation_error: 422,
+  invalid_cursor: 422,
+  idempotency_key_reused: 422,
   rate_limit_exceeded: 429,
   headers_too_large: 431,
   internal_error: 500,
@@ -53,43 +58,21 @@ export class ApiError extends Error {
   }
 }
 
-/** The spec says a 422 message "carries the validation details": list them in the text too. */
+/**
+ * The spec says a 422 message "carries the validation details": list them in the text too
+ * (as `InvalidError` does for the services' own rules, src/errors.ts).
+ */
 function describeDetails(details: ErrorDetail[]): string {
   const parts = details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message));
   return `Validation failed: ${parts.join('; ')}.`;
 }
 
-interface AjvIssue {
-  instancePath: string;
-  keyword: string;
-  message?: string;
-  params: Record<string, unknown>;
-}
-
-function detailsFromAjv(issues: AjvIssue[], part: string | undefined): ErrorDetail[] {
-  const prefix = part === 'body' || !part ? '' : part === 'querystring' ? 'query' : part;
-  return issues.map((issue) => {
-    let field = issue.instancePath.replace(/^\//, '').replaceAll('/', '.');
-    let message = issue.message ?? 'is invalid';
-    if (issue.keyword === 'additionalProperties') {
-      const extra = String(issue.params.additionalProperty);
-      field = field ? `${field}.${extra}` : extra;
-      message = 'is not a known field';
-    } else if (issue.keyword === 'required') {
-      const missing = String(issue.params.missingProperty);
-      field = field ? `${field}.${missing}` : missing;
-      message = 'is required';
-    }
-    const path = [prefix, field].filter(Boolean).join('.');
-    return { path, message };
-  });
-}
-
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
-  const body: { code: string; message: string; details?: ErrorDetail[] } = {
+  const body: { code: string; message: string; details?: ErrorDetail[]; requestId: string } = {
     code: error.code,
     message: error.message,
+    requestId: reply.request.id,
   };
   if (error.details) body.details = error.details;
   return reply.code(error.status).type('application/json; charset=utf-8').send({ error: body });
@@ -123,9 +106,27 @@ export function isStorageUnavailable(error: unknown): boolean {
   );
 }
 
+/**
+ * A 422 whose only problem is the list cursor is `invalid_cursor` (a client holding a stale or
+ * hand-made cursor learns that the cursor, not its filters, is wrong); otherwise
+ * `validation_error`. Either way every problem is listed.
+ */
+function validationFailure(details: ErrorDetail[]): ApiError {
+  if (details.length > 0 && details.every((d) => d.path === 'query.cursor')) {
+    return new ApiError(
+      'invalid_cursor',
+      'The cursor is not one this API returned: pass nextCursor as given.',
+      details,
+    );
+  }
+  return ApiError.validation(details);
+}
+
 /** Maps anything thrown during a request onto an ApiError. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  const domain = answerDomainError(error);
+  if (domain) return new ApiError(domain.code, domain.message, domain.details);
   if (isStorageUnavailable(error)) {
     return new ApiError(
       'service_unavailable',
@@ -137,7 +138,7 @@ export function toApiError(error: unknown): ApiError {
     );
   }
   const fe = error as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
-  if (fe?.validation) return ApiError.validation(detailsFromAjv(fe.validation, fe.validationContext));
+  if (fe?.validation) return validationFailure(detailsFromAjv(fe.validation, fe.validationContext));
   switch (fe?.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

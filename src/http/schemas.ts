@@ -7,6 +7,9 @@ export const ErrorBody = Type.Object(
       code: Type.String({ description: 'Machine-readable code, e.g. validation_error.' }),
       message: Type.String(),
       details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+      requestId: Type.String({
+        description: 'The same as the X-Request-Id response header: quote it when reporting a problem.',
+      }),
     }),
   },
   { $id: 'Error' },
@@ -19,9 +22,17 @@ export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);
 }
 
+/** A cursor is the id of the last item of a page (http/pagination.ts): prefix_ + a ULID. */
+const CURSOR_PATTERN = '^[a-z]{2,4}_[0-9A-HJKMNP-TV-Z]{26}$';
+
 export const PageQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  cursor: Type.Optional(
+    Type.String({
+      pattern: CURSOR_PATTERN,
+      description: 'nextCursor of the previous page, as given; anything else is 422 invalid_cursor.',
+    }),
+  ),
 };
 
 export function ListOf<T extends TSchema>(item: T) {

@@ -10,6 +10,8 @@ import type { TSchema } from '@sinclair/typebox';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { default as addFormatsPlugin } from 'ajv-formats';
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
+import { isHttpUrl } from '../modules/urls.js';
+import { isCurrencyCode, isTimeZone } from '../modules/validation.js';
 
 function makeAjv(coerceTypes: boolean | 'array') {
   const ajv = new Ajv({
@@ -18,8 +20,15 @@ function makeAjv(coerceTypes: boolean | 'array') {
     useDefaults: true,
     removeAdditional: false,
     strict: false,
+    // Errors carry their schema, so a failed union can be described as a whole
+    // ("must be one of …", see validationErrors.ts). Costs nothing on valid input.
+    verbose: true,
   });
   addFormatsPlugin.default(ajv);
+  // Checked by the schema (not later by a service) so one answer lists every problem.
+  ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
+  ajv.addFormat('currency', { type: 'string', validate: (code) => isCurrencyCode(code.toUpperCase()) });
+  ajv.addFormat('time-zone', { type: 'string', validate: isTimeZone });
   return ajv;
 }
 

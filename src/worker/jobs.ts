@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
+import { FOLD_INTERVAL_MS, foldFacts } from '../modules/analytics/fold.js';
 import { approveExpiredHolds } from '../modules/conversions/service.js';
-import { Dispatcher } from '../modules/webhooks/dispatcher.js';
+import { Dispatcher } from '../modules/deliveries/dispatcher.js';
 import { type Job, sleep } from './worker.js';
 
 /**
@@ -30,6 +31,7 @@ export function periodicJob(name: string, ctx: AppContext, intervalMs: number, s
 export function createJobs(ctx: AppContext): Job[] {
   return [
     periodicJob('hold-approvals', ctx, HOLD_POLL_INTERVAL_MS, () => approveExpiredHolds(ctx)),
+    periodicJob('analytics-fold', ctx, FOLD_INTERVAL_MS, () => foldFacts(ctx)),
     new Dispatcher(ctx),
   ];
 }

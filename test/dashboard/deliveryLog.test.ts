@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { startReceiver } from './browser.js';
 import { type DashboardClient, signedInClient } from './client.js';

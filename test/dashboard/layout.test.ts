@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, before, it } from 'node:test';
 import axe from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { createTestEnv, describeOrSkip, type TestEnv, testedDialects } from '../helpers.js';
 import { CHROMIUM_MISSING, launchChromium, startReceiver } from './browser.js';
 import { createDashboardUser, PASSWORD } from './client.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { type DashboardClient, signedInClient } from './client.js';
 
@@ -20,6 +20,9 @@ const OFFER_FORM = {
   fallbackUrl: '',
 };
 
+/** The rate limit's window; the test clock stays on 2026-11-21 through every sign-in of the file. */
+const LOGIN_WINDOW_MS = 60_000;
+
 /** The text of the flash message the page shows after a redirect. */
 async function followFlash(client: DashboardClient, res: { status: number; location: string | undefined }) {
   assert.equal(res.status, 303);
@@ -30,21 +33,33 @@ async function followFlash(client: DashboardClient, res: { status: number; locat
 for (const dialect of testedDialects()) {
   describe(`dashboard pages (${dialect})`, () => {
     let env: TestEnv;
-    let client: DashboardClient;
-    let partnerId: string;
     before(async () => {
       env = await createTestEnv(dialect);
-      client = await signedInClient(env);
-      partnerId = (await env.request('POST', '/api/v1/partners', { body: { name: 'Pat', email: 'pat@example.com' } }))
-        .body.id;
     });
     after(() => env.close());
+
+    // Each test works in a brand of its own (its own offers, conversions, subscriptions and
+    // settings), so it passes alone and in any order.
+    let brands = 0;
+    let key: string;
+    let client: DashboardClient;
+    let partnerId: string;
+    const api = (method: string, url: string, options: Parameters<TestEnv['request']>[2] = {}) =>
+      env.request(method, url, { key, ...options });
+    beforeEach(async () => {
+      const brand = await env.createBrand(`Pages ${++brands}`);
+      key = brand.apiKey;
+      // Past the login limit's window (per address, per minute): every test signs in afresh.
+      env.clock.advance(LOGIN_WINDOW_MS);
+      client = await signedInClient(env, brand.id);
+      partnerId = (await api('POST', '/api/v1/partners', { body: { name: 'Pat', email: 'pat@example.com' } })).body.id;
+    });
 
     it('creates an offer from the form through the offer service', async () => {
       const res = await client.post('/dashboard/offers', OFFER_FORM);
       assert.equal(await followFlash(client, res), 'Offer “Summer” created.');
       const id = res.location!.split('/').pop()!;
-      const offer = (await env.request('GET', `/api/v1/offers/${id}`)).body;
+      const offer = (await api('GET', `/api/v1/offers/${id}`)).body;
       assert.equal(offer.revenueCents, 1999);
       assert.equal(offer.payoutCents, 500);
       assert.equal(offer.currency, 'EUR');
@@ -79,8 +94,8 @@ for (const dialect of testedDialects()) {
     });
 
     it('pages through lists with Next and First page links', async () => {
-      for (let i = 0; i < 27; i++) {
-        await env.request('POST', '/api/v1/offers', {
+      for (let i = 0; i < 28; i++) {
+        await api('POST', '/api/v1/offers', {
           body: { name: `Bulk ${String(i).padStart(2, '0')}`, destinationUrl: 'https://x.example/' },
         });
       }
@@ -97,15 +112,15 @@ for (const dialect of testedDialects()) {
 
     it('approves conversions in bulk and reports the ones that could not be', async () => {
       const offerId = (
-        await env.request('POST', '/api/v1/offers', {
+        await api('POST', '/api/v1/offers', {
           body: { name: 'Bulk offer', destinationUrl: 'https://x.example/' },
         })
       ).body.id;
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) {
-        ids.push((await env.request('POST', '/api/v1/conversions', { body: { offerId, partnerId } })).body.id);
+        ids.push((await api('POST', '/api/v1/conversions', { body: { offerId, partnerId } })).body.id);
       }
-      await env.request('POST', `/api/v1/conversions/${ids[0]}/reject`);
+      await api('POST', `/api/v1/conversions/${ids[0]}/reject`);
       const list = await client.get(`/dashboard/conversions?offerId=${offerId}&status=pending`);
       assert.match(list.body, /data-select-all/);
       const res = await client.post('/dashboard/conversions/bulk', {
@@ -118,12 +133,16 @@ for (const dialect of testedDialects()) {
       assert.match(text, /^2 conversions approved; 1 conversion could not be approved\./);
       assert.match(text, new RegExp(`${ids[0]}: Only pending conversions can be approved; this one is rejected\\.`));
       for (const id of ids.slice(1))
-        assert.equal((await env.request('GET', `/api/v1/conversions/${id}`)).body.status, 'approved');
+        assert.equal((await api('GET', `/api/v1/conversions/${id}`)).body.status, 'approved');
       const none = await client.post('/dashboard/conversions/bulk', { action: 'reject' });
       assert.equal(await followFlash(client, none), 'Select at least one conversion first.');
     });
 
     it('filters conversions by brand-local day', async () => {
+      const offerId = (
+        await api('POST', '/api/v1/offers', { body: { name: 'Day', destinationUrl: 'https://x.example/' } })
+      ).body.id;
+      assert.equal((await api('POST', '/api/v1/conversions', { body: { offerId, partnerId } })).status, 201);
       const inRange = await client.get('/dashboard/conversions?from=2026-11-21&to=2026-11-21');
       assert.match(inRange.body, /conv_/);
       const outOfRange = await client.get('/dashboard/conversions?from=2026-11-22');
@@ -133,11 +152,13 @@ for (const dialect of testedDialects()) {
     });
 
     it('exports the report as CSV with a file name, guarding against spreadsheet formulas', async () => {
-      const formula = await env.request('POST', '/api/v1/partners', {
+      const formula = await api('POST', '/api/v1/partners', {
         body: { name: '=HYPERLINK("x")', email: 'f@example.com' },
       });
-      const offer = (await env.request('GET', '/api/v1/offers?limit=1')).body.data[0];
-      await env.request('POST', '/api/v1/conversions', { body: { offerId: offer.id, partnerId: formula.body.id } });
+      const offer = (
+        await api('POST', '/api/v1/offers', { body: { name: 'CSV', destinationUrl: 'https://x.example/' } })
+      ).body;
+      await api('POST', '/api/v1/conversions', { body: { offerId: offer.id, partnerId: formula.body.id } });
       const res = await client.get(
         '/dashboard/reports/export.csv?from=2026-11-01&to=2026-11-21&time=day&by=offer&by=partner',
       );
@@ -175,7 +196,7 @@ for (const dialect of testedDialects()) {
       assert.equal(res.status, 200);
       const secret = /id="new-secret" value="(whsec_[\w-]+)"/.exec(res.body)?.[1];
       assert.ok(secret);
-      const [sub] = (await env.request('GET', '/api/public/webhooks')).body.data;
+      const [sub] = (await api('GET', '/api/public/webhooks')).body.data;
       assert.deepEqual(sub.events, ['partner.applied', 'fraud.high_risk']);
       const stored = await env.ctx.db.read
         .selectFrom('webhook_subscriptions')
@@ -191,7 +212,7 @@ for (const dialect of testedDialects()) {
         status: 'disabled',
       });
       assert.equal(await followFlash(client, saved), 'Subscription saved.');
-      const after = (await env.request('GET', `/api/public/webhooks/${sub.id}`)).body;
+      const after = (await api('GET', `/api/public/webhooks/${sub.id}`)).body;
       assert.equal(after.url, 'http://127.0.0.1:9/v2');
       assert.equal(after.status, 'disabled');
       const rotated = await client.post(`/dashboard/webhooks/${sub.id}`, {
@@ -207,13 +228,14 @@ for (const dialect of testedDialects()) {
     });
 
     it('refuses to redeliver a delivery that is still attempting (409 shown as a message)', async () => {
-      await env.request('POST', '/api/public/webhooks', {
+      const sub = await api('POST', '/api/public/webhooks', {
         body: { url: 'http://127.0.0.1:9/x', events: ['partner.approved'] },
       });
-      await env.request('POST', '/api/v1/partners', { body: { name: 'Fresh', email: 'fresh@example.com' } });
+      await api('POST', '/api/v1/partners', { body: { name: 'Fresh', email: 'fresh@example.com' } });
       const delivery = await env.ctx.db.read
         .selectFrom('webhook_deliveries')
         .select('id')
+        .where('subscription_id', '=', sub.body.id)
         .where('status', '=', 'attempting')
         .executeTakeFirstOrThrow();
       const res = await client.post(`/dashboard/deliveries/${delivery.id}/redeliver`);
@@ -225,14 +247,14 @@ for (const dialect of testedDialects()) {
       assert.equal(res.status, 200);
       const key = /id="new-key" value="(afk_[\w-]+)"/.exec(res.body)?.[1];
       assert.ok(key);
-      assert.equal((await env.request('GET', '/api/v1/brand', { key })).status, 200);
+      assert.equal((await api('GET', '/api/v1/brand', { key })).status, 200);
       const list = await client.get('/dashboard/settings/api-keys');
       assert.doesNotMatch(list.body, new RegExp(key));
       assert.match(list.body, new RegExp(`${key.slice(0, 10)}…`));
       const keyId = /\/dashboard\/settings\/api-keys\/(key_\w+)\/revoke/.exec(list.body)?.[1];
       assert.ok(keyId);
       await client.post(`/dashboard/settings/api-keys/${keyId}/revoke`);
-      assert.equal((await env.request('GET', '/api/v1/brand', { key })).status, 401);
+      assert.equal((await api('GET', '/api/v1/brand', { key })).status, 401);
       assert.equal((await client.post('/dashboard/settings/api-keys', { name: '' })).status, 422);
     });
 
@@ -262,7 +284,7 @@ for (const dialect of testedDialects()) {
         windowMinutes: '15',
       });
       assert.equal(await followFlash(client, ok), 'Settings saved.');
-      const brand = (await env.request('GET', '/api/v1/brand')).body;
+      const brand = (await api('GET', '/api/v1/brand')).body;
       assert.deepEqual(
         [brand.timezone, brand.currency, brand.fraudThreshold, brand.autoBan],
         ['Asia/Tokyo', 'JPY', 60, { highRiskClicks: 3, windowMinutes: 15 }],

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { closeContext, createContext } from '../../src/runtime.js';
-import { ROOT } from '../chaos/harness.js';
+import { ROOT } from '../chaos/service.js';
 import { assertFailure, runCli } from './cliProcess.js';
 
 const run = promisify(execFile);

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { CLI, ROOT } from '../chaos/harness.js';
+import { CLI, ROOT } from '../chaos/service.js';
 
 export interface Finished {
   code: number | null;

@@ -8,7 +8,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CLI, freePort, ROOT, waitFor } from '../chaos/harness.js';
+import { CLI, ROOT } from '../chaos/service.js';
+import { freePort } from '../net.js';
+import { waitFor } from '../wait.js';
 
 const KEY = /afk_[A-Za-z0-9_-]+/g;
 

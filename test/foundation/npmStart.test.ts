@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { ROOT, waitFor } from '../chaos/harness.js';
+import { ROOT } from '../chaos/service.js';
+import { waitFor } from '../wait.js';
 import { childEnv, runCli } from './cliProcess.js';
 
 const run = promisify(execFile);

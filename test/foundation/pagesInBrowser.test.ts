@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { freePort } from '../chaos/harness.js';
 import { CHROMIUM_MISSING, launchChromium } from '../dashboard/browser.js';
 import { createTestEnv, describeOrSkip, type TestEnv } from '../helpers.js';
+import { freePort } from '../net.js';
 
 // The pages read little from the database: one dialect is enough.
 describeOrSkip('public pages in a real browser', { skip: CHROMIUM_MISSING }, () => {

@@ -20,16 +20,27 @@ for (const dialect of testedDialects()) {
     });
     after(() => env.close());
 
+    // Each test uses a brand (and key) of its own, so its window opens at its own first
+    // request: the tests pass alone and in any order.
+    let brands = 0;
+    const freshKey = async () => (await env.createBrand(`Rate Limited ${++brands}`)).apiKey;
+    /** Uses up the key's 5 requests of the window opened now. */
+    async function exhaust(key: string): Promise<void> {
+      for (let i = 0; i < 5; i++) assert.equal((await env.request('GET', '/api/v1/brand', { key })).status, 200);
+      expectError(await env.request('GET', '/api/v1/brand', { key }), 429, 'rate_limit_exceeded');
+    }
+
     it('sends RateLimit headers and then 429 with Retry-After', async () => {
+      const key = await freshKey();
       for (let i = 1; i <= 5; i++) {
-        const res = await env.request('GET', '/api/v1/brand');
+        const res = await env.request('GET', '/api/v1/brand', { key });
         assert.equal(res.status, 200);
         assert.equal(res.headers['ratelimit-limit'], '5');
         assert.equal(res.headers['ratelimit-remaining'], String(5 - i));
         assert.equal(res.headers['ratelimit-reset'], '60');
       }
       env.clock.advance(20_500);
-      const blocked = await env.request('GET', '/api/v1/brand');
+      const blocked = await env.request('GET', '/api/v1/brand', { key });
       expectError(blocked, 429, 'rate_limit_exceeded');
       assert.equal(blocked.headers['retry-after'], '40');
       assert.equal(blocked.headers['ratelimit-remaining'], '0');
@@ -37,13 +48,18 @@ for (const dialect of testedDialects()) {
     });
 
     it('counts each key separately', async () => {
-      const other = await env.createBrand('Second');
-      assert.equal((await env.request('GET', '/api/v1/brand', { key: other.apiKey })).status, 200);
+      await exhaust(await freshKey());
+      const other = await freshKey();
+      assert.equal((await env.request('GET', '/api/v1/brand', { key: other })).status, 200);
     });
 
     it('frees requests when the window ends', async () => {
+      const key = await freshKey();
+      await exhaust(key);
+      env.clock.advance(20_500);
+      expectError(await env.request('GET', '/api/v1/brand', { key }), 429, 'rate_limit_exceeded');
       env.clock.advance(40_000);
-      const res = await env.request('GET', '/api/v1/brand');
+      const res = await env.request('GET', '/api/v1/brand', { key });
       assert.equal(res.status, 200);
       assert.equal(res.headers['ratelimit-remaining'], '4');
     });

@@ -10,7 +10,9 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CLI, freePort, ROOT, waitFor } from '../chaos/harness.js';
+import { CLI, ROOT } from '../chaos/service.js';
+import { freePort } from '../net.js';
+import { waitFor } from '../wait.js';
 import { assertFailure, childEnv, runCli } from './cliProcess.js';
 
 /** An unprivileged account: root may write anywhere, so the test drops to it when run as root. */

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
-import { Sender } from '../../src/modules/webhooks/sender.js';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
+import { Sender } from '../../src/modules/deliveries/sender.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 
 const BROWSER = { 'user-agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/120.0' };
@@ -32,6 +32,8 @@ const PRIVATE = [
   'http://[::1]:8080/pb',
   'http://10.1.2.3/pb',
   'http://169.254.169.254/x',
+  'http://[::ffff:0:127.0.0.1]/pb',
+  'http://[2002:7f00:1::]/pb',
 ];
 
 type Sent = { method: string; url: string; body: string };
@@ -43,7 +45,10 @@ type Attempt = {
   responseBody: string;
 };
 /** A real HTTP server on 127.0.0.1 recording the method, raw URL and body of every request. */
-async function startReceiver(statusFor: (index: number) => number = () => 200) {
+async function startReceiver(
+  statusFor: (index: number) => number = () => 200,
+  bodyFor: (index: number) => string = (index) => `answer ${index + 1}`,
+) {
   const requests: Sent[] = [];
   const server = createServer((req, res) => {
     let body = '';
@@ -52,7 +57,7 @@ async function startReceiver(statusFor: (index: number) => number = () => 200) {
     });
     req.on('end', () => {
       const index = requests.push({ method: req.method ?? '', url: req.url ?? '', body }) - 1;
-      res.writeHead(statusFor(index), { 'content-type': 'text/plain' }).end(`answer ${index + 1}`);
+      res.writeHead(statusFor(index), { 'content-type': 'text/plain' }).end(bodyFor(index));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -164,6 +169,18 @@ for (const dialect of testedDialects()) {
         assert.equal((await env.request('DELETE', path)).status, 204);
         assert.deepEqual((await env.request('GET', `/api/v1/partners/${partnerId}/postbacks`)).body, { data: [] });
         expectError(await env.request('DELETE', path), 404, 'not_found');
+      });
+
+      it('stores exactly 20 templates when 40 are created at once, answering 422 to the other 20', async () => {
+        const partnerId = await newPartner();
+        const responses = await Promise.all(
+          Array.from({ length: 40 }, (_, i) => addPostback(partnerId, { url: `https://p.example/pb/${i}` })),
+        );
+        const statuses = responses.map((r) => r.status);
+        assert.equal(statuses.filter((s) => s === 201).length, 20, JSON.stringify(statuses));
+        assert.equal(statuses.filter((s) => s === 422).length, 20, JSON.stringify(statuses));
+        const listed = await env.request('GET', `/api/v1/partners/${partnerId}/postbacks`);
+        assert.equal(listed.body.data.length, 20);
       });
 
       it("answers 404 for another brand's partner on list, create and delete", async () => {
@@ -377,6 +394,30 @@ for (const dialect of testedDialects()) {
         assert.deepEqual(
           times.slice(1).map((t, i) => t - (times[i] ?? 0)),
           GAPS,
+        );
+      });
+
+      it('logs a 500 answer with a NUL byte (bad\\0byte) with U+FFFD and retries it on schedule to failed', async () => {
+        receiver = await startReceiver(
+          () => 500,
+          () => 'bad\0byte',
+        );
+        const { offerId, partnerId } = await pair();
+        const { id } = await template(partnerId, { url: `${receiver.base}/pb?conv={conversion_id}` });
+        await convert({ offerId, partnerId });
+        assert.equal(await dispatcher.runOnce(), 1);
+        for (const gap of GAPS) {
+          env.clock.advance(gap);
+          assert.equal(await dispatcher.runOnce(), 1);
+        }
+        env.clock.advance(24 * 3_600_000);
+        assert.equal(await dispatcher.runOnce(), 0, 'a failed delivery is not retried');
+        assert.equal(receiver.requests.length, 6);
+        const log = await logged(id);
+        assert.equal(log.status, 'failed');
+        assert.deepEqual(
+          log.attempts.map((a: Attempt) => [a.statusCode, a.responseBody]),
+          [1, 2, 3, 4, 5, 6].map(() => [500, 'bad\uFFFDbyte']),
         );
       });
 

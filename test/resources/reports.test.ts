@@ -7,6 +7,7 @@ const METRIC_KEYS = [
   'clicks',
   'conversionRate',
   'conversions',
+  'currency',
   'epcCents',
   'payoutCents',
   'pending',
@@ -22,6 +23,7 @@ function metrics(m: { pending?: number; approved?: number; rejected?: number; re
   const revenueCents = m.revenue ?? 0;
   const payoutCents = m.payout ?? 0;
   return {
+    currency: 'USD',
     clicks: 0,
     conversions: pending + approved,
     approved,
@@ -256,7 +258,8 @@ for (const dialect of testedDialects()) {
 
     it('answers 422 for an unknown groupBy, from after to, or a from that is not a date', async () => {
       const bad: Array<[string, string]> = [
-        ['from=2026-11-01&to=2026-11-30&groupBy=hour', 'query.groupBy'],
+        ['from=2026-11-01&to=2026-11-30&groupBy=planet', 'query.groupBy'],
+        ['from=2026-11-01&to=2026-11-30&groupBy=day,offer,partner,country', 'query.groupBy'],
         ['from=2026-11-01&to=2026-11-30&groupBy=day,week', 'query.groupBy'],
         ['from=2026-11-22&to=2026-11-21', 'query.from'],
         ['from=yesterday&to=2026-11-21', 'query.from'],

@@ -51,10 +51,11 @@ const COLLECTIONS: Record<string, keyof Resources> = {
   webhooks: 'subscription',
   deliveries: 'delivery',
   blocklist: 'blocklist',
+  payouts: 'payout',
 };
 
 /** Pages answered in HTML (or images), exempt from the JSON error shape but never a 5xx. */
-const isPage = (path: string) => /^\/(apply|t|dashboard|docs)(\/|$)/.test(path);
+const isPage = (path: string) => /^\/(apply|t|dashboard|docs|portal)(\/|$)/.test(path);
 
 interface FuzzRequest {
   method: string;
@@ -83,6 +84,7 @@ for (const dialect of testedDialects()) {
       resources.delivery,
       resources.blocklist,
       resources.postback,
+      resources.payout,
     ];
     const stats = { requests: 0, operations: 0, byClass: {} as Record<string, number> };
     after(async () => {

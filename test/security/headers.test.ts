@@ -47,6 +47,14 @@ describe('security headers', () => {
     }
   });
 
+  it('puts the same policy on the partner portal, signed in or not', async () => {
+    for (const url of ['/portal/login', '/portal/invite?token=x', '/portal/no-such-page', '/portal']) {
+      const res = await env.app.inject({ url });
+      assertPageHeaders(res.headers, url);
+      assert.equal(res.headers['cache-control'], 'no-store', url);
+    }
+  });
+
   it('serves /docs under the same policy, replacing swagger-ui’s own', async () => {
     for (const url of ['/docs/', '/docs/static/swagger-initializer.js', '/docs/json']) {
       const res = await env.app.inject({ url });

@@ -132,14 +132,14 @@ for (const dialect of testedDialects()) {
       }
       try {
         await new Promise((resolve) => setTimeout(resolve, 100));
-        const started = performance.now();
+        // Served while every stalled socket is still held open (checked after): no stopwatch,
+        // which a busy machine could break without the server being at fault.
         for (let i = 0; i < 10; i++) {
           assert.equal((await fetch(`${base}/health`)).status, 200);
           const brand = await fetch(`${base}/api/v1/brand`, { headers: authorised() });
           assert.equal(brand.status, 200);
           assert.equal(((await brand.json()) as { id: string }).id, env.brand.id);
         }
-        assert.ok(performance.now() - started < 5000, 'answered promptly');
         assert.ok(
           stalled.every((c) => !c.socket.destroyed),
           'stalled sockets are still open (the time-outs are 30 s)',

@@ -10,7 +10,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { insertApiKey, revokeApiKey } from '../../src/modules/apiKeys/service.js';
-import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { UNLIMITED } from './support.js';
 

@@ -10,9 +10,9 @@ import { createServer, type Server } from 'node:http';
 import { syncBuiltinESMExports } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
-import { Sender } from '../../src/modules/webhooks/sender.js';
-import { guardedLookup } from '../../src/modules/webhooks/ssrf.js';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
+import { Sender } from '../../src/modules/deliveries/sender.js';
+import { guardedLookup } from '../../src/modules/deliveries/ssrf.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { UNLIMITED } from './support.js';
 

@@ -131,6 +131,7 @@ export interface Resources {
   delivery: string;
   blocklist: string;
   postback: string;
+  payout: string;
   postbackToken: string;
   webhookSecret: string;
 }
@@ -147,6 +148,7 @@ const PARAM_RESOURCES: Array<[RegExp, string, keyof Resources]> = [
   [/^\/api\/v1\/fraud\/blocklist\/\{id\}$/, 'id', 'blocklist'],
   [/^\/api\/public\/webhooks\/\{id\}/, 'id', 'subscription'],
   [/^\/api\/public\/webhook-deliveries\/\{id\}/, 'id', 'delivery'],
+  [/^\/api\/v1\/payouts\/\{id\}/, 'id', 'payout'],
 ];
 
 export function resourceFor(path: string, param: string): keyof Resources | null {
@@ -197,6 +199,18 @@ export async function createResources(env: TestEnv, key: string, brandSlug: stri
     events: ['conversion.created'],
   });
   const token = await created<{ token: string }>(env, key, 'GET', `/api/v1/offers/${offer.id}/postback-token`);
+  // An approved conversion in a payout (created, so mark-paid and cancel have something to act on).
+  const paid = await created(env, key, 'POST', '/api/v1/conversions', {
+    offerId: offer.id,
+    partnerId: partner.id,
+    payoutCents: 500,
+  });
+  await created(env, key, 'POST', `/api/v1/conversions/${paid.id}/approve`);
+  const run = await created<{ data: Array<{ id: string }> }>(env, key, 'POST', '/api/v1/payouts', {
+    upTo: new Date(env.clock.now()).toISOString(),
+  });
+  const payout = run.data[0];
+  assert.ok(payout, 'the run created a payout');
   const deliveries = await created<{ data: Array<{ id: string }> }>(env, key, 'GET', '/api/public/webhook-deliveries');
   const delivery = deliveries.data[0];
   assert.ok(delivery, 'the events left a delivery');
@@ -210,6 +224,7 @@ export async function createResources(env: TestEnv, key: string, brandSlug: stri
     delivery: delivery.id,
     blocklist: blocklist.id,
     postback: postback.id,
+    payout: payout.id,
     postbackToken: token.token,
     webhookSecret,
   };
@@ -227,6 +242,9 @@ const BRAND_TABLES = [
   'webhook_deliveries',
   'partner_postbacks',
   'fraud_blocklist',
+  'payouts',
+  'payout_runs',
+  'partner_invites',
 ] as const;
 
 /** Every row the brand owns, in a stable order, for before/after comparison. */
@@ -246,7 +264,7 @@ export async function snapshotBrand(env: TestEnv, brandId: string): Promise<Reco
   return snapshot;
 }
 
-/** Asserts `{ error: { code, message, details? } }` and nothing else. */
+/** Asserts `{ error: { code, message, details?, requestId } }` and nothing else. */
 export function assertErrorShape(res: { status: number; body: unknown }, context: string): void {
   const body = res.body as { error?: { code?: unknown; message?: unknown; details?: unknown } } | null;
   const where = `${context} → ${res.status} ${String(JSON.stringify(body)).slice(0, 300)}`;
@@ -256,8 +274,9 @@ export function assertErrorShape(res: { status: number; body: unknown }, context
   assert.ok(error && typeof error === 'object', where);
   assert.equal(typeof error.code, 'string', where);
   assert.ok(typeof error.message === 'string' && error.message.length > 0, where);
-  const extra = Object.keys(error).filter((k) => !['code', 'message', 'details'].includes(k));
+  const extra = Object.keys(error).filter((k) => !['code', 'message', 'details', 'requestId'].includes(k));
   assert.deepEqual(extra, [], where);
+  assert.ok(typeof (error as { requestId?: unknown }).requestId === 'string', `error.requestId missing: ${where}`);
   if (error.details !== undefined) {
     assert.ok(Array.isArray(error.details), where);
     for (const d of error.details as Array<{ path?: unknown; message?: unknown }>) {

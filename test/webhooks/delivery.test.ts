@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { verifyWebhookSignature } from '../../src/modules/webhooks/verify.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import {

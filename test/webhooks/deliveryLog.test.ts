@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.js';
-import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
-import { Sender } from '../../src/modules/webhooks/sender.js';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
+import { Sender } from '../../src/modules/deliveries/sender.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { clearWebhooks, deliveriesOf, firePartnerApproved, Receiver, subscribe } from './harness.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Ajv } from 'ajv';
 import { default as addFormats } from 'ajv-formats';
-import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { ALL_EVENTS, fireConversionCreated, Receiver, subscribe } from './harness.js';
 

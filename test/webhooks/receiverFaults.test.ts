@@ -11,13 +11,16 @@ import assert from 'node:assert/strict';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
+import { Sender } from '../../src/modules/deliveries/sender.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { clearWebhooks, deliveriesOf, firePartnerApproved, Receiver, subscribe } from './harness.js';
 
 const TIMEOUT_MS = 300;
 const FIRST_RETRY_MS = 1000;
 const LIMIT = 16 * 1024;
+/** The time-out of the isolation test: room for a loaded machine to serve the healthy receiver first. */
+const HANGING_TIMEOUT_MS = 2000;
 
 interface LoggedAttempt {
   number: number;
@@ -108,13 +111,11 @@ for (const dialect of testedDialects()) {
      * Subscribes `url`, fires one event, makes the first attempt and checks it is logged and
      * retried one second later; then makes the second attempt on time. Returns both attempts.
      */
-    async function attemptTwice(url: string): Promise<{ attempts: LoggedAttempt[]; wallMs: number }> {
+    async function attemptTwice(url: string): Promise<{ attempts: LoggedAttempt[] }> {
       const sub = await subscribe(env, { url });
       await firePartnerApproved(env);
       const firstAt = env.clock.now();
-      const started = performance.now();
       assert.equal(await dispatcher.runOnce(), 1);
-      const wallMs = performance.now() - started;
       let delivery = await onlyDelivery(sub.id);
       assert.equal(delivery.status, 'retry_scheduled');
       assert.equal(delivery.attemptCount, 1);
@@ -127,7 +128,7 @@ for (const dialect of testedDialects()) {
       assert.equal(delivery.attemptCount, 2);
       assert.equal(delivery.attempts.length, 2);
       assert.equal(delivery.status, 'retry_scheduled');
-      return { attempts: delivery.attempts, wallMs };
+      return { attempts: delivery.attempts };
     }
 
     it('invalid HTTP (garbage bytes instead of a status line): no status code, a parse error, retried', async () => {
@@ -142,10 +143,7 @@ for (const dialect of testedDialects()) {
         assert.equal(attempt.statusCode, null);
         assert.equal(attempt.responseBody, null);
         assert.match(attempt.error ?? '', /HPE_|parse|invalid|response/i, `error: ${attempt.error}`);
-        assert.ok(
-          attempt.latencyMs < TIMEOUT_MS,
-          `an invalid answer fails at once, not at the time-out: ${attempt.latencyMs}`,
-        );
+        assert.doesNotMatch(attempt.error ?? '', /time/i, 'an invalid answer fails at once, not at the time-out');
       }
     });
 
@@ -161,8 +159,9 @@ for (const dialect of testedDialects()) {
       for (const attempt of attempts) {
         assert.equal(attempt.statusCode, null);
         assert.match(attempt.error ?? '', /time/i, `error: ${attempt.error}`);
+        // It waited for the time-out (a lower bound a busy machine cannot break) and gave up
+        // there: the 200 that comes 400 ms later was never read (no status code).
         assert.ok(attempt.latencyMs >= TIMEOUT_MS - 50, `latency ${attempt.latencyMs}`);
-        assert.ok(attempt.latencyMs < TIMEOUT_MS + 300, `gave up at the time-out: ${attempt.latencyMs}`);
       }
     });
 
@@ -182,8 +181,8 @@ for (const dialect of testedDialects()) {
         // The status line arrived, but the attempt did not complete: it counts as a failure.
         assert.equal(attempt.statusCode, null);
         assert.match(attempt.error ?? '', /time/i, `error: ${attempt.error}`);
+        // The total time-out applies to the body: the trickle (1,000 bytes, 50 s) never completed.
         assert.ok(attempt.latencyMs >= TIMEOUT_MS - 50, `latency ${attempt.latencyMs}`);
-        assert.ok(attempt.latencyMs < TIMEOUT_MS + 300, `the total time-out applies to the body: ${attempt.latencyMs}`);
       }
     });
 
@@ -231,9 +230,7 @@ for (const dialect of testedDialects()) {
       const { port } = server.address() as AddressInfo;
       const sub = await subscribe(env, { url: `http://127.0.0.1:${port}/hook` });
       await firePartnerApproved(env);
-      const started = performance.now();
       assert.equal(await dispatcher.runOnce(), 1);
-      const wallMs = performance.now() - started;
       const delivery = await onlyDelivery(sub.id);
       assert.equal(delivery.status, 'succeeded');
       assert.equal(delivery.nextAttemptAt, null);
@@ -241,8 +238,6 @@ for (const dialect of testedDialects()) {
       assert.equal(attempt?.statusCode, 200);
       assert.equal(attempt?.error, null);
       assert.equal(attempt?.responseBody, huge.subarray(0, LIMIT).toString('utf8'));
-      assert.ok((attempt?.latencyMs ?? Infinity) < TIMEOUT_MS, `latency ${attempt?.latencyMs}`);
-      assert.ok(wallMs < TIMEOUT_MS + 200, `the attempt finished quickly: ${wallMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, 50));
       assert.ok(bytesWritten < size, `the sender stopped reading: ${bytesWritten} of ${size} bytes went out`);
     });
@@ -255,8 +250,66 @@ for (const dialect of testedDialects()) {
         assert.equal(attempt.statusCode, null);
         assert.equal(attempt.responseBody, null);
         assert.match(attempt.error ?? '', /SSL|TLS|EPROTO|wrong version/i, `error: ${attempt.error}`);
-        assert.ok(attempt.latencyMs < TIMEOUT_MS, `fails at once, not at the time-out: ${attempt.latencyMs}`);
+        assert.doesNotMatch(attempt.error ?? '', /time/i, 'fails at once, not at the time-out');
       }
+    });
+
+    it('a 500 answer with a NUL byte (bad\\0byte): logged with U+FFFD for the NUL, retried on schedule to failed', async () => {
+      const r = await receiver(() => ({ status: 500, body: Buffer.from('bad\0byte') }));
+      const sub = await subscribe(env, { url: r.url });
+      await firePartnerApproved(env);
+      assert.equal(await dispatcher.runOnce(), 1);
+      let delivery = await onlyDelivery(sub.id);
+      assert.equal(delivery.status, 'retry_scheduled');
+      assert.equal(delivery.attempts.length, 1);
+      assert.equal(delivery.attempts[0].statusCode, 500);
+      assert.equal(delivery.attempts[0].responseBody, 'bad\uFFFDbyte');
+      for (const gap of [1_000, 5_000, 30_000, 300_000, 1_800_000]) {
+        env.clock.advance(gap);
+        assert.equal(await dispatcher.runOnce(), 1);
+      }
+      delivery = await onlyDelivery(sub.id);
+      assert.equal(delivery.status, 'failed');
+      assert.equal(delivery.attempts.length, 6);
+      assert.equal(r.requests.length, 6, 'six sends, no more');
+      env.clock.advance(3_600_000);
+      assert.equal(await dispatcher.runOnce(), 0, 'nothing is sent after the delivery failed');
+    });
+
+    it('gives up on a delivery whose sends could not be recorded five times in a row: failed, logged, not sent again', async () => {
+      const r = await receiver();
+      const sub = await subscribe(env, { url: r.url });
+      await firePartnerApproved(env);
+      const [row] = await deliveriesOf(env, sub.id);
+      assert.ok(row);
+      // As five sends that died before their outcome was stored would leave it.
+      await env.ctx.db.transact((trx) =>
+        trx.updateTable('webhook_deliveries').set({ unrecorded_sends: 5 }).where('id', '=', row.id).execute(),
+      );
+      assert.equal(await dispatcher.runOnce(), 1);
+      const delivery = await onlyDelivery(sub.id);
+      assert.equal(delivery.status, 'failed');
+      assert.equal(delivery.nextAttemptAt, null);
+      assert.equal(delivery.attempts.length, 1);
+      assert.match(delivery.attempts[0].error, /gave up: the outcome of 5 sends in a row could not be recorded/);
+      assert.equal(r.requests.length, 0, 'not sent a sixth time');
+      assert.ok(env.logs.some((line) => line.includes('giving up on a delivery')));
+    });
+
+    it('sends a delivery again after four unrecorded sends (the cap is not reached)', async () => {
+      const r = await receiver();
+      const sub = await subscribe(env, { url: r.url });
+      await firePartnerApproved(env);
+      const [row] = await deliveriesOf(env, sub.id);
+      assert.ok(row);
+      await env.ctx.db.transact((trx) =>
+        trx.updateTable('webhook_deliveries').set({ unrecorded_sends: 4 }).where('id', '=', row.id).execute(),
+      );
+      assert.equal(await dispatcher.runOnce(), 1);
+      assert.equal((await onlyDelivery(sub.id)).status, 'succeeded');
+      assert.equal(r.requests.length, 1);
+      const [reset] = await deliveriesOf(env, sub.id);
+      assert.equal(reset?.unrecorded_sends, 0, 'a recorded attempt resets the count');
     });
 
     it('a hanging receiver never delays a healthy one: its deliveries go through promptly', async () => {
@@ -266,11 +319,22 @@ for (const dialect of testedDialects()) {
       const healthySub = await subscribe(env, { url: healthy.url });
       const events = 20; // more than the per-subscription concurrency (16) of the hanging one
       for (let i = 0; i < events; i++) await firePartnerApproved(env);
-      const started = performance.now();
-      const run = dispatcher.runOnce();
-      await healthy.waitForRequests(events, TIMEOUT_MS);
-      const healthyMs = performance.now() - started;
-      assert.ok(healthyMs < TIMEOUT_MS, `healthy receiver got all ${events} within ${healthyMs} ms`);
+      // Not a stopwatch (a busy machine stalls any), but an order: the healthy receiver has
+      // everything while the hanging receiver's first attempts are still open, i.e. before
+      // any of them timed out. The longer time-out gives that order room on a loaded machine.
+      const patient = new Dispatcher(env.ctx, {
+        sender: new Sender(HANGING_TIMEOUT_MS, env.ctx.config.webhookAllowPrivateNetworks),
+      });
+      cleanups.push(() => patient.close());
+      const run = patient.runOnce();
+      await healthy.waitForRequests(events, 10_000);
+      const hangingAttempts = await env.ctx.db.read
+        .selectFrom('webhook_attempts')
+        .innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')
+        .select('webhook_attempts.number')
+        .where('webhook_deliveries.subscription_id', '=', hangingSub.id)
+        .execute();
+      assert.equal(hangingAttempts.length, 0, 'no hanging attempt had ended when the healthy receiver had all');
       assert.ok(hanging.requests.length >= 1, 'the hanging receiver was tried meanwhile');
       const made = await run;
       assert.ok(made >= events + 1, `attempts made: ${made}`);

@@ -4,9 +4,9 @@ import { syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { newId } from '../../src/ids.js';
-import { Dispatcher } from '../../src/modules/webhooks/dispatcher.js';
-import { Sender } from '../../src/modules/webhooks/sender.js';
-import { isPublicAddress } from '../../src/modules/webhooks/ssrf.js';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
+import { Sender } from '../../src/modules/deliveries/sender.js';
+import { isPublicAddress } from '../../src/modules/deliveries/ssrf.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { clearWebhooks, deliveriesOf, firePartnerApproved, Receiver, subscribe } from './harness.js';
 
@@ -29,6 +29,8 @@ const BLOCKED_URLS = [
   'http://0x7f.0.0.1/',
   'http://0177.0.0.1/',
   'http://100.64.0.1/',
+  'http://[::ffff:0:127.0.0.1]/',
+  'http://[2002:7f00:1::]/',
 ];
 
 const BLOCKED_ADDRESSES = [
@@ -47,8 +49,23 @@ const BLOCKED_ADDRESSES = [
   '0.0.0.0',
   '100.64.0.1',
   '::',
+  // SIIT (::ffff:0:0/96) and 6to4 (2002::/16) forms of 127.0.0.1, which a deny-list missed.
+  '::ffff:0:127.0.0.1',
+  '::ffff:0:7f00:1',
+  '2002:7f00:1::',
+  '64:ff9b::7f00:1',
+  '2001:db8::1',
+  '3fff::1',
 ];
-const PUBLIC_ADDRESSES = ['93.184.216.34', '8.8.8.8', '1.1.1.1', '2606:4700::1111', '2001:4860:4860::8888'];
+const PUBLIC_ADDRESSES = [
+  '93.184.216.34',
+  '8.8.8.8',
+  '1.1.1.1',
+  '2606:4700::1111',
+  '2001:4860:4860::8888',
+  '::ffff:8.8.8.8',
+  '64:ff9b::808:808',
+];
 
 describe('isPublicAddress', () => {
   for (const address of BLOCKED_ADDRESSES) {
@@ -61,6 +78,10 @@ describe('isPublicAddress', () => {
     assert.equal(isPublicAddress('::127.0.0.1'), false);
     assert.equal(isPublicAddress('::7f00:1'), false);
     assert.equal(isPublicAddress('::a9fe:a9fe'), false);
+  });
+
+  it('refuses every 6to4 address, even one embedding a public IPv4 address (6to4 is deprecated, RFC 7526)', () => {
+    assert.equal(isPublicAddress('2002:808:808::1'), false);
   });
 
   it('says a hostname or a number that is not an IP literal is not public', () => {
@@ -166,7 +187,7 @@ for (const dialect of testedDialects()) {
       return id;
     }
 
-    async function expectRefusedAndRetried(subscriptionId: string): Promise<void> {
+    async function expectRefusedAndRetried(subscriptionId: string, address = /127\.0\.0\.1/): Promise<void> {
       const dispatcher = new Dispatcher(env.ctx);
       try {
         await firePartnerApproved(env);
@@ -183,7 +204,8 @@ for (const dialect of testedDialects()) {
         assert.equal(log.body.attempts.length, 2);
         for (const attempt of log.body.attempts) {
           assert.equal(attempt.statusCode, null);
-          assert.match(attempt.error, /non-public address 127\.0\.0\.1/);
+          assert.match(attempt.error, /non-public address/);
+          assert.match(attempt.error, address);
         }
         assert.equal(receiver.requests.length, 0, 'the receiver got nothing');
       } finally {
@@ -194,6 +216,15 @@ for (const dialect of testedDialects()) {
     it('refuses to dial a loopback IP literal saved before the guard was on, and retries per schedule', async () => {
       await expectRefusedAndRetried(await savedEarlier(receiver.url));
     });
+
+    for (const [url, address] of [
+      ['http://[::ffff:0:127.0.0.1]', /::ffff:0:7f00:1/],
+      ['http://[2002:7f00:1::]', /2002:7f00:1::/],
+    ] as const) {
+      it(`refuses to dial ${url}/ (127.0.0.1 embedded in IPv6) saved before the guard was on`, async () => {
+        await expectRefusedAndRetried(await savedEarlier(`${url}:${receiver.port}/hook`), address);
+      });
+    }
 
     it('refuses a hostname that resolves to loopback through the guarded lookup', async () => {
       await expectRefusedAndRetried(await savedEarlier(`http://localhost:${receiver.port}/hook`));

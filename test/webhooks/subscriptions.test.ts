@@ -78,6 +78,27 @@ for (const dialect of testedDialects()) {
         });
       }
 
+      it('stores exactly 50 subscriptions when 80 are created at once, answering 422 to the other 30', async () => {
+        const brand = await env.createBrand('Concurrent subscriber');
+        const responses = await Promise.all(
+          Array.from({ length: 80 }, (_, i) =>
+            env.request('POST', HOOKS, {
+              body: { url: `https://hooks.example.com/${i}`, events: ['partner.approved'] },
+              key: brand.apiKey,
+            }),
+          ),
+        );
+        const statuses = responses.map((r) => r.status);
+        assert.equal(statuses.filter((s) => s === 201).length, 50, JSON.stringify(statuses));
+        assert.equal(statuses.filter((s) => s === 422).length, 30, JSON.stringify(statuses));
+        const stored = await env.ctx.db.read
+          .selectFrom('webhook_subscriptions')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('brand_id', '=', brand.id)
+          .executeTakeFirstOrThrow();
+        assert.equal(Number(stored.n), 50);
+      });
+
       it('answers 401 without an API key', async () => {
         const body = { url: 'https://hooks.example/', events: ['cap.reached'] };
         expectError(await env.request('POST', HOOKS, { body, key: null }), 401, 'unauthorized');

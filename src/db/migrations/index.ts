@@ -13,7 +13,12 @@ import * as m0006 from './0006_dashboard.js';
 import * as m0007 from './0007_conversion_cap_periods.js';
 import * as m0008 from './0008_pending_deliveries_index.js';
 import * as m0009 from './0009_rate_limit_windows.js';
-import * as m0010 from './0010_dashboard_indexes.js';
+import * as m0010 from './0010_deliveries.js';
+import * as m0011 from './0011_rollup_slots.js';
+import * as m0012 from './0012_payouts.js';
+import * as m0013 from './0013_portal.js';
+import * as m0014 from './0014_click_analytics.js';
+import * as m0015 from './0015_dashboard_indexes.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -25,7 +30,12 @@ const migrations: Record<string, Migration> = {
   '0007_conversion_cap_periods': m0007,
   '0008_pending_deliveries_index': m0008,
   '0009_rate_limit_windows': m0009,
-  '0010_dashboard_indexes': m0010,
+  '0010_deliveries': m0010,
+  '0011_rollup_slots': m0011,
+  '0012_payouts': m0012,
+  '0013_portal': m0013,
+  '0014_click_analytics': m0014,
+  '0015_dashboard_indexes': m0015,
 };
 
 export const migrationProvider: MigrationProvider = {

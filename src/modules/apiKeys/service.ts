@@ -6,6 +6,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import { type Clock, toIso, toIsoOrNull } from '../../clock.js';
+import { cachedLookup } from '../../db/cache.js';
 import type { Database, Trx } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import type { ApiKeyTable } from '../../db/schema.js';
@@ -114,6 +115,13 @@ const keyByHash = prepared(1, (q, hash: string) =>
     .where('hash', '=', hash),
 );
 
+/**
+ * Keys by hash, kept in memory: a revocation applies at once in this process and within
+ * db/cache.ts's bounds (under a second) when another process (the CLI) made it. Unknown
+ * hashes are remembered too, so guessing keys costs no query either.
+ */
+const keysByHash = cachedLookup((db, hash: string) => keyByHash.first(db.read, hash));
+
 /** Looks up bearer tokens and remembers when each key was last seen, writing rarely. */
 export class ApiKeyAuthenticator {
   private readonly lastWritten = new Map<string, number>();
@@ -127,7 +135,7 @@ export class ApiKeyAuthenticator {
   async authenticate(secret: string): Promise<AuthenticatedKey | null> {
     if (!secret.startsWith(KEY_PREFIX)) return null;
     const hash = hashApiKey(secret);
-    const row = await keyByHash.first(this.db.read, hash);
+    const row = await keysByHash.get({ db: this.db, clock: this.clock }, hash);
     // The lookup is by hash, so an attacker learns nothing from its timing; the explicit
     // constant-time comparison guards against a future change to a prefix lookup.
     if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) || row.revoked_at !== null) return null;

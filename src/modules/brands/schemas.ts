@@ -27,8 +27,10 @@ export type Brand = Static<typeof Brand>;
 export const UpdateBrandBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    currency: Type.Optional(Type.String({ minLength: 3, maxLength: 3 })),
+    timezone: Type.Optional(Type.String({ format: 'time-zone', maxLength: 64 })),
+    currency: Type.Optional(
+      Type.String({ format: 'currency', maxLength: 3, description: 'ISO 4217, any case; stored upper case.' }),
+    ),
     fraudThreshold: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
     autoBan: Type.Optional(Type.Union([AutoBanRule, Type.Null()])),
   },

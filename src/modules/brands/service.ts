@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Database, Trx } from '../../db/database.js';
-import { ApiError } from '../../http/errors.js';
+import { InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { type ApiKeyRow, type CreateKeyInput, insertApiKey } from '../apiKeys/service.js';
-import { isCurrencyCode, isTimeZone } from '../validation.js';
+import { currencyCode, isCurrencyCode, isTimeZone } from '../validation.js';
 import { type BrandRow, findBrandById } from './repository.js';
 import type { UpdateBrandBody } from './schemas.js';
 
@@ -35,7 +35,7 @@ export function validateBrandSettings(input: { timezone?: string; currency?: str
   if (input.currency !== undefined && !isCurrencyCode(input.currency)) {
     problems.push({ path: 'currency', message: 'must be an ISO 4217 currency code such as USD' });
   }
-  if (problems.length > 0) throw ApiError.validation(problems);
+  if (problems.length > 0) throw new InvalidError(problems);
 }
 
 /** Creates a brand with a unique slug derived from its name. Runs inside the caller's transaction. */
@@ -52,7 +52,7 @@ export async function insertBrand(trx: Trx, clock: Clock, input: CreateBrandInpu
     name: input.name,
     slug,
     timezone: input.timezone ?? 'UTC',
-    currency: input.currency ?? 'USD',
+    currency: input.currency === undefined ? 'USD' : currencyCode(input.currency),
     fraud_threshold: DEFAULT_FRAUD_THRESHOLD,
     auto_ban_high_risk_clicks: null,
     auto_ban_window_minutes: null,
@@ -96,7 +96,7 @@ export async function updateBrand(
     const changes: Partial<BrandRow> = { updated_at: clock.now() };
     if (patch.name !== undefined) changes.name = patch.name;
     if (patch.timezone !== undefined) changes.timezone = patch.timezone;
-    if (patch.currency !== undefined) changes.currency = patch.currency;
+    if (patch.currency !== undefined) changes.currency = currencyCode(patch.currency);
     if (patch.fraudThreshold !== undefined) changes.fraud_threshold = patch.fraudThreshold;
     if (patch.autoBan !== undefined) {
       changes.auto_ban_high_risk_clicks = patch.autoBan?.highRiskClicks ?? null;
@@ -104,7 +104,7 @@ export async function updateBrand(
     }
     await trx.updateTable('brands').set(changes).where('id', '=', brandId).execute();
     const row = await findBrandById(trx, brandId);
-    if (!row) throw ApiError.notFound('Brand');
+    if (!row) throw new NotFoundError('Brand');
     return row;
   });
 }

@@ -67,6 +67,11 @@ const CLICK_COLUMNS = [
   'fraud_score',
   'fraud_signals',
   'high_risk',
+  'country',
+  'device_type',
+  'os',
+  'browser',
+  'referrer_host',
   'created_at',
 ] as const satisfies ReadonlyArray<keyof ClickRow>;
 

@@ -6,9 +6,12 @@
 import { isIP } from 'node:net';
 import { localDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
+import { cachedLookup } from '../../db/cache.js';
 import type { Trx } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import { newId } from '../../ids.js';
+import { recordClickFact } from '../analytics/facts.js';
+import { localHour } from '../analytics/localHour.js';
 import { type BrandRow, findBrandById } from '../brands/repository.js';
 import { isAnyCapReached } from '../caps/service.js';
 import { recordEvent } from '../events/outbox.js';
@@ -71,6 +74,16 @@ const recentHighRiskClicks = prepared(3, (q, partnerId: string, since: number, l
     .select((eb) => eb.fn.countAll<number>().as('n')),
 );
 
+// The link's offer, partner and brand change rarely and are read by every click: kept in
+// memory, and never served after a change has applied (db/cache.ts says how soon).
+const offers = cachedLookup((db, id: string) => findOfferOfAnyBrand(db.read, id));
+/** Keyed by brand id and partner id joined by NUL, which no id contains (see trackClick). */
+const partners = cachedLookup((db, key: string) => {
+  const [brandId = '', id = ''] = key.split('\u0000');
+  return findPartner(db.read, brandId, id);
+});
+const brands = cachedLookup((db, id: string) => findBrandById(db.read, id));
+
 export type ClickOutcome = { found: false } | { found: true; location: string; click: ClickRow };
 
 /**
@@ -90,11 +103,11 @@ export function normaliseIp(ip: string): string | null {
 export async function trackClick(ctx: AppContext, input: ClickInput): Promise<ClickOutcome> {
   // An id with a NUL character cannot exist (and PostgreSQL cannot even compare it).
   if (input.offerId.includes('\u0000') || input.partnerId.includes('\u0000')) return { found: false };
-  const offer = await findOfferOfAnyBrand(ctx.db.read, input.offerId);
+  const offer = await offers.get(ctx, input.offerId);
   if (offer?.status !== 'active') return { found: false };
   const [partner, brand] = await Promise.all([
-    findPartner(ctx.db.read, offer.brand_id, input.partnerId),
-    findBrandById(ctx.db.read, offer.brand_id),
+    partners.get(ctx, `${offer.brand_id}\u0000${input.partnerId}`),
+    brands.get(ctx, offer.brand_id),
   ]);
   if (partner?.status !== 'active' || !brand) return { found: false };
 
@@ -139,14 +152,17 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
       fraud_score: score,
       fraud_signals: JSON.stringify(signals),
       high_risk: highRisk ? 1 : 0,
+      country: null,
+      device_type: null,
+      os: null,
+      browser: null,
+      referrer_host: null,
       created_at: now,
     };
     await insertClick(trx, row);
-    await addToRollups(
-      trx,
-      { brandId: brand.id, day: localDay(now, brand.timezone), offerId: offer.id, partnerId: partner.id },
-      { clicks: 1 },
-    );
+    const day = localDay(now, brand.timezone);
+    await addToRollups(trx, { brandId: brand.id, day, offerId: offer.id, partnerId: partner.id }, { clicks: 1 });
+    await recordClickFact(trx, row, { day, hour: localHour(now, brand.timezone), currency: offer.currency });
     if (highRisk) {
       await recordEvent(ctx, trx, brand.id, 'fraud.high_risk', {
         clickId: row.id,

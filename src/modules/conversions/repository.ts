@@ -133,6 +133,12 @@ const CONVERSION_COLUMNS = [
   'rejected_at',
   'rejection_reason',
   'local_day',
+  'local_hour',
+  'country',
+  'device_type',
+  'os',
+  'browser',
+  'referrer_host',
   'created_at',
 ] as const satisfies ReadonlyArray<keyof ConversionRow>;
 

@@ -48,7 +48,7 @@ export const CreateConversionBody = Type.Object(
       Type.Integer({ minimum: 0, maximum: MAX_CENTS, description: "Defaults to the offer's." }),
     ),
     currency: Type.Optional(
-      Type.String({ minLength: 3, maxLength: 3, description: "ISO 4217; defaults to the offer's." }),
+      Type.String({ format: 'currency', maxLength: 3, description: "ISO 4217, any case; defaults to the offer's." }),
     ),
     sub1: Type.Optional(Sub),
     sub2: Type.Optional(Sub),

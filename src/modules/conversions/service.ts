@@ -7,17 +7,19 @@ import { localDay } from '../../calendar.js';
 import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
-import { ApiError, type ErrorDetail } from '../../http/errors.js';
+import { ConflictError, InvalidError, NotFoundError, type Problem } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { recordConversionFact } from '../analytics/facts.js';
+import { localHour } from '../analytics/localHour.js';
 import { findBrandById } from '../brands/repository.js';
 import { type CountedPeriod, countTowardsCaps, uncountFromCaps } from '../caps/service.js';
 import { findClick } from '../clicks/repository.js';
 import { recordEvent } from '../events/outbox.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
-import { queuePartnerPostbacks } from '../postbacks/service.js';
+import { assertNotInPayout } from '../payouts/service.js';
 import { addToRollups } from '../reports/rollups.js';
-import { isCurrencyCode } from '../validation.js';
+import { currencyCode, isCurrencyCode } from '../validation.js';
 import {
   approvedEventData,
   type ConversionRow,
@@ -34,23 +36,19 @@ export interface RecordResult {
   created: boolean;
 }
 
-function invalid(path: string, message: string): ApiError {
-  return ApiError.validation([{ path, message }]);
-}
-
 export async function recordConversion(
   ctx: AppContext,
   brandId: string,
   input: CreateConversionBody,
 ): Promise<RecordResult> {
-  const problems: ErrorDetail[] = [];
+  const problems: Problem[] = [];
   if (input.currency !== undefined && !isCurrencyCode(input.currency)) {
     problems.push({ path: 'currency', message: 'must be an ISO 4217 currency code such as USD' });
   }
   if (!input.clickId && (!input.offerId || !input.partnerId)) {
     problems.push({ path: 'clickId', message: 'give clickId, or offerId and partnerId' });
   }
-  if (problems.length > 0) throw ApiError.validation(problems);
+  if (problems.length > 0) throw new InvalidError(problems);
   return ctx.db.transact((trx) => recordConversionInTrx(ctx, trx, brandId, input));
 }
 
@@ -61,21 +59,22 @@ async function recordConversionInTrx(
   input: CreateConversionBody,
 ): Promise<RecordResult> {
   const brand = await findBrandById(trx, brandId);
-  if (!brand) throw ApiError.notFound('Brand');
+  if (!brand) throw new NotFoundError('Brand');
   const click = input.clickId ? await findClick(trx, brandId, input.clickId) : undefined;
-  if (input.clickId && !click) throw invalid('clickId', 'no click with this id');
-  if (click && input.offerId && input.offerId !== click.offer_id) throw invalid('offerId', 'does not match the click');
+  if (input.clickId && !click) throw InvalidError.at('clickId', 'no click with this id');
+  if (click && input.offerId && input.offerId !== click.offer_id)
+    throw InvalidError.at('offerId', 'does not match the click');
   if (click && input.partnerId && input.partnerId !== click.partner_id) {
-    throw invalid('partnerId', 'does not match the click');
+    throw InvalidError.at('partnerId', 'does not match the click');
   }
   const offerId = click?.offer_id ?? (input.offerId as string);
   const partnerId = click?.partner_id ?? (input.partnerId as string);
 
   const [offer, partner] = await Promise.all([findOffer(trx, brandId, offerId), findPartner(trx, brandId, partnerId)]);
-  if (!offer) throw invalid('offerId', 'no offer with this id');
-  if (offer.status === 'archived') throw invalid('offerId', 'the offer is archived');
-  if (!partner) throw invalid('partnerId', 'no partner with this id');
-  if (partner.status !== 'active') throw invalid('partnerId', `the partner is ${partner.status}`);
+  if (!offer) throw InvalidError.at('offerId', 'no offer with this id');
+  if (offer.status === 'archived') throw InvalidError.at('offerId', 'the offer is archived');
+  if (!partner) throw InvalidError.at('partnerId', 'no partner with this id');
+  if (partner.status !== 'active') throw InvalidError.at('partnerId', `the partner is ${partner.status}`);
 
   const now = ctx.clock.now();
   // A conversion from a high-risk click waits for a person: pending, no automatic approval.
@@ -91,7 +90,7 @@ async function recordConversionInTrx(
     status,
     revenue_cents: input.revenueCents ?? offer.revenue_cents,
     payout_cents: input.payoutCents ?? offer.payout_cents,
-    currency: input.currency ?? offer.currency,
+    currency: input.currency === undefined ? offer.currency : currencyCode(input.currency),
     sub1: sub(1),
     sub2: sub(2),
     sub3: sub(3),
@@ -108,6 +107,12 @@ async function recordConversionInTrx(
     rejected_at: null,
     rejection_reason: null,
     local_day: localDay(now, brand.timezone),
+    local_hour: localHour(now, brand.timezone),
+    country: click?.country ?? null,
+    device_type: click?.device_type ?? null,
+    os: click?.os ?? null,
+    browser: click?.browser ?? null,
+    referrer_host: click?.referrer_host ?? null,
     created_at: now,
   };
 
@@ -125,22 +130,15 @@ async function recordConversionInTrx(
     await trx.updateTable('conversions').set(changes).where('id', '=', row.id).execute();
   }
 
-  await addToRollups(
-    trx,
-    { brandId, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id },
-    {
-      pending: row.status === 'pending' ? 1 : 0,
-      approved: row.status === 'approved' ? 1 : 0,
-      revenueCents: row.revenue_cents,
-      payoutCents: row.payout_cents,
-    },
-  );
-  await queuePartnerPostbacks(
-    ctx,
-    trx,
-    row,
-    await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row)),
-  );
+  const created = {
+    pending: row.status === 'pending' ? 1 : 0,
+    approved: row.status === 'approved' ? 1 : 0,
+    revenueCents: row.revenue_cents,
+    payoutCents: row.payout_cents,
+  };
+  await addToRollups(trx, { brandId, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id }, created);
+  await recordConversionFact(trx, row, created);
+  await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row));
   for (const cap of caps.reached) {
     await recordEvent(ctx, trx, brandId, 'cap.reached', {
       offerId: offer.id,
@@ -181,29 +179,15 @@ async function decideInTrx(
   const key = { brandId: row.brand_id, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id };
   if (decision.to === 'approved') {
     await addToRollups(trx, key, { pending: -1, approved: 1 });
-    const event = await recordEvent(
-      ctx,
-      trx,
-      row.brand_id,
-      'conversion.approved',
-      approvedEventData(updated, decision.by),
-    );
-    await queuePartnerPostbacks(ctx, trx, updated, event);
+    await recordConversionFact(trx, row, { pending: -1, approved: 1 });
+    await recordEvent(ctx, trx, row.brand_id, 'conversion.approved', approvedEventData(updated, decision.by));
   } else {
     // Rejected conversions no longer count towards caps, nor towards revenue and payout.
     if (row.cap_periods) await uncountFromCaps(trx, row.offer_id, JSON.parse(row.cap_periods) as CountedPeriod[]);
-    await addToRollups(trx, key, {
-      pending: -1,
-      rejected: 1,
-      revenueCents: -row.revenue_cents,
-      payoutCents: -row.payout_cents,
-    });
-    await queuePartnerPostbacks(
-      ctx,
-      trx,
-      updated,
-      await recordEvent(ctx, trx, row.brand_id, 'conversion.rejected', rejectedEventData(updated)),
-    );
+    const rejected = { pending: -1, rejected: 1, revenueCents: -row.revenue_cents, payoutCents: -row.payout_cents };
+    await addToRollups(trx, key, rejected);
+    await recordConversionFact(trx, row, rejected);
+    await recordEvent(ctx, trx, row.brand_id, 'conversion.rejected', rejectedEventData(updated));
   }
   return updated;
 }
@@ -229,9 +213,11 @@ async function decideManually(
 ): Promise<ConversionRow> {
   return ctx.db.transact(async (trx) => {
     const row = await findConversion(trx, brandId, id);
-    if (!row) throw ApiError.notFound('Conversion');
+    if (!row) throw new NotFoundError('Conversion');
+    // An approved conversion inside a payout gets a refusal that names the payout.
+    if (decision.to === 'rejected' && row.status === 'approved') await assertNotInPayout(ctx, trx, brandId, row.id);
     const updated = row.status === 'pending' ? await decideInTrx(ctx, trx, row, decision) : null;
-    if (!updated) throw ApiError.conflict(`Only pending conversions can be ${decision.to}; this one is ${row.status}.`);
+    if (!updated) throw new ConflictError(`Only pending conversions can be ${decision.to}; this one is ${row.status}.`);
     return updated;
   });
 }

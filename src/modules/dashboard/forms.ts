@@ -6,10 +6,12 @@
  * length); a shape error is a 422 page, which only a hand-made request meets. What a field
  * must contain is the service's rule (or the API schema's), shown next to the field.
  */
+
 import { type TLiteral, type TProperties, type TSchema, type TUnion, Type } from '@sinclair/typebox';
 import type { ErrorObject } from 'ajv';
 import { ApiError, type ErrorDetail } from '../../http/errors.js';
 import { jsonValidator } from '../../http/validation.js';
+import { FORMAT_TEXT } from '../../http/validationErrors.js';
 import { minorDigits } from './format.js';
 
 /** Longer than any field of ours needs; the services check the real limits. */
@@ -70,6 +72,10 @@ export function describeIssues(issues: ErrorObject[]): ErrorDetail[] {
     }
     // A union of literals (a status, an event name) reports one line per branch.
     if (issue.keyword === 'minLength' && issue.params.limit === 1) return { path, message: 'is required' };
+    if (issue.keyword === 'format') {
+      const format = String(issue.params.format);
+      return { path, message: `must be ${FORMAT_TEXT[format] ?? `in ${format} format`}` };
+    }
     if (['const', 'enum', 'anyOf'].includes(issue.keyword))
       return { path, message: 'is not one of the allowed values' };
     return { path, message: issue.message ?? 'is invalid' };

@@ -9,8 +9,8 @@ import type { Queryable } from '../../db/database.js';
 import { idAt } from '../../ids.js';
 import type { ClickRow } from '../clicks/repository.js';
 import type { ConversionFilter } from '../conversions/repository.js';
+import { announceDeliveries } from '../deliveries/fanout.js';
 import type { PartnerRow } from '../partners/repository.js';
-import { announceDeliveries } from '../webhooks/fanout.js';
 import type { AttemptRow, DeliveryRow } from '../webhooks/repository.js';
 
 /** Entries in a filter menu at most; beyond that an id can be typed instead. */

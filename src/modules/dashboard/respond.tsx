@@ -1,7 +1,7 @@
 /** Helpers every page handler uses: render a page, act on a service error. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, toApiError } from '../../http/errors.js';
+import { type ApiError, toApiError } from '../../http/errors.js';
 import { sendPage } from '../../web/page.js';
 import { sendErrorPage } from './errors.js';
 import { type Flash, formToken, type PageSession, redirectWithFlash, sessionOf, takeFlash } from './session.js';
@@ -52,6 +52,7 @@ export async function runAction(
 
 /** A service error a form can show next to its fields (422), or a refusal (409); others propagate. */
 export function formError(error: unknown): ApiError {
-  if (error instanceof ApiError && (error.status === 422 || error.status === 409)) return error;
+  const apiError = toApiError(error);
+  if (apiError.status === 422 || apiError.status === 409) return apiError;
   throw error;
 }

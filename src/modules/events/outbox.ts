@@ -1,16 +1,17 @@
 /**
  * The transactional outbox: every state change calls `recordEvent` inside its own
  * transaction, so the change and its event commit together or not at all. The envelope is
- * serialised once, here, and stored; every delivery sends exactly these bytes. One delivery
- * per matching subscription is inserted in the same transaction (webhooks/fanout.ts).
+ * serialised once, here, and stored; every delivery sends exactly these bytes. The delivery
+ * engine inserts the event's deliveries (webhooks, postbacks…) in the same transaction
+ * (deliveries/fanout.ts).
  */
 import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
-import type { Trx } from '../../db/database.js';
 import { preparedInsert } from '../../db/prepared.js';
 import type { EventTable } from '../../db/schema.js';
+import type { Trx } from '../../db/types.js';
 import { newId } from '../../ids.js';
-import { enqueueDeliveries } from '../webhooks/fanout.js';
+import { queueDeliveries } from '../deliveries/fanout.js';
 import type { EventData, EventName } from './schemas.js';
 
 export interface RecordedEvent<E extends EventName = EventName> {
@@ -36,6 +37,6 @@ export async function recordEvent<E extends EventName>(
   const payload = JSON.stringify({ id, event: type, createdAt: toIso(createdAt), brandId, data });
   await eventInsert.execute(trx, { id, brand_id: brandId, type, payload, created_at: createdAt });
   const event = { id, type, brandId, payload, createdAt };
-  await enqueueDeliveries(ctx, trx, event);
+  await queueDeliveries(ctx, trx, { ...event, data });
   return event;
 }

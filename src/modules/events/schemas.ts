@@ -114,6 +114,29 @@ export const CapReachedData = Type.Object(
   { additionalProperties: false },
 );
 
+const payoutFields = {
+  payoutId: Id('Identifier of the payout (pay_…).'),
+  partnerId: Id('Partner paid (prt_…).'),
+  currency: Type.String({ description: 'ISO 4217 currency code; a payout has one currency.' }),
+  amountCents: Type.Integer({ description: "Sum of its conversions' payoutCents, in minor units." }),
+  conversionCount: Type.Integer({ description: 'Approved conversions the payout covers.' }),
+  upTo: Type.String({ format: 'date-time', description: 'Conversions approved up to this instant were included.' }),
+};
+
+export const PayoutCreatedData = Type.Object(
+  { ...payoutFields, status: Type.Literal('created') },
+  { additionalProperties: false },
+);
+export const PayoutPaidData = Type.Object(
+  {
+    ...payoutFields,
+    status: Type.Literal('paid'),
+    paidAt: Type.String({ format: 'date-time' }),
+    reference: NullableString('Payment reference given when it was marked paid (e.g. a bank transfer id).'),
+  },
+  { additionalProperties: false },
+);
+
 export const EVENT_SCHEMAS = {
   'conversion.created': ConversionCreatedData,
   'conversion.approved': ConversionApprovedData,
@@ -123,6 +146,8 @@ export const EVENT_SCHEMAS = {
   'partner.banned': PartnerBannedData,
   'fraud.high_risk': FraudHighRiskData,
   'cap.reached': CapReachedData,
+  'payout.created': PayoutCreatedData,
+  'payout.paid': PayoutPaidData,
 } satisfies Record<string, TSchema>;
 
 export type EventName = keyof typeof EVENT_SCHEMAS;

@@ -1,18 +1,17 @@
 /**
  * The brand's fraud blocklist: exact IPs, CIDR ranges and user-agent substrings. Each
- * brand's list is compiled into a BlockList once and cached; a change in this process
- * drops the cache at once, changes made by other processes are picked up within
- * BLOCKLIST_CACHE_MS.
+ * brand's list is compiled into a BlockList once and cached: a change in this process
+ * applies at once, one by another process within db/cache.ts's bounds (under a second).
  */
 import { BlockList, isIP } from 'node:net';
 import type { Selectable } from 'kysely';
 import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
+import { cachedLookup } from '../../db/cache.js';
 import type { BlocklistTable } from '../../db/schema.js';
-import { ApiError } from '../../http/errors.js';
+import { InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 
-export const BLOCKLIST_CACHE_MS = 5000;
 /** Entries per brand at most, so matching stays cheap on the tracking path. */
 export const MAX_BLOCKLIST_ENTRIES = 10_000;
 
@@ -23,12 +22,10 @@ export function blocklistToApi(row: BlocklistRow) {
 }
 
 interface CompiledBlocklist {
-  addresses: BlockList;
+  /** Null when the list has no IP or CIDR entries (checking an empty BlockList still costs). */
+  addresses: BlockList | null;
   userAgents: string[];
-  loadedAt: number;
 }
-
-const cache = new Map<string, CompiledBlocklist>();
 
 /** Parses `a.b.c.d/nn` or `v6::/nn`; null when it is not a valid CIDR. */
 function parseCidr(value: string): { network: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
@@ -40,33 +37,29 @@ function parseCidr(value: string): { network: string; prefix: number; family: 'i
   return { network, prefix, family: family === 4 ? 'ipv4' : 'ipv6' };
 }
 
-function compile(rows: BlocklistRow[], now: number): CompiledBlocklist {
+function compile(rows: BlocklistRow[]): CompiledBlocklist {
   const addresses = new BlockList();
+  let hasAddresses = false;
   const userAgents: string[] = [];
   for (const row of rows) {
+    if (row.type !== 'userAgent') hasAddresses = true;
     if (row.type === 'ip') addresses.addAddress(row.value, isIP(row.value) === 6 ? 'ipv6' : 'ipv4');
     else if (row.type === 'cidr') {
       const cidr = parseCidr(row.value);
       if (cidr) addresses.addSubnet(cidr.network, cidr.prefix, cidr.family);
     } else userAgents.push(row.value.toLowerCase());
   }
-  return { addresses, userAgents, loadedAt: now };
+  return { addresses: hasAddresses ? addresses : null, userAgents };
 }
 
-async function compiledFor(ctx: AppContext, brandId: string): Promise<CompiledBlocklist> {
-  const now = Date.now();
-  const cached = cache.get(brandId);
-  if (cached && now - cached.loadedAt < BLOCKLIST_CACHE_MS) return cached;
-  const rows = await ctx.db.read.selectFrom('fraud_blocklist').selectAll().where('brand_id', '=', brandId).execute();
-  const compiled = compile(rows, now);
-  cache.set(brandId, compiled);
-  return compiled;
-}
+const compiledLists = cachedLookup(async (db, brandId: string) =>
+  compile(await db.read.selectFrom('fraud_blocklist').selectAll().where('brand_id', '=', brandId).execute()),
+);
 
 export async function isBlocklisted(ctx: AppContext, brandId: string, ip: string, userAgent: string | null) {
-  const list = await compiledFor(ctx, brandId);
+  const list = await compiledLists.get(ctx, brandId);
   const family = isIP(ip) === 6 ? 'ipv6' : 'ipv4';
-  if (list.addresses.check(ip, family)) return true;
+  if (list.addresses?.check(ip, family)) return true;
   if (!userAgent || list.userAgents.length === 0) return false;
   const ua = userAgent.toLowerCase();
   return list.userAgents.some((needle) => ua.includes(needle));
@@ -95,7 +88,7 @@ export async function addBlocklistEntry(
       cidr: 'a CIDR range such as 203.0.113.0/24',
       userAgent: 'a non-empty substring',
     };
-    throw ApiError.validation([{ path: 'value', message: `must be ${expected[input.type]}` }]);
+    throw InvalidError.at('value', `must be ${expected[input.type]}`);
   }
   const row = await ctx.db.transact(async (trx) => {
     const count = await trx
@@ -104,14 +97,13 @@ export async function addBlocklistEntry(
       .where('brand_id', '=', brandId)
       .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_BLOCKLIST_ENTRIES) {
-      throw ApiError.validation([{ path: '', message: `a blocklist holds at most ${MAX_BLOCKLIST_ENTRIES} entries` }]);
+      throw InvalidError.at('', `a blocklist holds at most ${MAX_BLOCKLIST_ENTRIES} entries`);
     }
     const now = ctx.clock.now();
     const entry: BlocklistRow = { id: newId('blk', now), brand_id: brandId, type: input.type, value, created_at: now };
     await trx.insertInto('fraud_blocklist').values(entry).execute();
     return entry;
   });
-  cache.delete(brandId);
   return row;
 }
 
@@ -119,6 +111,5 @@ export async function removeBlocklistEntry(ctx: AppContext, brandId: string, id:
   const result = await ctx.db.transact((trx) =>
     trx.deleteFrom('fraud_blocklist').where('id', '=', id).where('brand_id', '=', brandId).executeTakeFirst(),
   );
-  if (Number(result.numDeletedRows) === 0) throw ApiError.notFound('Blocklist entry');
-  cache.delete(brandId);
+  if (Number(result.numDeletedRows) === 0) throw new NotFoundError('Blocklist entry');
 }

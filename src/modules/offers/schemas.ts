@@ -18,12 +18,16 @@ export const Caps = Type.Object(
 );
 const CapsPatch = Type.Partial(Caps, { additionalProperties: false });
 
-const Url = (description: string) => Type.String({ minLength: 1, maxLength: MAX_URL_LENGTH, description });
+const Url = (description: string) => Type.String({ format: 'http-url', maxLength: MAX_URL_LENGTH, description });
 const DestinationUrl = Url(
   'Absolute http(s) URL; macros {click_id} {partner_id} {offer_id} {sub1}…{sub5} are filled in on redirect.',
 );
 const Cents = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_CENTS, description });
-const Currency = Type.String({ minLength: 3, maxLength: 3, description: 'ISO 4217 code.' });
+const Currency = Type.String({
+  format: 'currency',
+  maxLength: 3,
+  description: 'ISO 4217 code, any case; stored upper case.',
+});
 const HoldSeconds = Nullable(
   Type.Integer({
     minimum: 0,

@@ -1,14 +1,14 @@
 import type { AppContext } from '../../context.js';
-import { ApiError, type ErrorDetail } from '../../http/errors.js';
+import { InvalidError, NotFoundError, type Problem } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findBrandById } from '../brands/repository.js';
 import { isHttpUrl } from '../urls.js';
-import { isCurrencyCode } from '../validation.js';
+import { currencyCode, isCurrencyCode } from '../validation.js';
 import { findOffer, type OfferRow } from './repository.js';
 import type { CreateOfferBody, UpdateOfferBody } from './schemas.js';
 
 function validateOffer(input: UpdateOfferBody): void {
-  const problems: ErrorDetail[] = [];
+  const problems: Problem[] = [];
   if (input.destinationUrl !== undefined && !isHttpUrl(input.destinationUrl)) {
     problems.push({ path: 'destinationUrl', message: 'must be an absolute http(s) URL' });
   }
@@ -18,7 +18,7 @@ function validateOffer(input: UpdateOfferBody): void {
   if (input.currency !== undefined && !isCurrencyCode(input.currency)) {
     problems.push({ path: 'currency', message: 'must be an ISO 4217 currency code such as USD' });
   }
-  if (problems.length > 0) throw ApiError.validation(problems);
+  if (problems.length > 0) throw new InvalidError(problems);
 }
 
 /** Columns changed by a create or patch body (caps merge key by key; null clears one). */
@@ -27,7 +27,7 @@ function changesFrom(input: UpdateOfferBody): Partial<OfferRow> {
   if (input.name !== undefined) changes.name = input.name;
   if (input.destinationUrl !== undefined) changes.destination_url = input.destinationUrl;
   if (input.status !== undefined) changes.status = input.status;
-  if (input.currency !== undefined) changes.currency = input.currency;
+  if (input.currency !== undefined) changes.currency = currencyCode(input.currency);
   if (input.revenueCents !== undefined) changes.revenue_cents = input.revenueCents;
   if (input.payoutCents !== undefined) changes.payout_cents = input.payoutCents;
   if (input.conversionStatus !== undefined) changes.conversion_status = input.conversionStatus;
@@ -44,7 +44,7 @@ export async function createOffer(ctx: AppContext, brandId: string, input: Creat
   validateOffer(input);
   return ctx.db.transact(async (trx) => {
     const brand = await findBrandById(trx, brandId);
-    if (!brand) throw ApiError.notFound('Brand');
+    if (!brand) throw new NotFoundError('Brand');
     const now = ctx.clock.now();
     const row: OfferRow = {
       id: newId('off', now),
@@ -81,7 +81,7 @@ export async function updateOffer(
   validateOffer(patch);
   return ctx.db.transact(async (trx) => {
     const existing = await findOffer(trx, brandId, offerId);
-    if (!existing) throw ApiError.notFound('Offer');
+    if (!existing) throw new NotFoundError('Offer');
     const changes = { ...changesFrom(patch), updated_at: ctx.clock.now() };
     await trx.updateTable('offers').set(changes).where('id', '=', offerId).execute();
     return { ...existing, ...changes };

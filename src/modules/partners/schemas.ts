@@ -19,7 +19,7 @@ export type Partner = Static<typeof Partner>;
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Email = Type.String({ format: 'email', maxLength: 254 });
-const Website = Type.String({ maxLength: MAX_URL_LENGTH, description: 'Absolute http(s) URL.' });
+const Website = Type.String({ format: 'http-url', maxLength: MAX_URL_LENGTH, description: 'Absolute http(s) URL.' });
 
 export const CreatePartnerBody = Type.Object(
   { name: Name, email: Email, website: Type.Optional(Nullable(Website)) },

@@ -5,7 +5,7 @@
 import type { Clock } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
-import { ApiError } from '../../http/errors.js';
+import { ConflictError, InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findBrandBySlug } from '../brands/repository.js';
 import { recordEvent } from '../events/outbox.js';
@@ -15,7 +15,7 @@ import type { ApplyBody, CreatePartnerBody } from './schemas.js';
 
 function validateWebsite(website: string | null | undefined): void {
   if (website != null && !isHttpUrl(website)) {
-    throw ApiError.validation([{ path: 'website', message: 'must be an absolute http(s) URL' }]);
+    throw InvalidError.at('website', 'must be an absolute http(s) URL');
   }
 }
 
@@ -62,7 +62,7 @@ export async function createPartner(ctx: AppContext, brandId: string, input: Cre
 export async function applyAsPartner(ctx: AppContext, input: ApplyBody): Promise<PartnerRow> {
   validateWebsite(input.website);
   const brand = await findBrandBySlug(ctx.db, input.brandSlug);
-  if (!brand) throw ApiError.validation([{ path: 'brandSlug', message: 'no brand has this slug' }]);
+  if (!brand) throw InvalidError.at('brandSlug', 'no brand has this slug');
   return ctx.db.transact(async (trx) => {
     const row = await insertPartner(trx, ctx.clock, brand.id, input, 'applicant');
     await recordEvent(ctx, trx, brand.id, 'partner.applied', { ...partnerFields(row), status: 'applicant' });
@@ -73,9 +73,9 @@ export async function applyAsPartner(ctx: AppContext, input: ApplyBody): Promise
 export async function approvePartner(ctx: AppContext, brandId: string, partnerId: string): Promise<PartnerRow> {
   return ctx.db.transact(async (trx) => {
     const row = await findPartner(trx, brandId, partnerId);
-    if (!row) throw ApiError.notFound('Partner');
+    if (!row) throw new NotFoundError('Partner');
     if (row.status !== 'applicant')
-      throw ApiError.conflict(`Only applicants can be approved; this partner is ${row.status}.`);
+      throw new ConflictError(`Only applicants can be approved; this partner is ${row.status}.`);
     const now = ctx.clock.now();
     const updated: PartnerRow = { ...row, status: 'active', approved_at: now, updated_at: now };
     await trx
@@ -126,9 +126,9 @@ export async function banPartner(
 ): Promise<PartnerRow> {
   return ctx.db.transact(async (trx) => {
     const row = await findPartner(trx, brandId, partnerId);
-    if (!row) throw ApiError.notFound('Partner');
+    if (!row) throw new NotFoundError('Partner');
     const banned = await banPartnerInTrx(ctx, trx, row, reason, 'manual');
-    if (!banned) throw ApiError.conflict('This partner is already banned.');
+    if (!banned) throw new ConflictError('This partner is already banned.');
     return banned;
   });
 }

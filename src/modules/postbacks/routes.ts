@@ -2,8 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { errorResponses, KEYED_ERRORS } from '../../http/schemas.js';
-import { getPostbackToken, pixelUrl, rotatePostbackToken } from './pixel.js';
-import { CreatePostbackBody, Postback, PostbackToken } from './schemas.js';
+import { CreatePostbackBody, Postback } from './schemas.js';
 import { createPostback, deletePostback, listPostbacks, postbackToApi } from './service.js';
 
 const security = [{ bearerAuth: [] }];
@@ -61,39 +60,6 @@ export function postbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         await deletePostback(ctx, request.auth.brandId, request.params.id, request.params.postbackId);
         return reply.code(204).send(null);
       },
-    );
-
-    const tokenResponse = { 200: PostbackToken, ...errorResponses(...KEYED_ERRORS, 404) };
-    const toToken = (offer: { id: string; postback_token: string | null }) => ({
-      offerId: offer.id,
-      token: offer.postback_token ?? '',
-      postbackUrl: pixelUrl(ctx, offer.postback_token ?? ''),
-    });
-    app.get(
-      '/offers/:id/postback-token',
-      {
-        schema: {
-          tags,
-          summary: "The offer's pixel postback token (created on first request).",
-          security,
-          params: PartnerParams,
-          response: tokenResponse,
-        },
-      },
-      async (request) => toToken(await getPostbackToken(ctx, request.auth.brandId, request.params.id)),
-    );
-    app.post(
-      '/offers/:id/postback-token',
-      {
-        schema: {
-          tags,
-          summary: 'Rotate the token: the old one is refused from now on.',
-          security,
-          params: PartnerParams,
-          response: tokenResponse,
-        },
-      },
-      async (request) => toToken(await rotatePostbackToken(ctx, request.auth.brandId, request.params.id)),
     );
   };
 }

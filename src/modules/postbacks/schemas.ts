@@ -34,9 +34,3 @@ export const CreatePostbackBody = Type.Object(
   { additionalProperties: false },
 );
 export type CreatePostbackBody = Static<typeof CreatePostbackBody>;
-
-export const PostbackToken = Type.Object({
-  offerId: Type.String(),
-  token: Type.String(),
-  postbackUrl: Type.String({ description: 'Ready-made pixel postback URL with the macros advertisers fill in.' }),
-});

@@ -1,26 +1,19 @@
 /**
- * Partner postbacks (outbound): URL templates per partner, global or per offer. When a
- * conversion event commits, each matching template becomes a delivery of kind 'postback'
- * in the same transaction, sent by the webhook dispatcher (same time-out, retries, SSRF
- * guard and delivery log).
+ * Partner postbacks (outbound): URL templates per partner, global or per offer. The
+ * delivery engine turns them into deliveries of conversion events (target.ts), with the
+ * same time-out, retries, SSRF guard and delivery log as webhooks.
  */
 import type { Selectable } from 'kysely';
 import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
-import type { Trx } from '../../db/database.js';
-import { prepared } from '../../db/prepared.js';
 import type { PartnerPostbackTable } from '../../db/schema.js';
-import { ApiError } from '../../http/errors.js';
+import { InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import type { ConversionRow } from '../conversions/repository.js';
-import type { RecordedEvent } from '../events/outbox.js';
+import { validateTargetUrl } from '../deliveries/targetUrl.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
 import { isHttpUrl } from '../urls.js';
-import { announceDeliveries, insertDeliveries, newDelivery } from '../webhooks/fanout.js';
-import { validateTargetUrl } from '../webhooks/service.js';
-import { fillPostbackMacros } from './macros.js';
-import type { CreatePostbackBody, Postback, PostbackEvent } from './schemas.js';
+import type { CreatePostbackBody, Postback } from './schemas.js';
 
 /** Templates per partner at most. */
 export const MAX_POSTBACKS_PER_PARTNER = 20;
@@ -40,7 +33,7 @@ export function postbackToApi(row: PostbackRow): Postback {
 
 async function requirePartner(ctx: AppContext, brandId: string, partnerId: string) {
   const partner = await findPartner(ctx.db.read, brandId, partnerId);
-  if (!partner) throw ApiError.notFound('Partner');
+  if (!partner) throw new NotFoundError('Partner');
   return partner;
 }
 
@@ -56,15 +49,15 @@ export async function listPostbacks(ctx: AppContext, brandId: string, partnerId:
 
 async function checkPostbackInput(ctx: AppContext, brandId: string, partnerId: string, input: CreatePostbackBody) {
   await requirePartner(ctx, brandId, partnerId);
-  if (!isHttpUrl(input.url)) throw ApiError.validation([{ path: 'url', message: 'must be an absolute http(s) URL' }]);
+  if (!isHttpUrl(input.url)) throw InvalidError.at('url', 'must be an absolute http(s) URL');
   // Macros may fill the path and query, never the host: the host is what the SSRF guard checks.
   const { hostname } = new URL(input.url);
   if (/[{}]|%7b|%7d/i.test(hostname)) {
-    throw ApiError.validation([{ path: 'url', message: 'macros are allowed in the path and query only' }]);
+    throw InvalidError.at('url', 'macros are allowed in the path and query only');
   }
   await validateTargetUrl(ctx, input.url);
   if (input.offerId && !(await findOffer(ctx.db.read, brandId, input.offerId))) {
-    throw ApiError.validation([{ path: 'offerId', message: 'no offer with this id' }]);
+    throw InvalidError.at('offerId', 'no offer with this id');
   }
 }
 
@@ -94,7 +87,7 @@ export async function updatePostback(
       .where('brand_id', '=', brandId)
       .executeTakeFirst();
   });
-  if (!row) throw ApiError.notFound('Postback');
+  if (!row) throw new NotFoundError('Postback');
   return row;
 }
 
@@ -106,13 +99,20 @@ export async function createPostback(
 ): Promise<PostbackRow> {
   await checkPostbackInput(ctx, brandId, partnerId, input);
   return ctx.db.transact(async (trx) => {
+    // Count-then-insert is exact only if concurrent creations for the partner queue up: on
+    // PostgreSQL lock the partner's row first (SQLite's write transaction already excludes
+    // every other writer). NO KEY UPDATE: clicks and conversions referencing the partner
+    // (KEY SHARE locks of their foreign keys) are not held up.
+    if (ctx.db.dialect === 'postgres') {
+      await trx.selectFrom('partners').select('id').where('id', '=', partnerId).forNoKeyUpdate().execute();
+    }
     const count = await trx
       .selectFrom('partner_postbacks')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('partner_id', '=', partnerId)
       .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_POSTBACKS_PER_PARTNER) {
-      throw ApiError.validation([
+      throw new InvalidError([
         { path: '', message: `a partner can have at most ${MAX_POSTBACKS_PER_PARTNER} postbacks` },
       ]);
     }
@@ -141,43 +141,5 @@ export async function deletePostback(ctx: AppContext, brandId: string, partnerId
       .where('brand_id', '=', brandId)
       .executeTakeFirst(),
   );
-  if (Number(result.numDeletedRows) === 0) throw ApiError.notFound('Postback');
-}
-
-const postbacksOfPartner = prepared(1, (q, partnerId: string) =>
-  q.selectFrom('partner_postbacks').selectAll().where('partner_id', '=', partnerId),
-);
-
-/**
- * Queues the partner's postbacks for a conversion event, in the event's transaction. For
- * each event, templates for the conversion's offer win over the partner's global ones.
- */
-export async function queuePartnerPostbacks(
-  ctx: AppContext,
-  trx: Trx,
-  conversion: ConversionRow,
-  event: RecordedEvent & { type: PostbackEvent },
-): Promise<number> {
-  const templates = await postbacksOfPartner.execute(trx, conversion.partner_id);
-  const forEvent = templates.filter(
-    (t) =>
-      (t.offer_id === null || t.offer_id === conversion.offer_id) &&
-      (JSON.parse(t.events) as string[]).includes(event.type),
-  );
-  const specific = forEvent.filter((t) => t.offer_id !== null);
-  const chosen = specific.length > 0 ? specific : forEvent;
-  if (chosen.length === 0) return 0;
-  await insertDeliveries(
-    trx,
-    chosen.map((t) =>
-      newDelivery(event, {
-        kind: 'postback',
-        subscriptionId: t.id,
-        targetUrl: fillPostbackMacros(t.url, conversion),
-        method: 'GET',
-      }),
-    ),
-  );
-  await announceDeliveries(ctx, trx);
-  return chosen.length;
+  if (Number(result.numDeletedRows) === 0) throw new NotFoundError('Postback');
 }

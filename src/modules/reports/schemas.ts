@@ -1,9 +1,14 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { ATTRIBUTES } from '../analytics/dimensions.js';
 
-export const GROUP_KEYS = ['day', 'week', 'month', 'offer', 'partner'] as const;
+export const TIME_KEYS = ['day', 'week', 'month'] as const;
+export const GROUP_KEYS = [...TIME_KEYS, 'offer', 'partner', ...ATTRIBUTES] as const;
 export type GroupKey = (typeof GROUP_KEYS)[number];
+/** Dimensions one report may be split by at once. */
+export const MAX_GROUP_KEYS = 3;
 
 const Day = (description: string) => Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description });
+const Filter = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 255, description }));
 
 export const ReportQuery = Type.Object(
   {
@@ -13,28 +18,46 @@ export const ReportQuery = Type.Object(
     partnerId: Type.Optional(Type.String({ maxLength: 64 })),
     groupBy: Type.Optional(
       Type.String({
-        maxLength: 100,
-        description: 'Comma list of day|week|month|offer|partner (one time unit at most).',
+        maxLength: 200,
+        description: `Comma list of up to ${MAX_GROUP_KEYS} of ${GROUP_KEYS.join('|')} (one time unit at most).`,
       }),
     ),
+    country: Filter('Only clicks from this country (ISO 3166 alpha-2, e.g. DE) and their conversions.'),
+    deviceType: Filter('desktop, mobile, tablet, bot or other.'),
+    os: Filter('Operating system name as reported, e.g. iOS.'),
+    browser: Filter('Browser name as reported, e.g. Chrome.'),
+    referrerHost: Filter('Host name of the referring page, e.g. news.example.'),
+    sub1: Filter('Sub-id 1 value.'),
+    sub2: Filter('Sub-id 2 value.'),
+    sub3: Filter('Sub-id 3 value.'),
+    sub4: Filter('Sub-id 4 value.'),
+    sub5: Filter('Sub-id 5 value.'),
+    hour: Type.Optional(Type.String({ pattern: '^([01]\\d|2[0-3])$', description: 'Brand-local hour of day, 00–23.' })),
   },
   { additionalProperties: false },
 );
 export type ReportQuery = Static<typeof ReportQuery>;
 
-const metrics = {
+const counts = {
   clicks: Type.Integer(),
   conversions: Type.Integer({ description: 'pending + approved' }),
   approved: Type.Integer(),
   pending: Type.Integer(),
   rejected: Type.Integer(),
-  revenueCents: Type.Integer({ description: 'Over pending + approved conversions.' }),
-  payoutCents: Type.Integer({ description: 'Over pending + approved conversions.' }),
-  profitCents: Type.Integer({ description: 'revenueCents − payoutCents' }),
   conversionRate: Type.Number({ description: 'conversions / clicks (0 without clicks).' }),
+};
+const money = {
+  revenueCents: Type.Integer({ description: 'Over pending + approved conversions, in `currency`.' }),
+  payoutCents: Type.Integer({ description: 'Over pending + approved conversions, in `currency`.' }),
+  profitCents: Type.Integer({ description: 'revenueCents − payoutCents' }),
   epcCents: Type.Number({ description: 'payoutCents / clicks, 2 decimals (0 without clicks).' }),
 };
-export type Metrics = { [K in keyof typeof metrics]: number };
+const Currency = Type.String({
+  description: 'ISO 4217 code of every amount in the row. Clicks count in their offer’s currency.',
+});
+export type Metrics = { [K in keyof typeof counts | keyof typeof money]: number };
+
+const NullableKey = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Null()], { description }));
 
 export const ReportRow = Type.Object({
   day: Type.Optional(Type.String()),
@@ -42,14 +65,46 @@ export const ReportRow = Type.Object({
   month: Type.Optional(Type.String({ description: 'YYYY-MM' })),
   offerId: Type.Optional(Type.String()),
   partnerId: Type.Optional(Type.String()),
-  ...metrics,
+  country: NullableKey('ISO 3166 alpha-2; null when unknown.'),
+  deviceType: NullableKey('desktop | mobile | tablet | bot | other; null when not recorded.'),
+  os: NullableKey('null when unknown.'),
+  browser: NullableKey('null when unknown.'),
+  referrerHost: NullableKey('null without a referrer.'),
+  sub1: NullableKey('null when not given.'),
+  sub2: NullableKey('null when not given.'),
+  sub3: NullableKey('null when not given.'),
+  sub4: NullableKey('null when not given.'),
+  sub5: NullableKey('null when not given.'),
+  hour: NullableKey('Brand-local hour of day, 00–23.'),
+  currency: Currency,
+  ...counts,
+  ...money,
 });
+export type ReportRow = Static<typeof ReportRow>;
+
+export const CurrencyTotals = Type.Object({ currency: Currency, ...counts, ...money });
 
 export const Report = Type.Object({
   from: Type.String(),
   to: Type.String(),
   groupBy: Type.Array(Type.String()),
-  data: Type.Array(ReportRow),
-  totals: Type.Object(metrics),
+  data: Type.Array(ReportRow, { description: 'Rows are split by currency as well as by `groupBy`.' }),
+  totals: Type.Object(
+    {
+      currency: Type.Union([Type.String(), Type.Null()], {
+        description: 'The currency of the amounts; null when the report spans several (see totalsByCurrency).',
+      }),
+      ...counts,
+      revenueCents: Type.Union([Type.Integer(), Type.Null()], { description: 'null across several currencies.' }),
+      payoutCents: Type.Union([Type.Integer(), Type.Null()], { description: 'null across several currencies.' }),
+      profitCents: Type.Union([Type.Integer(), Type.Null()], { description: 'null across several currencies.' }),
+      epcCents: Type.Union([Type.Number(), Type.Null()], { description: 'null across several currencies.' }),
+    },
+    { description: 'Counts over the whole report; amounts only when it has one currency.' },
+  ),
+  totalsByCurrency: Type.Array(CurrencyTotals, {
+    description:
+      'One entry per currency in the report (the brand currency when it is empty); money is never summed across currencies.',
+  }),
 });
 export type Report = Static<typeof Report>;

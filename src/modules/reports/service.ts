@@ -1,18 +1,29 @@
 /**
- * Reports read the rollups, never raw conversions: the SQL groups by day (when a time unit
- * is asked for), offer and partner as requested; weeks and months are folded from days here,
- * which keeps the SQL identical on both dialects.
+ * Reports read rollups (see analytics/reportQuery.ts), never raw clicks and conversions: the
+ * SQL groups by day (when a time unit is asked for), offer, partner and attributes as
+ * requested, always by currency; weeks and months are folded from days here, which keeps
+ * the SQL identical on both dialects. Money is never added across currencies: every row
+ * has one, and the totals are given per currency.
  */
-import { sql } from 'kysely';
 import { addDays, formatDay, isRealDay, localDay, mondayOf, parseDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
-import { ApiError } from '../../http/errors.js';
+import { InvalidError, NotFoundError } from '../../errors.js';
+import { ATTRIBUTES, type Attribute, isAttribute } from '../analytics/dimensions.js';
+import { readReportSums, type SumsRow } from '../analytics/reportQuery.js';
 import { findBrandById } from '../brands/repository.js';
-import { GROUP_KEYS, type GroupKey, type Metrics, type Report, type ReportQuery } from './schemas.js';
+import {
+  GROUP_KEYS,
+  type GroupKey,
+  MAX_GROUP_KEYS,
+  type Metrics,
+  type Report,
+  type ReportQuery,
+  type ReportRow,
+  TIME_KEYS,
+} from './schemas.js';
 
 const DEFAULT_RANGE_DAYS = 30;
 const MAX_RANGE_DAYS = 731;
-const TIME_KEYS: GroupKey[] = ['day', 'week', 'month'];
 
 interface Sums {
   clicks: number;
@@ -23,6 +34,8 @@ interface Sums {
   payout: number;
 }
 
+const isTimeKey = (k: string): k is (typeof TIME_KEYS)[number] => (TIME_KEYS as readonly string[]).includes(k);
+
 function parseGroupBy(text: string | undefined): GroupKey[] {
   if (!text) return [];
   const keys = text
@@ -31,17 +44,19 @@ function parseGroupBy(text: string | undefined): GroupKey[] {
     .filter(Boolean);
   const unknown = keys.filter((k) => !GROUP_KEYS.includes(k as GroupKey));
   if (unknown.length > 0) {
-    throw ApiError.validation([
-      {
-        path: 'query.groupBy',
-        message: `unknown grouping ${unknown.join(', ')}; use day, week, month, offer, partner`,
-      },
+    throw new InvalidError([
+      { path: 'query.groupBy', message: `unknown grouping ${unknown.join(', ')}; use ${GROUP_KEYS.join(', ')}` },
     ]);
   }
   if (new Set(keys).size !== keys.length)
-    throw ApiError.validation([{ path: 'query.groupBy', message: 'lists a grouping twice' }]);
-  if (keys.filter((k) => TIME_KEYS.includes(k as GroupKey)).length > 1) {
-    throw ApiError.validation([{ path: 'query.groupBy', message: 'use at most one of day, week, month' }]);
+    throw new InvalidError([{ path: 'query.groupBy', message: 'lists a grouping twice' }]);
+  if (keys.filter(isTimeKey).length > 1) {
+    throw new InvalidError([{ path: 'query.groupBy', message: 'use at most one of day, week, month' }]);
+  }
+  if (keys.length > MAX_GROUP_KEYS) {
+    throw new InvalidError([
+      { path: 'query.groupBy', message: `group by at most ${MAX_GROUP_KEYS} dimensions at once (got ${keys.length})` },
+    ]);
   }
   return keys as GroupKey[];
 }
@@ -62,6 +77,8 @@ function metricsOf(s: Sums): Metrics {
   };
 }
 
+const emptySums = (): Sums => ({ clicks: 0, pending: 0, approved: 0, rejected: 0, revenue: 0, payout: 0 });
+
 function addSums(into: Sums, from: Sums): void {
   into.clicks += from.clicks;
   into.pending += from.pending;
@@ -71,11 +88,9 @@ function addSums(into: Sums, from: Sums): void {
   into.payout += from.payout;
 }
 
-export async function buildReport(ctx: AppContext, brandId: string, query: ReportQuery): Promise<Report> {
-  const brand = await findBrandById(ctx.db.read, brandId);
-  if (!brand) throw ApiError.notFound('Brand');
-  const groupBy = parseGroupBy(query.groupBy);
-  const to = query.to ?? localDay(ctx.clock.now(), brand.timezone);
+/** The query's day range, checked; defaults to the 30 brand-local days ending today. */
+function dayRange(query: ReportQuery, today: string): { from: string; to: string } {
+  const to = query.to ?? today;
   const from = query.from ?? formatDay(addDays(parseDay(to), 1 - DEFAULT_RANGE_DAYS));
   const problems = [];
   if (!isRealDay(from)) problems.push({ path: 'query.from', message: 'is not a calendar date' });
@@ -84,75 +99,106 @@ export async function buildReport(ctx: AppContext, brandId: string, query: Repor
   if (problems.length === 0 && formatDay(addDays(parseDay(from), MAX_RANGE_DAYS)) < to) {
     problems.push({ path: 'query.to', message: `the range may span at most ${MAX_RANGE_DAYS} days` });
   }
-  if (problems.length > 0) throw ApiError.validation(problems);
-
-  const timeKey = groupBy.find((k) => TIME_KEYS.includes(k));
-  const byOffer = groupBy.includes('offer');
-  const byPartner = groupBy.includes('partner');
-  const needsPartnerTable = byPartner || query.partnerId !== undefined;
-  const table = needsPartnerTable ? 'rollups_offer_partner' : 'rollups_offer';
-
-  // Column names below come from this function's own constants, never from the request.
-  const selected: string[] = [];
-  if (timeKey) selected.push('day');
-  if (byOffer) selected.push('offer_id');
-  if (byPartner) selected.push('partner_id');
-  const filters = [sql`brand_id = ${brandId}`, sql`day >= ${from}`, sql`day <= ${to}`];
-  if (query.offerId) filters.push(sql`offer_id = ${query.offerId}`);
-  if (query.partnerId) filters.push(sql`partner_id = ${query.partnerId}`);
-  const groupColumns = selected.map((c) => sql.ref(c));
-  const result = await sql<Record<string, string | number>>`
-    select ${sql.join([
-      ...groupColumns,
-      sql`sum(clicks) as clicks`,
-      sql`sum(pending) as pending`,
-      sql`sum(approved) as approved`,
-      sql`sum(rejected) as rejected`,
-      sql`sum(revenue_cents) as revenue`,
-      sql`sum(payout_cents) as payout`,
-    ])}
-    from ${sql.table(table)}
-    where ${sql.join(filters, sql` and `)}
-    ${groupColumns.length > 0 ? sql`group by ${sql.join(groupColumns)}` : sql``}`.execute(ctx.db.read);
-
-  const groups = new Map<string, { keys: Record<string, string>; sums: Sums }>();
-  const totals: Sums = { clicks: 0, pending: 0, approved: 0, rejected: 0, revenue: 0, payout: 0 };
-  for (const raw of result.rows) {
-    const sums: Sums = {
-      clicks: Number(raw.clicks ?? 0),
-      pending: Number(raw.pending ?? 0),
-      approved: Number(raw.approved ?? 0),
-      rejected: Number(raw.rejected ?? 0),
-      revenue: Number(raw.revenue ?? 0),
-      payout: Number(raw.payout ?? 0),
-    };
-    addSums(totals, sums);
-    if (groupBy.length === 0) continue;
-    const keys: Record<string, string> = {};
-    if (timeKey === 'day') keys.day = String(raw.day);
-    if (timeKey === 'week') keys.week = formatDay(mondayOf(parseDay(String(raw.day))));
-    if (timeKey === 'month') keys.month = String(raw.day).slice(0, 7);
-    if (byOffer) keys.offerId = String(raw.offer_id);
-    if (byPartner) keys.partnerId = String(raw.partner_id);
-    const id = JSON.stringify(keys);
-    const group = groups.get(id);
-    if (group) addSums(group.sums, sums);
-    else groups.set(id, { keys, sums: { ...sums } });
-  }
-
-  const data =
-    groupBy.length === 0
-      ? [metricsOf(totals)]
-      : [...groups.values()]
-          .sort((a, b) => compareKeys(a.keys, b.keys))
-          // Object.assign, not spreads: spreading is ~10x slower here and the resulting objects
-          // serialise slower too (measured: report p95 27 ms -> 9 ms at 600 rows).
-          .map((g) => Object.assign(g.keys, metricsOf(g.sums)));
-  return { from, to, groupBy, data, totals: metricsOf(totals) };
+  if (problems.length > 0) throw new InvalidError(problems);
+  return { from, to };
 }
 
-function compareKeys(a: Record<string, string>, b: Record<string, string>): number {
-  for (const key of ['day', 'week', 'month', 'offerId', 'partnerId']) {
+export async function buildReport(ctx: AppContext, brandId: string, query: ReportQuery): Promise<Report> {
+  const brand = await findBrandById(ctx.db.read, brandId);
+  if (!brand) throw new NotFoundError('Brand');
+  const groupBy = parseGroupBy(query.groupBy);
+  const { from, to } = dayRange(query, localDay(ctx.clock.now(), brand.timezone));
+
+  const timeKey = groupBy.find(isTimeKey);
+  const attributes = groupBy.filter(isAttribute);
+  const filters: Partial<Record<Attribute, string>> = {};
+  for (const attribute of ATTRIBUTES) {
+    const value = query[attribute];
+    if (value !== undefined) filters[attribute] = value;
+  }
+  const sums = await readReportSums(ctx.db.read, {
+    brandId,
+    from,
+    to,
+    byDay: timeKey !== undefined,
+    byOffer: groupBy.includes('offer'),
+    byPartner: groupBy.includes('partner'),
+    attributes,
+    offerId: query.offerId,
+    partnerId: query.partnerId,
+    filters,
+  });
+
+  const groups = new Map<string, { keys: Record<string, string | null>; sums: Sums }>();
+  const totals = new Map<string, Sums>();
+  for (const row of sums) {
+    const currencyTotals = totals.get(row.currency) ?? emptySums();
+    addSums(currencyTotals, row);
+    totals.set(row.currency, currencyTotals);
+    const keys = rowKeys(row, timeKey);
+    const id = JSON.stringify(keys);
+    const group = groups.get(id);
+    if (group) addSums(group.sums, row);
+    else groups.set(id, { keys, sums: { ...row } });
+  }
+  if (totals.size === 0) totals.set(brand.currency, emptySums());
+
+  const order = keyOrder(groupBy);
+  const data = [...groups.values()]
+    .sort((a, b) => compareKeys(order, a.keys, b.keys))
+    // Object.assign, not spreads: spreading is ~10x slower here and the resulting objects
+    // serialise slower too (measured: report p95 27 ms -> 9 ms at 600 rows).
+    .map((g) => Object.assign(g.keys, metricsOf(g.sums)) as unknown as ReportRow);
+  const totalsByCurrency = [...totals.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([currency, s]) => ({ currency, ...metricsOf(s) }));
+  return { from, to, groupBy, data, totals: overallTotals(totalsByCurrency), totalsByCurrency };
+}
+
+/** Counts over every currency; amounts only when there is just one. */
+function overallTotals(byCurrency: Array<Metrics & { currency: string }>): Report['totals'] {
+  const [only] = byCurrency;
+  if (byCurrency.length === 1 && only) return only;
+  const sums = emptySums();
+  for (const t of byCurrency) addSums(sums, { ...t, revenue: 0, payout: 0 });
+  const counts = metricsOf(sums);
+  return {
+    currency: null,
+    clicks: counts.clicks,
+    conversions: counts.conversions,
+    approved: counts.approved,
+    pending: counts.pending,
+    rejected: counts.rejected,
+    conversionRate: counts.conversionRate,
+    revenueCents: null,
+    payoutCents: null,
+    profitCents: null,
+    epcCents: null,
+  };
+}
+
+function rowKeys(row: SumsRow, timeKey: string | undefined): Record<string, string | null> {
+  const keys: Record<string, string | null> = {};
+  if (timeKey === 'day') keys.day = row.day as string;
+  if (timeKey === 'week') keys.week = formatDay(mondayOf(parseDay(row.day as string)));
+  if (timeKey === 'month') keys.month = (row.day as string).slice(0, 7);
+  if (row.offerId !== undefined) keys.offerId = row.offerId;
+  if (row.partnerId !== undefined) keys.partnerId = row.partnerId;
+  for (const [attribute, value] of Object.entries(row.attributes)) keys[attribute] = value ?? null;
+  keys.currency = row.currency;
+  return keys;
+}
+
+/** Row keys in sort order: time, offer, partner, attributes as asked, then currency. */
+function keyOrder(groupBy: GroupKey[]): string[] {
+  const order: string[] = ['day', 'week', 'month', 'offerId', 'partnerId'];
+  for (const key of groupBy) if (isAttribute(key)) order.push(key);
+  order.push('currency');
+  return order;
+}
+
+function compareKeys(order: string[], a: Record<string, string | null>, b: Record<string, string | null>): number {
+  for (const key of order) {
     const x = a[key] ?? '';
     const y = b[key] ?? '';
     if (x !== y) return x < y ? -1 : 1;

@@ -1,7 +1,7 @@
 /** Dashboard users: people of a brand who sign in to the console with email and password. */
 import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../context.js';
-import { ApiError } from '../../http/errors.js';
+import { ConflictError, InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findBrandById } from '../brands/repository.js';
 import { hashPassword, MIN_PASSWORD_LENGTH } from './passwords.js';
@@ -17,15 +17,15 @@ export async function createUser(
   input: { brandId: string; email: string; password: string },
 ): Promise<{ id: string; brandId: string; email: string }> {
   const email = input.email.trim().toLowerCase();
-  if (!EMAIL.test(email)) throw ApiError.validation([{ path: 'email', message: 'must be an email address' }]);
+  if (!EMAIL.test(email)) throw InvalidError.at('email', 'must be an email address');
   if (input.password.length < MIN_PASSWORD_LENGTH) {
-    throw ApiError.validation([{ path: 'password', message: `must be at least ${MIN_PASSWORD_LENGTH} characters` }]);
+    throw InvalidError.at('password', `must be at least ${MIN_PASSWORD_LENGTH} characters`);
   }
-  if (!(await findBrandById(ctx.db.read, input.brandId))) throw ApiError.notFound('Brand');
+  if (!(await findBrandById(ctx.db.read, input.brandId))) throw new NotFoundError('Brand');
   const passwordHash = await hashPassword(input.password);
   return ctx.db.transact(async (trx) => {
     const taken = await trx.selectFrom('dashboard_users').select('id').where('email', '=', email).executeTakeFirst();
-    if (taken) throw ApiError.conflict('A dashboard user with this email already exists.');
+    if (taken) throw new ConflictError('A dashboard user with this email already exists.');
     const now = ctx.clock.now();
     const id = newId('usr', now);
     await trx

@@ -15,6 +15,17 @@ const DESCRIPTIONS: Record<EventName, string> = {
   'partner.banned': 'A partner is banned, manually or by an automation rule.',
   'fraud.high_risk': "A click's fraud score exceeds the brand's threshold.",
   'cap.reached': 'A daily, weekly, monthly or global conversion cap of an offer is hit (once per cap and period).',
+  'payout.created': 'A payout run created a payout for a partner in one currency (POST /api/v1/payouts).',
+  'payout.paid': 'A payout was marked paid (POST /api/v1/payouts/:id/mark-paid).',
+};
+
+const payout = {
+  payoutId: 'pay_01JD0000000000000000000005',
+  partnerId: 'prt_01JD0000000000000000000002',
+  currency: 'USD',
+  amountCents: 18000,
+  conversionCount: 30,
+  upTo: '2025-11-30T23:59:59.999Z',
 };
 
 const conversion = {
@@ -75,6 +86,8 @@ const EXAMPLES: { [E in EventName]: EventData<E> } = {
     periodStart: '2025-11-21T00:00:00.000Z',
     periodEnd: '2025-11-22T00:00:00.000Z',
   },
+  'payout.created': { ...payout, status: 'created' },
+  'payout.paid': { ...payout, status: 'paid', paidAt: '2025-12-02T09:30:00.000Z', reference: 'SEPA-2025-12-02-17' },
 };
 
 export function eventCatalogue() {

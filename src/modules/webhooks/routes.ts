@@ -4,26 +4,13 @@ import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf, PageQuery } from '../../http/schemas.js';
+import { deliveryToApi, listDeliveries } from '../deliveries/repository.js';
+import { deliveryLogRoutes } from '../deliveries/routes.js';
+import { Delivery, ListDeliveriesQuery } from '../deliveries/schemas.js';
 import { eventCatalogue } from './catalogue.js';
-import {
-  attemptToApi,
-  deliveryToApi,
-  findDelivery,
-  findSubscription,
-  listAttempts,
-  listDeliveries,
-  listSubscriptions,
-  subscriptionToApi,
-} from './repository.js';
-import {
-  CreateSubscriptionBody,
-  Delivery,
-  DeliveryWithAttempts,
-  ListDeliveriesQuery,
-  Subscription,
-  UpdateSubscriptionBody,
-} from './schemas.js';
-import { createSubscription, deleteSubscription, redeliver, updateSubscription } from './service.js';
+import { findSubscription, listSubscriptions, subscriptionToApi } from './repository.js';
+import { CreateSubscriptionBody, Subscription, UpdateSubscriptionBody } from './schemas.js';
+import { createSubscription, deleteSubscription, updateSubscription } from './service.js';
 
 const IdParams = Type.Object({ id: Type.String() });
 const security = [{ bearerAuth: [] }];
@@ -141,56 +128,8 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
     );
 
-    app.get(
-      '/webhook-deliveries',
-      {
-        schema: {
-          tags,
-          summary: 'The whole delivery log of the brand (webhooks and postback sends), newest first.',
-          security,
-          querystring: ListDeliveriesQuery,
-          response: { 200: ListOf(Delivery), ...errorResponses(...KEYED_ERRORS, 422) },
-        },
-      },
-      async (request) => {
-        const limit = pageSize(request.query.limit);
-        const rows = await listDeliveries(ctx.db.read, request.auth.brandId, { ...request.query, limit });
-        return toPage(rows, limit, deliveryToApi);
-      },
-    );
-
-    app.get(
-      '/webhook-deliveries/:id',
-      {
-        schema: {
-          tags,
-          summary: 'One delivery with every attempt.',
-          security,
-          params: IdParams,
-          response: { 200: DeliveryWithAttempts, ...errorResponses(...KEYED_ERRORS, 404) },
-        },
-      },
-      async (request) => {
-        const row = await findDelivery(ctx.db.read, request.auth.brandId, request.params.id);
-        if (!row) throw ApiError.notFound('Delivery');
-        const attempts = await listAttempts(ctx.db.read, row.id);
-        return { ...deliveryToApi(row), attempts: attempts.map(attemptToApi) };
-      },
-    );
-
-    app.post(
-      '/webhook-deliveries/:id/redeliver',
-      {
-        schema: {
-          tags,
-          summary: 'Queue a succeeded or failed delivery again (same wh_ id, same evt_ id and body).',
-          security,
-          params: IdParams,
-          response: { 200: Delivery, ...errorResponses(...KEYED_ERRORS, 404, 409) },
-        },
-      },
-      async (request) => deliveryToApi(await redeliver(ctx, request.auth.brandId, request.params.id)),
-    );
+    // The brand's whole delivery log (webhooks and postback sends) under the same prefix and key.
+    await app.register(deliveryLogRoutes(ctx));
   };
 }
 

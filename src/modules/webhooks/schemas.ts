@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Nullable, Timestamp } from '../../http/schemas.js';
 import { EVENT_NAMES } from '../events/schemas.js';
 import { MAX_URL_LENGTH } from '../urls.js';
 
@@ -12,9 +12,8 @@ const EventName = Type.Union(
 );
 const Events = Type.Array(EventName, { minItems: 1, maxItems: EVENT_NAMES.length, uniqueItems: true });
 const Url = Type.String({
-  minLength: 1,
+  format: 'http-url',
   maxLength: MAX_URL_LENGTH,
-  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
   description: 'Absolute http(s) URL receiving deliveries.',
 });
 const Secret = Type.String({
@@ -51,39 +50,12 @@ export const UpdateSubscriptionBody = Type.Object(
 );
 export type UpdateSubscriptionBody = Static<typeof UpdateSubscriptionBody>;
 
-export const DeliveryStatus = Type.Union([
-  Type.Literal('attempting'),
-  Type.Literal('retry_scheduled'),
-  Type.Literal('succeeded'),
-  Type.Literal('failed'),
-]);
-export const DeliveryKind = Type.Union([Type.Literal('webhook'), Type.Literal('postback')]);
-
-export const Attempt = Type.Object({
-  number: Type.Integer(),
-  attemptedAt: Timestamp,
-  statusCode: Nullable(Type.Integer()),
-  latencyMs: Type.Integer(),
-  responseBody: Nullable(Type.String({ description: 'First 16 KiB of the response body.' })),
-  error: Nullable(Type.String()),
-});
-
-export const Delivery = Type.Object({
-  id: Type.String({ description: 'wh_…, sent as X-Service-Webhook-Id.' }),
-  kind: DeliveryKind,
-  subscriptionId: Type.String(),
-  eventId: Type.String(),
-  event: Type.String(),
-  status: DeliveryStatus,
-  attemptCount: Type.Integer(),
-  nextAttemptAt: NullableTimestamp,
-  createdAt: Timestamp,
-});
-export type Delivery = Static<typeof Delivery>;
-
-export const DeliveryWithAttempts = Type.Object({ ...Delivery.properties, attempts: Type.Array(Attempt) });
-
-export const ListDeliveriesQuery = Type.Object(
-  { status: Type.Optional(DeliveryStatus), kind: Type.Optional(DeliveryKind), ...PageQuery },
-  { additionalProperties: false },
-);
+// The delivery log's schemas belong to the delivery engine; re-exported for existing users.
+export {
+  Attempt,
+  Delivery,
+  DeliveryKind,
+  DeliveryStatus,
+  DeliveryWithAttempts,
+  ListDeliveriesQuery,
+} from '../deliveries/schemas.js';

@@ -1,22 +1,20 @@
-/** Subscriptions and the delivery log's one write: redelivery. */
+/** Webhook subscriptions: the rules of creating, changing and deleting them. */
 import type { AppContext } from '../../context.js';
-import { ApiError } from '../../http/errors.js';
+import { InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import { isHttpUrl } from '../urls.js';
-import { announceDeliveries } from './fanout.js';
-import { type DeliveryRow, findDelivery, findSubscription, type SubscriptionRow } from './repository.js';
+import { announceDeliveries } from '../deliveries/fanout.js';
+import { deleteDeliveriesOf } from '../deliveries/repository.js';
+import { validateTargetUrl } from '../deliveries/targetUrl.js';
+import { findSubscription, type SubscriptionRow } from './repository.js';
 import type { CreateSubscriptionBody, UpdateSubscriptionBody } from './schemas.js';
-import { checkUrlTarget } from './ssrf.js';
+import { webhookTarget } from './target.js';
+
+// Redelivery belongs to the delivery engine; re-exported for existing users.
+export { redeliver } from '../deliveries/service.js';
+export { validateTargetUrl };
 
 /** Subscriptions per brand at most: plenty for real integrations, bounded fan-out per event. */
 export const MAX_SUBSCRIPTIONS_PER_BRAND = 50;
-
-/** Refuses URLs that are not absolute http(s) or that point into private networks (422). */
-export async function validateTargetUrl(ctx: AppContext, url: string, path = 'url'): Promise<void> {
-  if (!isHttpUrl(url)) throw ApiError.validation([{ path, message: 'must be an absolute http(s) URL' }]);
-  const refusal = await checkUrlTarget(url, ctx.config.webhookAllowPrivateNetworks);
-  if (refusal) throw ApiError.validation([{ path, message: refusal }]);
-}
 
 export async function createSubscription(
   ctx: AppContext,
@@ -25,13 +23,19 @@ export async function createSubscription(
 ): Promise<SubscriptionRow> {
   await validateTargetUrl(ctx, input.url);
   return ctx.db.transact(async (trx) => {
+    // Count-then-insert is exact only if concurrent creations for the brand queue up: on
+    // PostgreSQL lock the brand's row first (SQLite's write transaction already excludes
+    // every other writer). NO KEY UPDATE: rows referencing the brand are not held up.
+    if (ctx.db.dialect === 'postgres') {
+      await trx.selectFrom('brands').select('id').where('id', '=', brandId).forNoKeyUpdate().execute();
+    }
     const count = await trx
       .selectFrom('webhook_subscriptions')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('brand_id', '=', brandId)
       .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_SUBSCRIPTIONS_PER_BRAND) {
-      throw ApiError.validation([
+      throw new InvalidError([
         { path: '', message: `a brand can have at most ${MAX_SUBSCRIPTIONS_PER_BRAND} subscriptions` },
       ]);
     }
@@ -60,7 +64,7 @@ export async function updateSubscription(
   if (patch.url !== undefined) await validateTargetUrl(ctx, patch.url);
   return ctx.db.transact(async (trx) => {
     const existing = await findSubscription(trx, brandId, id);
-    if (!existing) throw ApiError.notFound('Subscription');
+    if (!existing) throw new NotFoundError('Subscription');
     const changes: Partial<SubscriptionRow> = { updated_at: ctx.clock.now() };
     if (patch.url !== undefined) changes.url = patch.url;
     if (patch.events !== undefined) changes.events = JSON.stringify(patch.events);
@@ -77,36 +81,8 @@ export async function updateSubscription(
 export async function deleteSubscription(ctx: AppContext, brandId: string, id: string): Promise<void> {
   await ctx.db.transact(async (trx) => {
     const existing = await findSubscription(trx, brandId, id);
-    if (!existing) throw ApiError.notFound('Subscription');
-    const deliveries = trx.selectFrom('webhook_deliveries').select('id').where('subscription_id', '=', id);
-    await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveries).execute();
-    await trx.deleteFrom('webhook_deliveries').where('subscription_id', '=', id).execute();
+    if (!existing) throw new NotFoundError('Subscription');
+    await deleteDeliveriesOf(trx, webhookTarget.kind, id);
     await trx.deleteFrom('webhook_subscriptions').where('id', '=', id).execute();
-  });
-}
-
-/**
- * Queues a finished (succeeded or failed) delivery again: same delivery id, same event and
- * body, a fresh retry sequence; attempt numbers in the log continue.
- */
-export async function redeliver(ctx: AppContext, brandId: string, id: string): Promise<DeliveryRow> {
-  return ctx.db.transact(async (trx) => {
-    const row = await findDelivery(trx, brandId, id);
-    if (!row) throw ApiError.notFound('Delivery');
-    if (row.status !== 'succeeded' && row.status !== 'failed') {
-      throw ApiError.conflict(`Only succeeded or failed deliveries can be redelivered; this one is ${row.status}.`);
-    }
-    const now = ctx.clock.now();
-    const changes = {
-      status: 'attempting' as const,
-      attempt_base: row.attempt_count,
-      next_attempt_at: now,
-      lease_until: null,
-      lease_owner: null,
-      updated_at: now,
-    };
-    await trx.updateTable('webhook_deliveries').set(changes).where('id', '=', id).execute();
-    await announceDeliveries(ctx, trx);
-    return { ...row, ...changes };
   });
 }

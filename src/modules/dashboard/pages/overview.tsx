@@ -67,11 +67,17 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
       failingSubscriptions(q, brand.id, now - FAILING_WINDOW_MS, ATTENTION_ROWS),
       countByStatus(q, 'partners', brand.id, 'applicant'),
     ]);
-    const byDay = new Map(report.data.map((row) => [row.day ?? '', row]));
+    // Money is shown per currency, never added across them; the trend shows the brand's own
+    // currency (or the only one there is).
+    const totals = report.totalsByCurrency;
+    const chartCurrency = (totals.find((t) => t.currency === brand.currency) ?? totals[0])?.currency ?? brand.currency;
+    const daysIn = (currency: string) =>
+      new Map(report.data.filter((row) => row.currency === currency).map((row) => [row.day ?? '', row]));
+    const byDay = daysIn(chartCurrency);
     const days = Array.from({ length: RANGE_DAYS }, (_, i) => formatDay(addDays(parseDay(from), i)));
-    const zero: Metrics = { ...report.totals };
+    const zero: Metrics = { ...report.totalsByCurrency[0]! };
     for (const key of Object.keys(zero) as Array<keyof Metrics>) zero[key] = 0;
-    const todayMetrics = byDay.get(today) ?? zero;
+    const suffix = (currency: string) => (totals.length > 1 ? ` in ${currency}` : '');
     const [offers, partners] = await Promise.all([
       offerNames(
         q,
@@ -84,7 +90,7 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
         [...pending, ...risky].map((r) => r.partner_id),
       ),
     ]);
-    const cur = brand.currency;
+    const cur = chartCurrency;
     const tz = brand.timezone;
 
     const pendingTable = (
@@ -183,12 +189,26 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
               </a>
             </p>
           </div>
-          <Cards heading={`Today (${day(today)})`} id="today" metrics={todayMetrics} currency={cur} />
-          <Cards heading={`Last ${RANGE_DAYS} days`} id="month" metrics={report.totals} currency={cur} />
+          {totals.map((t) => (
+            <Cards
+              heading={`Today (${day(today)})${suffix(t.currency)}`}
+              id={`today-${t.currency}`}
+              metrics={daysIn(t.currency).get(today) ?? zero}
+              currency={t.currency}
+            />
+          ))}
+          {totals.map((t) => (
+            <Cards
+              heading={`Last ${RANGE_DAYS} days${suffix(t.currency)}`}
+              id={`month-${t.currency}`}
+              metrics={t}
+              currency={t.currency}
+            />
+          ))}
           <h2>Trend</h2>
           <BarChart
             id="trend"
-            title={`Revenue and payout per day, ${day(from)} to ${day(today)}`}
+            title={`Revenue and payout per day (${cur}), ${day(from)} to ${day(today)}`}
             labels={days.map((d) => day(d, true))}
             series={[
               { label: 'Revenue', values: days.map((d) => byDay.get(d)?.revenueCents ?? 0) },

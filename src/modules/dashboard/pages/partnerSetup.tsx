@@ -5,8 +5,9 @@
 import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../../context.js';
-import { ApiError } from '../../../http/errors.js';
+import { ApiError, toApiError } from '../../../http/errors.js';
 import type { ConversionRow } from '../../conversions/repository.js';
+import { Sender } from '../../deliveries/sender.js';
 import { CreatePartnerBody } from '../../partners/schemas.js';
 import { createPartner } from '../../partners/service.js';
 import { fillPostbackMacros } from '../../postbacks/macros.js';
@@ -18,7 +19,6 @@ import {
   type PostbackRow,
   updatePostback,
 } from '../../postbacks/service.js';
-import { Sender } from '../../webhooks/sender.js';
 import { Field, FormBody, IdParams, ListField, text, validateAgainst } from '../forms.js';
 import { type DashboardApp, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
@@ -188,6 +188,12 @@ function sampleConversion(partnerId: string, offerId: string | null, now: number
     rejected_at: null,
     rejection_reason: null,
     local_day: '',
+    local_hour: '',
+    country: null,
+    device_type: null,
+    os: null,
+    browser: null,
+    referrer_host: null,
     created_at: now,
   };
 }
@@ -208,8 +214,9 @@ export function partnerSetupRoutes(app: DashboardApp, ctx: AppContext): void {
         text: `${row.name} is added and active.`,
       });
     } catch (error) {
-      if (!(error instanceof ApiError) || error.status >= 500) throw error;
-      return redirectWithFlash(reply, '/dashboard/partners', { kind: 'error', text: error.message });
+      const refused = toApiError(error);
+      if (refused.status >= 500) throw error;
+      return redirectWithFlash(reply, '/dashboard/partners', { kind: 'error', text: refused.message });
     }
   });
 

@@ -1,6 +1,7 @@
 /** Turns the reports page's query into a buildReport call, and its rows into CSV. */
 import { type Static, Type } from '@sinclair/typebox';
 import type { AppContext } from '../../../context.js';
+import { InvalidError } from '../../../errors.js';
 import { ApiError } from '../../../http/errors.js';
 import type { Report } from '../../reports/schemas.js';
 import { buildReport } from '../../reports/service.js';
@@ -87,8 +88,8 @@ export async function runReport(ctx: AppContext, brandId: string, f: ReportFilte
     ]);
     return { ...report, offers, partners };
   } catch (error) {
-    if (error instanceof ApiError && error.details) {
-      throw ApiError.validation(error.details.map((d) => ({ ...d, path: d.path.replace(/^query\./, '') })));
+    if (error instanceof InvalidError) {
+      throw ApiError.validation(error.problems.map((d) => ({ ...d, path: d.path.replace(/^query\./, '') })));
     }
     throw error;
   }
@@ -103,8 +104,7 @@ export function csvText(value: string): string {
   return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-export function reportCsv(report: NamedReport, currency: string): string {
-  const digits = minorDigits(currency);
+export function reportCsv(report: NamedReport): string {
   const keys = [...(report.data[0] ? ['day', 'week', 'month'].filter((k) => k in report.data[0]!) : [])];
   const header = [
     ...keys,
@@ -123,6 +123,8 @@ export function reportCsv(report: NamedReport, currency: string): string {
     'currency',
   ];
   const lines = report.data.map((r) => {
+    const currency = r.currency;
+    const digits = minorDigits(currency);
     const row = r as Record<string, string | number | undefined>;
     const text = [
       ...keys.map((k) => String(row[k] ?? '')),

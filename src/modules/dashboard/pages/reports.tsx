@@ -65,9 +65,11 @@ function ReportChart({ report, currency }: { report: NamedReport; currency: stri
   // Every period of the range gets a bar, so quiet days show as gaps, not as missing days.
   if (timeKey)
     for (const key of periodsOf(report.from, report.to, timeKey)) buckets.set(key, { revenue: 0, payout: 0 });
+  // One currency per chart: amounts in different currencies are never stacked or compared.
+  const inCurrency = report.data.filter((r) => r.currency === currency);
   const rows = timeKey
-    ? report.data
-    : [...report.data].sort((a, b) => b.revenueCents - a.revenueCents).slice(0, MAX_BARS);
+    ? inCurrency
+    : [...inCurrency].sort((a, b) => b.revenueCents - a.revenueCents).slice(0, MAX_BARS);
   for (const r of rows) {
     const label = timeKey
       ? String(r[timeKey])
@@ -84,7 +86,7 @@ function ReportChart({ report, currency }: { report: NamedReport; currency: stri
   return (
     <BarChart
       id="report-chart"
-      title={timeKey ? `Revenue and payout per ${timeKey}` : `Revenue and payout, top ${labels.length} by revenue`}
+      title={`${timeKey ? `Revenue and payout per ${timeKey}` : `Revenue and payout, top ${labels.length} by revenue`} (${currency})`}
       labels={labels.map((l) => (timeKey ? day(l, timeKey !== 'month') : l.length > 18 ? `${l.slice(0, 17)}…` : l))}
       series={[
         { label: 'Revenue', values: labels.map((l) => buckets.get(l)?.revenue ?? 0) },
@@ -120,7 +122,7 @@ function ReportPager({ query, offset, hasMore }: { query: URLSearchParams; offse
 
 const METRIC_COLUMNS = ['Clicks', 'Conversions', 'Approved', 'Pending', 'Rejected', 'Revenue', 'Payout', 'Profit'];
 
-function ReportTable({ report, offset, currency }: { report: NamedReport; offset: number; currency: string }) {
+function ReportTable({ report, offset }: { report: NamedReport; offset: number }) {
   const times = TIME_UNITS.filter((u) => report.groupBy.includes(u));
   const groupCols = [
     ...times.map((u) => u[0]!.toUpperCase() + u.slice(1)),
@@ -150,18 +152,20 @@ function ReportTable({ report, offset, currency }: { report: NamedReport; offset
                 {k}
               </th>
             ))}
-            <MetricCells m={r} currency={currency} />
+            <MetricCells m={r} currency={r.currency} />
           </tr>
         );
       })}
-      foot={
-        <tr>
-          <th scope="row" colspan={groupCols.length > 0 ? String(groupCols.length) : undefined}>
-            Total
-          </th>
-          <MetricCells m={report.totals} currency={currency} />
-        </tr>
-      }
+      foot={report.totalsByCurrency
+        .map((t) => (
+          <tr>
+            <th scope="row" colspan={groupCols.length > 0 ? String(groupCols.length) : undefined}>
+              {report.totalsByCurrency.length > 1 ? `Total ${t.currency}` : 'Total'}
+            </th>
+            <MetricCells m={t} currency={t.currency} />
+          </tr>
+        ))
+        .join('')}
       empty={
         report.groupBy.length > 0 ? (
           <EmptyState title="No activity in this range">Try a longer range or fewer filters.</EmptyState>
@@ -244,7 +248,8 @@ export function reportPages(app: DashboardApp, ctx: AppContext): void {
     }
     const form = new FormView({ from: f.from || (report?.from ?? ''), to: f.to || (report?.to ?? '') }, LABELS, error);
     const offset = request.query.offset ?? 0;
-    const cur = brand.currency;
+    const currencies = report?.totalsByCurrency.map((t) => t.currency) ?? [];
+    const cur = currencies.includes(brand.currency) ? brand.currency : (currencies[0] ?? brand.currency);
     const query = filterQuery(f);
     const hasMore = report ? offset + ROWS_PER_PAGE < report.data.length : false;
     return render(request, reply, {
@@ -275,7 +280,7 @@ export function reportPages(app: DashboardApp, ctx: AppContext): void {
           ) : (
             ''
           )}
-          {report ? <ReportTable report={report} offset={offset} currency={cur} /> : <div class="table-wrap"></div>}
+          {report ? <ReportTable report={report} offset={offset} /> : <div class="table-wrap"></div>}
           <ReportPager query={query} offset={offset} hasMore={hasMore} />
         </>
       ),
@@ -288,6 +293,6 @@ export function reportPages(app: DashboardApp, ctx: AppContext): void {
     return reply
       .type('text/csv; charset=utf-8')
       .header('content-disposition', `attachment; filename="affitrack-report-${report.from}-to-${report.to}.csv"`)
-      .send(reportCsv(report, brand.currency));
+      .send(reportCsv(report));
   });
 }

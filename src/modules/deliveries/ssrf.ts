@@ -1,73 +1,37 @@
 /**
- * SSRF guard for outbound webhooks and postbacks. A target is refused when any address it
- * resolves to is not globally routable: loopback, private (RFC 1918), CGNAT, link-local
- * (including cloud metadata 169.254.169.254), unique-local, multicast, documentation,
- * unspecified or reserved — for IPv4, IPv6 and IPv4 embedded in IPv6. The check runs when
- * a URL is saved and again on the address actually dialled, so DNS answers that change
- * between the two (rebinding) are caught.
+ * SSRF guard for outbound webhooks and postbacks. A target is allowed only when every
+ * address it resolves to is global unicast: an allow-list, not a deny-list, so forms nobody
+ * thought of (SIIT `::ffff:0:a.b.c.d`, 6to4 `2002::/16`, IPv4-compatible `::a.b.c.d`…) are
+ * refused by default. IPv4: what ipaddr.js calls plain `unicast` (not loopback, private,
+ * CGNAT, link-local/metadata, multicast, documentation, benchmarking or reserved). IPv6: the
+ * global unicast block 2000::/3 (RFC 4291 §2.4; everything outside it is reserved or
+ * special) and, inside it, ipaddr.js's plain `unicast` (not Teredo, 6to4, ORCHID,
+ * documentation…). The two forms that carry an IPv4 address a client may legitimately reach
+ * — IPv4-mapped `::ffff:a.b.c.d` and NAT64 `64:ff9b::a.b.c.d` — are judged by that IPv4
+ * address. The check runs when a URL is saved and again on the address actually dialled, so
+ * DNS answers that change between the two (rebinding) are caught.
  */
 import { lookup as dnsLookup } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const blocked = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b:1::', 48],
-  ['100::', 64],
-  ['2001::', 23],
-  ['2001:db8::', 32],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-] as const) {
-  blocked.addSubnet(network, prefix, 'ipv6');
-}
-
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d), -compatible or NAT64 IPv6 address. */
-function embeddedIpv4(address: string): string | null {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|::|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted?.[1]) return dotted[1];
-  // URL parsing writes embedded IPv4 in hex (http://[::127.0.0.1]/ becomes [::7f00:1]).
-  const hex = /^(?:::ffff:|::|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (hex?.[1] && hex[2]) {
-    const hi = Number.parseInt(hex[1], 16);
-    const lo = Number.parseInt(hex[2], 16);
-    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  }
-  return null;
-}
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
 export function isPublicAddress(address: string): boolean {
+  // net.isIP first: ipaddr.js also parses the legacy IPv4 forms (`2130706433`, `0x7f.1`)
+  // that are hostnames, not literals, for a resolver.
   const family = isIP(address);
-  if (family === 4) return !blocked.check(address, 'ipv4');
-  if (family === 6) {
-    const v4 = embeddedIpv4(address);
-    if (v4) return isPublicAddress(v4);
-    return !blocked.check(address, 'ipv6');
+  if (family === 0) return false;
+  const parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv4') return parsed.range() === 'unicast';
+  const v6 = parsed as ipaddr.IPv6;
+  const range = v6.range();
+  if (range === 'ipv4Mapped') return isPublicAddress(v6.toIPv4Address().toString());
+  if (range === 'rfc6052' && v6.match(ipaddr.parseCIDR('64:ff9b::/96'))) {
+    const bytes = v6.toByteArray().slice(12);
+    return isPublicAddress(bytes.join('.'));
   }
-  return false;
+  return range === 'unicast' && v6.match(GLOBAL_UNICAST_V6);
 }
 
 export class BlockedAddressError extends Error {

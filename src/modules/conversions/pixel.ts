@@ -1,5 +1,6 @@
 /**
- * Pixel-style inbound postback, for advertisers who can only fire a URL:
+ * Pixel-style inbound postback — a way of recording conversions — for advertisers who can
+ * only fire a URL:
  * `GET /postback?token=…&click_id=…&amount=…&txn_id=…&sub1=…[&pixel=1]`. It records a
  * conversion exactly like `POST /api/v1/conversions` with `clickId` (same dedupe on txn_id,
  * same events, caps and fraud rules). Authorised by the offer's postback token — never an
@@ -9,14 +10,15 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
+import { NotFoundError } from '../../errors.js';
 import { enforceRateLimit } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
-import { errorResponses } from '../../http/schemas.js';
+import { errorResponses, KEYED_ERRORS } from '../../http/schemas.js';
 import { findClick } from '../clicks/repository.js';
-import { recordConversion } from '../conversions/service.js';
 import { findOffer, type OfferRow } from '../offers/repository.js';
+import { parseMajorUnits } from '../postbacks/macros.js';
 import { isCurrencyCode } from '../validation.js';
-import { parseMajorUnits } from './macros.js';
+import { recordConversion } from './service.js';
 
 const TOKEN_PREFIX = 'pbt_';
 const TRANSPARENT_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
@@ -32,7 +34,7 @@ export function pixelUrl(ctx: AppContext, token: string): string {
 /** The offer's token, created on first request. */
 export async function getPostbackToken(ctx: AppContext, brandId: string, offerId: string): Promise<OfferRow> {
   const offer = await findOffer(ctx.db.read, brandId, offerId);
-  if (!offer) throw ApiError.notFound('Offer');
+  if (!offer) throw new NotFoundError('Offer');
   if (offer.postback_token) return offer;
   return rotatePostbackToken(ctx, brandId, offerId, true);
 }
@@ -46,7 +48,7 @@ export async function rotatePostbackToken(
 ): Promise<OfferRow> {
   return ctx.db.transact(async (trx) => {
     const offer = await findOffer(trx, brandId, offerId);
-    if (!offer) throw ApiError.notFound('Offer');
+    if (!offer) throw new NotFoundError('Offer');
     if (onlyIfMissing && offer.postback_token) return offer;
     const token = newPostbackToken();
     await trx.updateTable('offers').set({ postback_token: token }).where('id', '=', offer.id).execute();
@@ -141,6 +143,47 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
         if (q.pixel === '1' || q.pixel === 'true') return reply.type('image/gif').send(TRANSPARENT_GIF);
         return reply.type('text/plain; charset=utf-8').send('OK');
       },
+    );
+  };
+}
+
+const PostbackToken = Type.Object({
+  offerId: Type.String(),
+  token: Type.String(),
+  postbackUrl: Type.String({ description: 'Ready-made pixel postback URL with the macros advertisers fill in.' }),
+});
+
+/** The offer's pixel token, behind the API key (mounted under /api/v1). */
+export function pixelTokenRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    const security = [{ bearerAuth: [] }];
+    const tags = ['postbacks'];
+    const params = Type.Object({ id: Type.String() });
+    const response = { 200: PostbackToken, ...errorResponses(...KEYED_ERRORS, 404) };
+    const toToken = (offer: { id: string; postback_token: string | null }) => ({
+      offerId: offer.id,
+      token: offer.postback_token ?? '',
+      postbackUrl: pixelUrl(ctx, offer.postback_token ?? ''),
+    });
+    app.get(
+      '/offers/:id/postback-token',
+      {
+        schema: {
+          tags,
+          summary: "The offer's pixel postback token (created on first request).",
+          security,
+          params,
+          response,
+        },
+      },
+      async (request) => toToken(await getPostbackToken(ctx, request.auth.brandId, request.params.id)),
+    );
+    app.post(
+      '/offers/:id/postback-token',
+      {
+        schema: { tags, summary: 'Rotate the token: the old one is refused from now on.', security, params, response },
+      },
+      async (request) => toToken(await rotatePostbackToken(ctx, request.auth.brandId, request.params.id)),
     );
   };
 }

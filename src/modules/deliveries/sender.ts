@@ -5,6 +5,7 @@
  */
 import { Agent, request } from 'undici';
 import { assertLiteralAllowed, guardedLookup } from './ssrf.js';
+import type { OutgoingRequest } from './target.js';
 
 /** Bytes of a receiver's answer kept for the delivery log (spec: the first 16 KiB). */
 export const RESPONSE_BODY_LIMIT = 16 * 1024;
@@ -14,13 +15,6 @@ export interface AttemptOutcome {
   latencyMs: number;
   responseBody: string | null;
   error: string | null;
-}
-
-export interface OutgoingRequest {
-  url: string;
-  method: 'POST' | 'GET';
-  headers: Record<string, string>;
-  body: string | null;
 }
 
 export class Sender {

@@ -1,0 +1,188 @@
+/**
+ * Turns Ajv's errors into the API's `details`: one entry per problem, each with the field's
+ * path and a message that names what is allowed. Ajv reports a failed union (TypeBox's
+ * `Union` of literals, or `Nullable`) as one error per branch ("must be equal to constant"
+ * nine times) plus one for the union; those are folded into a single "must be one of …".
+ */
+import type { ErrorDetail } from './errors.js';
+
+export interface AjvIssue {
+  instancePath: string;
+  schemaPath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+  /** Present because the validators are compiled with `verbose: true`. */
+  parentSchema?: SchemaLike;
+}
+
+interface SchemaLike {
+  const?: unknown;
+  enum?: unknown[];
+  anyOf?: SchemaLike[];
+  oneOf?: SchemaLike[];
+  type?: string | string[];
+  format?: string;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  pattern?: string;
+}
+
+/** What each format means, in words a client can act on. */
+export const FORMAT_TEXT: Record<string, string> = {
+  'date-time': 'an ISO 8601 date-time with a zone, such as 2026-11-21T10:00:00.000Z',
+  date: 'a date as YYYY-MM-DD',
+  email: 'an email address',
+  uri: 'an absolute URI',
+  'http-url': 'an absolute http(s) URL',
+  currency: 'an ISO 4217 currency code such as USD (any case)',
+  'time-zone': 'an IANA time zone such as Europe/Berlin',
+  day: 'a date as YYYY-MM-DD',
+};
+
+function quote(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+function range(schema: SchemaLike): string {
+  const { minimum, maximum } = schema;
+  if (minimum !== undefined && maximum !== undefined) return ` from ${minimum} to ${maximum}`;
+  if (minimum !== undefined) return ` of at least ${minimum}`;
+  if (maximum !== undefined) return ` of at most ${maximum}`;
+  return '';
+}
+
+function length(schema: SchemaLike): string {
+  const { minLength, maxLength } = schema;
+  if (minLength !== undefined && maxLength !== undefined) {
+    return minLength === maxLength ? ` of ${minLength} characters` : ` of ${minLength} to ${maxLength} characters`;
+  }
+  if (maxLength !== undefined) return ` of at most ${maxLength} characters`;
+  if (minLength !== undefined) return ` of at least ${minLength} characters`;
+  return '';
+}
+
+/** A schema in words: `one of "active", "paused"`, `an integer from 1 to 100 or null`. */
+export function describeSchema(schema: SchemaLike): string {
+  if ('const' in schema) return quote(schema.const);
+  if (schema.enum) return `one of ${schema.enum.map(quote).join(', ')}`;
+  const branches = schema.anyOf ?? schema.oneOf;
+  if (branches) {
+    const constants = branches.filter((b) => 'const' in b);
+    const others = branches.filter((b) => !('const' in b));
+    const parts = others.map(describeSchema);
+    if (constants.length > 0) parts.unshift(`one of ${constants.map((b) => quote(b.const)).join(', ')}`);
+    return parts.join(' or ');
+  }
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  switch (type) {
+    case 'null':
+      return 'null';
+    case 'string':
+      if (schema.format) return FORMAT_TEXT[schema.format] ?? `a string in ${schema.format} format`;
+      return `a string${length(schema)}`;
+    case 'integer':
+      return `an integer${range(schema)}`;
+    case 'number':
+      return `a number${range(schema)}`;
+    case 'boolean':
+      return 'true or false';
+    case 'array':
+      return 'a list';
+    case 'object':
+      return 'an object';
+    default:
+      return 'a valid value';
+  }
+}
+
+const TYPE_TEXT: Record<string, string> = {
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+  array: 'a list',
+  object: 'an object',
+  null: 'null',
+};
+
+function messageOf(issue: AjvIssue): string {
+  const { params, parentSchema } = issue;
+  switch (issue.keyword) {
+    case 'anyOf':
+    case 'oneOf':
+      return parentSchema ? `must be ${describeSchema(parentSchema)}` : 'matches none of the allowed forms';
+    case 'enum':
+    case 'const':
+      return parentSchema ? `must be ${describeSchema(parentSchema)}` : (issue.message ?? 'is not allowed');
+    case 'type': {
+      const expected = String(params.type)
+        .split(',')
+        .map((t) => TYPE_TEXT[t] ?? t);
+      return `must be ${expected.join(' or ')}`;
+    }
+    case 'format':
+      return `must be ${FORMAT_TEXT[String(params.format)] ?? `in ${String(params.format)} format`}`;
+    case 'minLength':
+      return `must be at least ${String(params.limit)} character${params.limit === 1 ? '' : 's'} long`;
+    case 'maxLength':
+      return `must be at most ${String(params.limit)} characters long`;
+    case 'minimum':
+      return `must be at least ${String(params.limit)}`;
+    case 'maximum':
+      return `must be at most ${String(params.limit)}`;
+    case 'minItems':
+      return `must list at least ${String(params.limit)} item${params.limit === 1 ? '' : 's'}`;
+    case 'maxItems':
+      return `must list at most ${String(params.limit)} items`;
+    case 'maxProperties':
+      return `must have at most ${String(params.limit)} keys`;
+    case 'uniqueItems':
+      return `must not list the same item twice (items ${String(params.j)} and ${String(params.i)} are equal)`;
+    case 'pattern':
+      return `must match the pattern ${String(params.pattern)}`;
+    default:
+      return issue.message ?? 'is invalid';
+  }
+}
+
+function fieldOf(instancePath: string): string {
+  return instancePath
+    .replace(/^\//, '')
+    .split('/')
+    .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .join('.');
+}
+
+/** Ajv's errors of one request part (`body`, `querystring`, `params`) as API details. */
+export function detailsFromAjv(issues: AjvIssue[], part: string | undefined): ErrorDetail[] {
+  const prefix = part === 'body' || !part ? '' : part === 'querystring' ? 'query' : part;
+  // Branch errors of a failed union are replaced by the union's own error.
+  const unions = issues.filter((i) => i.keyword === 'anyOf' || i.keyword === 'oneOf').map((i) => `${i.schemaPath}/`);
+  const details: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  for (const issue of issues) {
+    if (unions.some((union) => issue.schemaPath.startsWith(union))) continue;
+    let field = fieldOf(issue.instancePath);
+    let message: string;
+    if (issue.keyword === 'additionalProperties') {
+      const extra = String(issue.params.additionalProperty);
+      field = field ? `${field}.${extra}` : extra;
+      message = 'is not a known field';
+    } else if (issue.keyword === 'required') {
+      const missing = String(issue.params.missingProperty);
+      field = field ? `${field}.${missing}` : missing;
+      message = 'is required';
+    } else {
+      message = messageOf(issue);
+    }
+    const path = [prefix, field].filter(Boolean).join('.');
+    const key = `${path}\n${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    details.push({ path, message });
+  }
+  return details;
+}

@@ -1,0 +1,135 @@
+/**
+ * Every click and every change of a conversion appends one fact — its report counters with
+ * the brand-local day and hour, offer, partner, currency and attributes — in the caller's
+ * transaction: one narrow insert, the only analytics cost on the tracking link. The fold
+ * job (fold.ts) sums facts into analytics_rollups later; reports add the facts not folded
+ * yet, so they are exact at any moment.
+ */
+import type { Queryable } from '../../db/database.js';
+import { preparedInsert } from '../../db/prepared.js';
+import type { ClickTable, ConversionTable } from '../../db/schema.js';
+
+export interface FactRow {
+  brand_id: string;
+  day: string;
+  hour: string | null;
+  offer_id: string;
+  partner_id: string;
+  currency: string;
+  country: string | null;
+  device_type: string | null;
+  os: string | null;
+  browser: string | null;
+  referrer_host: string | null;
+  sub1: string | null;
+  sub2: string | null;
+  sub3: string | null;
+  sub4: string | null;
+  sub5: string | null;
+  clicks: number;
+  pending: number;
+  approved: number;
+  rejected: number;
+  revenue_cents: number;
+  payout_cents: number;
+}
+
+const FACT_COLUMNS = [
+  'brand_id',
+  'day',
+  'hour',
+  'offer_id',
+  'partner_id',
+  'currency',
+  'country',
+  'device_type',
+  'os',
+  'browser',
+  'referrer_host',
+  'sub1',
+  'sub2',
+  'sub3',
+  'sub4',
+  'sub5',
+  'clicks',
+  'pending',
+  'approved',
+  'rejected',
+  'revenue_cents',
+  'payout_cents',
+] as const satisfies ReadonlyArray<keyof FactRow>;
+
+const factInsert = preparedInsert<FactRow>('analytics_facts', FACT_COLUMNS);
+
+type Attributed = Pick<
+  ClickTable,
+  'brand_id' | 'offer_id' | 'partner_id' | 'country' | 'device_type' | 'os' | 'browser' | 'referrer_host'
+> &
+  Pick<ClickTable, 'sub1' | 'sub2' | 'sub3' | 'sub4' | 'sub5'>;
+
+function attributes(row: Attributed) {
+  return {
+    brand_id: row.brand_id,
+    offer_id: row.offer_id,
+    partner_id: row.partner_id,
+    country: row.country,
+    device_type: row.device_type,
+    os: row.os,
+    browser: row.browser,
+    referrer_host: row.referrer_host,
+    sub1: row.sub1,
+    sub2: row.sub2,
+    sub3: row.sub3,
+    sub4: row.sub4,
+    sub5: row.sub5,
+  };
+}
+
+/**
+ * A click counts in its offer's currency (the currency its conversions are expected in), on
+ * the brand-local day and hour it was made.
+ */
+export async function recordClickFact(
+  q: Queryable,
+  click: Attributed,
+  at: { day: string; hour: string; currency: string },
+): Promise<void> {
+  await factInsert.execute(q, {
+    ...attributes(click),
+    day: at.day,
+    hour: at.hour,
+    currency: at.currency,
+    clicks: 1,
+    pending: 0,
+    approved: 0,
+    rejected: 0,
+    revenue_cents: 0,
+    payout_cents: 0,
+  });
+}
+
+export interface ConversionDelta {
+  pending?: number;
+  approved?: number;
+  rejected?: number;
+  revenueCents?: number;
+  payoutCents?: number;
+}
+
+type ConversionFacts = Attributed & Pick<ConversionTable, 'local_day' | 'local_hour' | 'currency'>;
+
+/** A conversion's change (created, approved, rejected) counts on the day and hour it was created. */
+export async function recordConversionFact(q: Queryable, row: ConversionFacts, delta: ConversionDelta): Promise<void> {
+  await factInsert.execute(q, {
+    ...attributes(row),
+    day: row.local_day,
+    hour: row.local_hour,
+    currency: row.currency,
+    clicks: 0,
+    pending: delta.pending ?? 0,
+    approved: delta.approved ?? 0,
+    rejected: delta.rejected ?? 0,
+    revenue_cents: delta.revenueCents ?? 0,
+    payout_cents: delta.payoutCents ?? 0,
+  });
+}

@@ -1,0 +1,192 @@
+/**
+ * Claiming due deliveries. A claim marks due deliveries with a lease (owner + expiry); the
+ * UPDATE re-checks the lease, so when two workers pick the same row only one gets it
+ * (PostgreSQL re-evaluates the condition after the row lock; SQLite has a single writer).
+ * A lease ends when it expires or, sooner, when its owner's heartbeat stops
+ * (heartbeat.ts): a killed worker's deliveries are taken over within seconds, a slow but
+ * living worker keeps its own. Most deliveries are never claimed here: the transaction that
+ * creates them leases them to the process that committed it (fanout.ts); claiming is for
+ * retries, redeliveries, other processes' work and whatever the local queues could not take.
+ */
+import { PostgresAdapter, sql } from 'kysely';
+import type { AppContext } from '../../context.js';
+import { prepared } from '../../db/prepared.js';
+import type { Trx } from '../../db/types.js';
+import { DEAD_AFTER_MS, recordHeartbeat } from './heartbeat.js';
+import type { SendableDelivery } from './target.js';
+
+export interface ClaimOptions {
+  owner: string;
+  /** Deliveries to claim at most (free global slots). */
+  limit: number;
+  leaseMs: number;
+  /** Targets (`kind:targetId` keys, see targetKey) not to claim for: their slots are full. */
+  excludeTargets?: string[];
+  /** Deliveries to claim at most for one target (its free slots); default `limit`. */
+  slotsFor?: (key: string) => number;
+  /** Send-time details of the claimed deliveries' targets; by kind, then target id. */
+  onDetails?: (kind: string, details: Map<string, unknown>) => void;
+}
+
+export const targetKey = (kind: string, targetId: string) => `${kind}:${targetId}`;
+
+/** Targets with unfinished deliveries: a loose index scan, one probe per target. */
+const TARGETS_WITH_WORK = sql<{ id: string }>`
+  with recursive subs(id) as (
+    select min(subscription_id) from webhook_deliveries where next_attempt_at is not null
+    union all
+    select (select min(subscription_id) from webhook_deliveries
+            where next_attempt_at is not null and subscription_id > subs.id)
+    from subs where subs.id is not null
+  )
+  select id from subs where id is not null`;
+
+const dueOfTarget = prepared(4, (q, targetId: string, now: number, aliveSince: number, limit: number) => {
+  const due = q
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'kind'])
+    .where('subscription_id', '=', targetId)
+    .where('next_attempt_at', '<=', now)
+    .where((eb) =>
+      eb.or([
+        eb('lease_until', 'is', null),
+        eb('lease_until', '<=', now),
+        eb(
+          'lease_owner',
+          'not in',
+          eb.selectFrom('delivery_workers').select('id').where('heartbeat_at', '>', aliveSince),
+        ),
+      ]),
+    )
+    .orderBy('next_attempt_at')
+    .limit(limit);
+  // PostgreSQL: rows another worker is claiming right now are skipped, so concurrent
+  // workers share a target's backlog instead of queueing on the same rows.
+  return q.getExecutor().adapter instanceof PostgresAdapter ? due.forUpdate().skipLocked() : due;
+});
+
+/**
+ * Claims due deliveries target by target, each up to its free slots, so a receiver with a
+ * large backlog (dead, slow or paused) costs one index probe, never a scan of its backlog.
+ * Deliveries of a paused target (one its kind leaves out of `details`) wait.
+ */
+export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions): Promise<SendableDelivery[]> {
+  const now = ctx.clock.now();
+  const aliveSince = now - DEAD_AFTER_MS;
+  const excluded = new Set(options.excludeTargets ?? []);
+  const targets = ctx.deliveries.targets;
+  return ctx.db.transact(async (trx) => {
+    // Claiming proves this worker alive: a lease it takes is never mistaken for a dead one's.
+    await recordHeartbeat(trx, options.owner, now);
+    const withWork = (await TARGETS_WITH_WORK.execute(trx)).rows.map((r) => r.id);
+    if (withWork.length === 0) return [];
+    // Due rows per target, found first; which targets are paused is asked per kind after.
+    const candidates: Array<{ id: string; kind: string; targetId: string }> = [];
+    // Start at a different target each time so none is always served last.
+    const start = Math.floor(Math.random() * withWork.length);
+    for (let i = 0; i < withWork.length && candidates.length < options.limit; i++) {
+      const targetId = withWork[(start + i) % withWork.length] as string;
+      const rows = await dueOfTarget.execute(trx, targetId, now, aliveSince, options.limit - candidates.length);
+      let taken = 0;
+      for (const row of rows) {
+        const key = targetKey(row.kind, targetId);
+        if (excluded.has(key)) continue;
+        const slots = options.slotsFor?.(key) ?? options.limit;
+        if (taken >= slots) break;
+        taken += 1;
+        candidates.push({ id: row.id, kind: row.kind, targetId });
+      }
+    }
+    if (candidates.length === 0) return [];
+    const chosen: string[] = [];
+    for (const [kind, ids] of groupBy(candidates, (c) => c.kind)) {
+      const target = targets.get(kind);
+      if (!target) {
+        ctx.logger.error({ kind }, 'deliveries of an unregistered kind wait');
+        continue;
+      }
+      const details = await target.details(trx, [...new Set(ids.map((c) => c.targetId))]);
+      options.onDetails?.(kind, details);
+      for (const c of ids) if (details.has(c.targetId)) chosen.push(c.id);
+    }
+    if (chosen.length === 0) return [];
+    // The lease condition again: on PostgreSQL another worker may have claimed a row since
+    // it was read; its lease makes this UPDATE skip the row, so each row has one owner.
+    const claimed = await trx
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({
+        status: 'attempting',
+        lease_until: now + options.leaseMs,
+        lease_owner: options.owner,
+        unrecorded_sends: eb('unrecorded_sends', '+', 1),
+      }))
+      .where('id', 'in', chosen)
+      .where((eb) =>
+        eb.or([
+          eb('lease_until', 'is', null),
+          eb('lease_until', '<=', now),
+          eb(
+            'lease_owner',
+            'not in',
+            eb.selectFrom('delivery_workers').select('id').where('heartbeat_at', '>', aliveSince),
+          ),
+        ]),
+      )
+      .where('next_attempt_at', '<=', now)
+      .returning('id')
+      .execute();
+    if (claimed.length === 0) return [];
+    return loadClaimed(
+      trx,
+      claimed.map((c) => c.id),
+    );
+  });
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const group = groups.get(k);
+    if (group) group.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
+}
+
+async function loadClaimed(trx: Trx, ids: string[]): Promise<SendableDelivery[]> {
+  const rows = await trx
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .select([
+      'd.id',
+      'd.kind',
+      'd.brand_id',
+      'd.subscription_id',
+      'd.event_id',
+      'd.event',
+      'd.attempt_count',
+      'd.attempt_base',
+      'd.unrecorded_sends',
+      'd.target_url',
+      'd.method',
+      'e.payload',
+    ])
+    .where('d.id', 'in', ids)
+    .orderBy('d.next_attempt_at')
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    targetId: r.subscription_id,
+    brandId: r.brand_id,
+    eventId: r.event_id,
+    event: r.event,
+    payload: r.payload,
+    requestUrl: r.target_url,
+    method: r.method,
+    attemptCount: r.attempt_count,
+    attemptBase: r.attempt_base,
+    unrecordedSends: r.unrecorded_sends,
+  }));
+}

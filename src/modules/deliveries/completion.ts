@@ -1,0 +1,236 @@
+/**
+ * Recording attempts: the attempt row and the delivery's next state, fenced by the lease
+ * owner, so a worker whose lease was taken over cannot overwrite the newer state. Outcomes
+ * that finish while a write is under way are written together in one transaction (one
+ * commit, one fsync, for many attempts); the dispatcher never waits on it to send more.
+ */
+import type { AppContext } from '../../context.js';
+import { prepared, preparedInsert } from '../../db/prepared.js';
+import type { WebhookAttemptTable } from '../../db/schema.js';
+import type { Trx } from '../../db/types.js';
+import type { AttemptOutcome } from './sender.js';
+import type { SendableDelivery } from './target.js';
+
+export type Verdict =
+  | { status: 'succeeded' | 'failed'; nextAttemptAt: null }
+  | { status: 'retry_scheduled'; nextAttemptAt: number };
+
+/**
+ * DESIGN §5: 2xx succeeds; otherwise, after failed attempt n of the current sequence, the
+ * next waits delays[n-1] (the last delay repeats if attempts outnumber delays), and a
+ * failed attempt n = maxAttempts marks the delivery failed.
+ */
+export function decideNext(
+  outcome: AttemptOutcome,
+  attemptInSequence: number,
+  now: number,
+  delays: number[],
+  maxAttempts: number,
+): Verdict {
+  if (outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300) {
+    return { status: 'succeeded', nextAttemptAt: null };
+  }
+  if (attemptInSequence >= maxAttempts) return { status: 'failed', nextAttemptAt: null };
+  const delay = delays[Math.min(attemptInSequence - 1, delays.length - 1)] ?? 0;
+  return { status: 'retry_scheduled', nextAttemptAt: now + delay };
+}
+
+/**
+ * Text as both databases store it alike: PostgreSQL's text cannot hold NUL (it refuses the
+ * whole row), and a lone UTF-16 surrogate would be replaced differently by each driver. A
+ * receiver's answer may contain anything, so its bytes are made storable, never refused.
+ */
+export function storableText(text: string | null): string | null {
+  return text === null ? null : text.replaceAll('\u0000', '\uFFFD').toWellFormed();
+}
+
+export const UNSTORABLE_ANSWER = "the receiver's answer could not be stored";
+
+const finishAttempt = prepared(
+  6,
+  (
+    q,
+    status: Verdict['status'],
+    number: number,
+    nextAttemptAt: number | null,
+    now: number,
+    id: string,
+    owner: string,
+  ) =>
+    q
+      .updateTable('webhook_deliveries')
+      .set({
+        status,
+        attempt_count: number,
+        next_attempt_at: nextAttemptAt,
+        lease_until: null,
+        lease_owner: null,
+        unrecorded_sends: 0,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .where('lease_owner', '=', owner)
+      .returning('id'),
+);
+
+const attemptInsert = preparedInsert<WebhookAttemptTable>('webhook_attempts', [
+  'delivery_id',
+  'number',
+  'attempted_at',
+  'status_code',
+  'latency_ms',
+  'response_body',
+  'error',
+]);
+
+interface Completion {
+  delivery: SendableDelivery;
+  owner: string;
+  verdict: Verdict;
+  now: number;
+  attempt: WebhookAttemptTable;
+}
+
+function completion(
+  ctx: AppContext,
+  delivery: SendableDelivery,
+  owner: string,
+  attemptedAt: number,
+  outcome: AttemptOutcome,
+  forced?: Verdict,
+): Completion {
+  const number = delivery.attemptCount + 1;
+  const now = ctx.clock.now();
+  const verdict =
+    forced ??
+    decideNext(
+      outcome,
+      number - delivery.attemptBase,
+      now,
+      ctx.config.webhookRetryDelaysMs,
+      ctx.config.webhookMaxAttempts,
+    );
+  return {
+    delivery,
+    owner,
+    verdict,
+    now,
+    attempt: {
+      delivery_id: delivery.id,
+      number,
+      attempted_at: attemptedAt,
+      status_code: outcome.statusCode,
+      latency_ms: outcome.latencyMs,
+      response_body: storableText(outcome.responseBody),
+      error: storableText(outcome.error),
+    },
+  };
+}
+
+/** Writes one completion in `trx`; false when the lease was lost meanwhile. */
+async function write(trx: Trx, c: Completion): Promise<boolean> {
+  const [updated] = await finishAttempt.execute(
+    trx,
+    c.verdict.status,
+    c.attempt.number,
+    c.verdict.nextAttemptAt,
+    c.now,
+    c.delivery.id,
+    c.owner,
+  );
+  if (!updated) return false;
+  await attemptInsert.execute(trx, c.attempt);
+  return true;
+}
+
+/**
+ * Writes one completion on its own. If the attempt cannot be stored as it is, it is stored
+ * without the receiver's answer (the reason in `error`), so the schedule always moves on: an
+ * unstorable answer must never turn into resending the delivery at every lease expiry.
+ */
+async function writeAlone(ctx: AppContext, c: Completion): Promise<boolean> {
+  try {
+    return await ctx.db.transact((trx) => write(trx, c));
+  } catch (error) {
+    ctx.logger.error(
+      { err: error, deliveryId: c.delivery.id },
+      'could not store an attempt; storing it without the answer',
+    );
+    const bare = { ...c, attempt: { ...c.attempt, response_body: null, error: UNSTORABLE_ANSWER } };
+    return ctx.db.transact((trx) => write(trx, bare));
+  }
+}
+
+/** Records one attempt and the delivery's new state; false when the lease was lost meanwhile. */
+export async function completeAttempt(
+  ctx: AppContext,
+  delivery: SendableDelivery,
+  owner: string,
+  attemptedAt: number,
+  outcome: AttemptOutcome,
+  forced?: Verdict,
+): Promise<{ recorded: boolean; verdict: Verdict }> {
+  const c = completion(ctx, delivery, owner, attemptedAt, outcome, forced);
+  return { recorded: await writeAlone(ctx, c), verdict: c.verdict };
+}
+
+/**
+ * Batches completions: those that arrive while a batch is being written go into the next
+ * one. A batch is one transaction; if it fails, each of its completions is written alone
+ * (so one bad row cannot keep the others from being recorded).
+ */
+export class CompletionBatcher {
+  private queue: Array<{ c: Completion; resolve: (recorded: boolean) => void; reject: (e: unknown) => void }> = [];
+  private flushing: Promise<void> | null = null;
+
+  constructor(private readonly ctx: AppContext) {}
+
+  complete(
+    delivery: SendableDelivery,
+    owner: string,
+    attemptedAt: number,
+    outcome: AttemptOutcome,
+    forced?: Verdict,
+  ): Promise<{ recorded: boolean; verdict: Verdict }> {
+    const c = completion(this.ctx, delivery, owner, attemptedAt, outcome, forced);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ c, resolve: (recorded) => resolve({ recorded, verdict: c.verdict }), reject });
+      if (!this.flushing) this.flushing = this.flushLoop();
+    });
+  }
+
+  async drain(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  private async flushLoop(): Promise<void> {
+    // Yield once so completions of the same turn join the first batch.
+    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, MAX_COMPLETIONS_PER_BATCH);
+        try {
+          const recorded = await this.ctx.db.transact(async (trx) => {
+            const results: boolean[] = [];
+            for (const { c } of batch) results.push(await write(trx, c));
+            return results;
+          });
+          for (const [i, item] of batch.entries()) item.resolve(recorded[i] ?? false);
+        } catch {
+          for (const item of batch) {
+            try {
+              item.resolve(await writeAlone(this.ctx, item.c));
+            } catch (error) {
+              item.reject(error);
+            }
+          }
+        }
+      }
+    } finally {
+      this.flushing = null;
+    }
+  }
+}
+
+/** Completions per transaction at most, so one batch does not hold the writer for long. */
+const MAX_COMPLETIONS_PER_BATCH = 256;

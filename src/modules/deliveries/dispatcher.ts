@@ -1,0 +1,359 @@
+/**
+ * The delivery engine's worker: it sends deliveries with bounded concurrency — globally and
+ * per target, so a slow or dead receiver only ever ties up its own slots — and records
+ * every attempt. It never holds a transaction open during an HTTP call.
+ *
+ * Work reaches it two ways. New deliveries committed in this process arrive in memory,
+ * already leased to it by their creating transaction (fanout.ts), into a lane per target
+ * that holds at most two rounds of that target's slots. Everything else — retries coming
+ * due, redeliveries, other processes' deliveries, dead workers' leases, what the lanes had
+ * no room for — is claimed from the database (claims.ts); the claim loop wakes on an
+ * in-process signal, on PostgreSQL NOTIFY, when a slot frees, and otherwise polls briefly.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AppContext } from '../../context.js';
+import type { Job } from '../../worker/worker.js';
+import { claimDueDeliveries, targetKey } from './claims.js';
+import { CompletionBatcher } from './completion.js';
+import { DELIVERY_CHANNEL } from './fanout.js';
+import { forgetDeadWorkers, HEARTBEAT_MS, recordHeartbeat, removeWorker } from './heartbeat.js';
+import type { LocalDispatch } from './registry.js';
+import { type AttemptOutcome, Sender } from './sender.js';
+import type { SendableDelivery } from './target.js';
+
+/** Poll for due retries this often when nothing wakes the dispatcher sooner. */
+const DEFAULT_POLL_MS = 200;
+/**
+ * Sends of one delivery whose outcome could not be recorded (storage refusing it, the
+ * process dying mid-send) before the engine stops trying: the delivery is then marked failed
+ * and logged, instead of being resent at every lease expiry. Crashes make one or two of
+ * these in a row at most; five means something keeps failing.
+ */
+export const MAX_UNRECORDED_SENDS = 5;
+/** Beats between two sweeps of long-dead workers' rows. */
+const SWEEP_EVERY_BEATS = 600;
+
+export interface DispatcherOptions {
+  pollMs?: number;
+  sender?: Sender;
+}
+
+interface Queued {
+  delivery: SendableDelivery;
+  details: unknown;
+}
+
+/** One target's deliveries in this process: sending, reserved by uncommitted fan-outs, waiting. */
+interface Lane {
+  key: string;
+  inflight: number;
+  reserved: number;
+  waiting: Queued[];
+}
+
+export class Dispatcher implements Job, LocalDispatch {
+  readonly name = 'delivery-dispatcher';
+  readonly owner = randomUUID();
+  private readonly sender: Sender;
+  private readonly completions: CompletionBatcher;
+  private readonly pollMs: number;
+  private readonly attempts = new Set<Promise<void>>();
+  private readonly lanes = new Map<string, Lane>();
+  /** Lanes with waiting deliveries that a free global slot may serve. */
+  private readonly starved = new Set<Lane>();
+  private sending = 0;
+  private queued = 0;
+  private reservedTotal = 0;
+  private woken = false;
+  private stopped: Promise<void> | null = null;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(
+    private readonly ctx: AppContext,
+    options: DispatcherOptions = {},
+  ) {
+    this.sender = options.sender ?? new Sender(ctx.config.webhookTimeoutMs, ctx.config.webhookAllowPrivateNetworks);
+    this.pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+    this.completions = new CompletionBatcher(ctx);
+  }
+
+  private get concurrency(): number {
+    return this.ctx.config.webhookConcurrency;
+  }
+
+  private get perTarget(): number {
+    return this.ctx.config.webhookConcurrencyPerSubscription;
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    const unsubscribe = this.ctx.deliveries.onNotify(() => this.wake());
+    const unlisten = this.ctx.db.listen(DELIVERY_CHANNEL, () => this.wake());
+    const detach = this.ctx.deliveries.attach(this);
+    const stopBeating = this.startHeartbeat();
+    const onAbort = () => this.wake();
+    signal.addEventListener('abort', onAbort);
+    try {
+      while (!signal.aborted) {
+        let claimed = 0;
+        try {
+          claimed = await this.claimAndStart();
+        } catch (error) {
+          this.ctx.logger.error({ err: error }, 'claiming deliveries failed');
+        }
+        if (claimed > 0 && this.freeSlots() > 0) continue;
+        await this.sleep();
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      detach();
+      unsubscribe();
+      await unlisten();
+      await this.stop();
+      stopBeating();
+      await this.ctx.db.transact((trx) => removeWorker(trx, this.owner)).catch(() => {});
+    }
+  }
+
+  /**
+   * Claims and sends everything due now, waiting for every attempt to finish; returns how
+   * many attempts were made. Tests drive the schedule with it under a manual clock.
+   */
+  async runOnce(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const claimed = await this.claimAndStart();
+      total += claimed;
+      if (claimed === 0 && this.attempts.size === 0) return total;
+      if (claimed === 0 || this.freeSlots() <= 0) await this.waitForOne();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
+  }
+
+  // LocalDispatch: fan-out in this process hands committed deliveries over.
+
+  reserve(kind: string, targetId: string, now: number): { owner: string; leaseUntil: number } | null {
+    const lane = this.lane(targetKey(kind, targetId));
+    // Two rounds of the target's slots at most, so nothing waits here longer than one
+    // time-out; the lease covers that wait, the attempt and the margin.
+    if (lane.inflight + lane.reserved + lane.waiting.length >= 2 * this.perTarget) return null;
+    if (this.sending + this.queued + this.reservedTotal >= 2 * this.concurrency) return null;
+    lane.reserved += 1;
+    this.reservedTotal += 1;
+    const { webhookTimeoutMs, webhookLeaseMarginMs } = this.ctx.config;
+    return { owner: this.owner, leaseUntil: now + 2 * webhookTimeoutMs + webhookLeaseMarginMs };
+  }
+
+  accept(delivery: SendableDelivery, details: unknown): void {
+    const lane = this.lane(targetKey(delivery.kind, delivery.targetId));
+    lane.reserved -= 1;
+    this.reservedTotal -= 1;
+    this.enqueue(lane, { delivery, details });
+  }
+
+  release(kind: string, targetId: string): void {
+    const lane = this.lane(targetKey(kind, targetId));
+    lane.reserved -= 1;
+    this.reservedTotal -= 1;
+    this.dropIfIdle(lane);
+  }
+
+  private lane(key: string): Lane {
+    let lane = this.lanes.get(key);
+    if (!lane) {
+      lane = { key, inflight: 0, reserved: 0, waiting: [] };
+      this.lanes.set(key, lane);
+    }
+    return lane;
+  }
+
+  private dropIfIdle(lane: Lane): void {
+    if (lane.inflight === 0 && lane.reserved === 0 && lane.waiting.length === 0) this.lanes.delete(lane.key);
+  }
+
+  private freeSlots(): number {
+    return this.concurrency - this.sending - this.queued;
+  }
+
+  private enqueue(lane: Lane, item: Queued): void {
+    lane.waiting.push(item);
+    this.queued += 1;
+    this.pump(lane);
+  }
+
+  /** Starts what the lane's and the global slots allow. */
+  private pump(lane: Lane): void {
+    while (lane.waiting.length > 0 && lane.inflight < this.perTarget && this.sending < this.concurrency) {
+      const item = lane.waiting.shift() as Queued;
+      this.queued -= 1;
+      lane.inflight += 1;
+      this.sending += 1;
+      const task: Promise<void> = this.attempt(lane, item).finally(() => this.attempts.delete(task));
+      this.attempts.add(task);
+    }
+    if (lane.waiting.length > 0 && lane.inflight < this.perTarget) this.starved.add(lane);
+    else this.starved.delete(lane);
+  }
+
+  /** A send finished: its slots serve its own lane first, then lanes waiting for a global slot. */
+  private freeSlot(lane: Lane): void {
+    lane.inflight -= 1;
+    this.sending -= 1;
+    this.pump(lane);
+    for (const other of this.starved) {
+      if (this.sending >= this.concurrency) break;
+      this.pump(other);
+    }
+    this.dropIfIdle(lane);
+    this.wake();
+  }
+
+  private async claimAndStart(): Promise<number> {
+    const free = this.freeSlots();
+    if (free <= 0) return 0;
+    const { webhookTimeoutMs, webhookLeaseMarginMs } = this.ctx.config;
+    const details = new Map<string, Map<string, unknown>>();
+    const occupied = (key: string) => {
+      const lane = this.lanes.get(key);
+      return lane ? lane.inflight + lane.reserved + lane.waiting.length : 0;
+    };
+    const claimed = await claimDueDeliveries(this.ctx, {
+      owner: this.owner,
+      limit: free,
+      // A lease outlives the longest possible attempt by a margin before another worker may retry.
+      leaseMs: webhookTimeoutMs + webhookLeaseMarginMs,
+      excludeTargets: [...this.lanes.values()].filter((l) => occupied(l.key) >= this.perTarget).map((l) => l.key),
+      slotsFor: (key) => this.perTarget - occupied(key),
+      onDetails: (kind, map) => details.set(kind, map),
+    });
+    for (const delivery of claimed) {
+      this.enqueue(this.lane(targetKey(delivery.kind, delivery.targetId)), {
+        delivery,
+        details: details.get(delivery.kind)?.get(delivery.targetId),
+      });
+    }
+    return claimed.length;
+  }
+
+  private async attempt(lane: Lane, { delivery, details }: Queued): Promise<void> {
+    const log = this.ctx.logger.child({ deliveryId: delivery.id, eventId: delivery.eventId });
+    try {
+      const attemptedAt = this.ctx.clock.now();
+      if (delivery.unrecordedSends > MAX_UNRECORDED_SENDS) {
+        this.freeSlot(lane);
+        const unrecorded = delivery.unrecordedSends - 1;
+        log.error({ unrecorded }, 'giving up on a delivery whose sends could not be recorded');
+        const error = `gave up: the outcome of ${unrecorded} sends in a row could not be recorded`;
+        await this.completions.complete(
+          delivery,
+          this.owner,
+          attemptedAt,
+          { statusCode: null, latencyMs: 0, responseBody: null, error },
+          { status: 'failed', nextAttemptAt: null },
+        );
+        return;
+      }
+      let outcome: AttemptOutcome;
+      try {
+        const target = this.ctx.deliveries.targets.get(delivery.kind);
+        if (!target) throw new Error(`no target kind ${delivery.kind} is registered`);
+        outcome = await this.sender.send(target.request(delivery, details, attemptedAt));
+      } finally {
+        this.freeSlot(lane);
+      }
+      const { recorded, verdict } = await this.completions.complete(delivery, this.owner, attemptedAt, outcome);
+      if (!recorded) log.warn('lease lost during the attempt; another worker owns this delivery now');
+      else if (verdict.status === 'failed') {
+        log.warn({ statusCode: outcome.statusCode, error: outcome.error }, 'delivery failed after its last attempt');
+      } else if (verdict.status === 'retry_scheduled') {
+        log.debug({ statusCode: outcome.statusCode, error: outcome.error }, 'attempt failed; retry scheduled');
+      }
+    } catch (error) {
+      // Storage trouble while completing: the lease will end and the delivery be sent again
+      // (at most MAX_UNRECORDED_SENDS times in a row).
+      log.error({ err: error }, 'could not record a delivery attempt');
+    }
+  }
+
+  private startHeartbeat(): () => void {
+    let beats = 0;
+    let failing = false;
+    const beat = async () => {
+      const now = this.ctx.clock.now();
+      try {
+        await this.ctx.db.transact(async (trx) => {
+          await recordHeartbeat(trx, this.owner, now);
+          if (++beats % SWEEP_EVERY_BEATS === 0) await forgetDeadWorkers(trx, now);
+        });
+        failing = false;
+      } catch (error) {
+        if (!failing) this.ctx.logger.error({ err: error }, 'could not record the dispatcher heartbeat');
+        failing = true;
+      }
+    };
+    void beat();
+    const timer = setInterval(() => void beat(), HEARTBEAT_MS);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  private wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  private async sleep(): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeUp = null;
+        resolve();
+      };
+      const timer = setTimeout(done, this.pollMs);
+      this.wakeUp = done;
+    });
+    this.woken = false;
+  }
+
+  private async waitForOne(): Promise<void> {
+    if (this.attempts.size > 0) await Promise.race(this.attempts);
+  }
+
+  /** Finishes every attempt under way and records it; deliveries still waiting in a lane are handed back. */
+  private async stop(): Promise<void> {
+    if (this.stopped) return this.stopped;
+    this.stopped = this.finish();
+    return this.stopped;
+  }
+
+  private async finish(): Promise<void> {
+    const waiting = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0));
+    this.queued -= waiting.length;
+    if (waiting.length > 0) {
+      const ids = waiting.map((w) => w.delivery.id);
+      await this.ctx.db
+        .transact((trx) =>
+          trx
+            .updateTable('webhook_deliveries')
+            .set((eb) => ({
+              lease_until: null,
+              lease_owner: null,
+              unrecorded_sends: eb('unrecorded_sends', '-', 1),
+            }))
+            .where('id', 'in', ids)
+            .where('lease_owner', '=', this.owner)
+            .execute(),
+        )
+        .catch((error) => this.ctx.logger.error({ err: error }, 'could not hand back waiting deliveries'));
+    }
+    while (this.attempts.size > 0) await Promise.allSettled([...this.attempts]);
+    await this.completions.drain();
+    await this.sender.close();
+  }
+}

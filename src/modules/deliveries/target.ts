@@ -1,0 +1,69 @@
+/**
+ * What a feature module registers with the delivery engine: a *target* kind (a brand's
+ * webhook subscription, a partner's postback URL). The engine owns everything else — rows,
+ * leases, the schedule, sending, the attempt log — and never looks inside a target: it asks
+ * the target which deliveries an event makes, which of its targets are paused, and what
+ * request to send.
+ */
+import type { Queryable, Trx } from '../../db/types.js';
+
+/** An event as the engine sees it: its stored envelope and what fan-out matches on. */
+export interface DeliverableEvent {
+  id: string;
+  type: string;
+  brandId: string;
+  /** The serialised envelope: every attempt of every delivery of the event sends these bytes. */
+  payload: string;
+  createdAt: number;
+  /** The event's `data`, for targets that match on or fill in its fields. */
+  data: Readonly<Record<string, unknown>>;
+}
+
+/** One delivery a target wants for an event. */
+export interface PlannedDelivery<D> {
+  targetId: string;
+  /** A request URL fixed when the delivery is made (postbacks fill theirs in); null to let the target decide at send time. */
+  requestUrl: string | null;
+  method: 'GET' | 'POST' | null;
+  /** What `request` needs to send it (URL, secret…), read in the same transaction. */
+  details: D;
+}
+
+/** A delivery the engine is about to send. */
+export interface SendableDelivery {
+  id: string;
+  kind: string;
+  targetId: string;
+  brandId: string;
+  eventId: string;
+  event: string;
+  payload: string;
+  requestUrl: string | null;
+  method: 'GET' | 'POST' | null;
+  /** Attempts recorded so far (all sequences). */
+  attemptCount: number;
+  /** Attempts made before the current sequence (a redelivery starts a new one). */
+  attemptBase: number;
+  /** Sends since the last recorded attempt, this one included. */
+  unrecordedSends: number;
+}
+
+export interface OutgoingRequest {
+  url: string;
+  method: 'POST' | 'GET';
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+export interface DeliveryTarget<D = unknown> {
+  /** Stored in each delivery's `kind` and shown in the delivery log (`webhook`, `postback`). */
+  readonly kind: string;
+  /** The deliveries `event` makes, read inside the event's transaction. */
+  plan(trx: Trx, event: DeliverableEvent): Promise<Array<PlannedDelivery<D>>>;
+  /**
+   * Send-time details of these targets; a target left out is paused (its deliveries wait,
+   * e.g. a disabled subscription).
+   */
+  details(q: Queryable, targetIds: string[]): Promise<Map<string, D>>;
+  request(delivery: SendableDelivery, details: D, attemptedAt: number): OutgoingRequest;
+}

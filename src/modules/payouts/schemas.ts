@@ -1,0 +1,135 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+
+/** Beyond any real payout, and exact in a double. */
+const MAX_CENTS = 1_000_000_000_000;
+
+export const PayoutStatus = Type.Union([Type.Literal('created'), Type.Literal('paid'), Type.Literal('cancelled')]);
+
+export const Payout = Type.Object({
+  id: Type.String({ description: 'pay_…' }),
+  partnerId: Type.String(),
+  currency: Type.String({ description: 'ISO 4217; a payout never mixes currencies.' }),
+  status: PayoutStatus,
+  amountCents: Type.Integer({ description: "Sum of its conversions' payoutCents (minor units)." }),
+  conversionCount: Type.Integer(),
+  upTo: Timestamp,
+  reference: Nullable(Type.String()),
+  createdAt: Timestamp,
+  paidAt: NullableTimestamp,
+  cancelledAt: NullableTimestamp,
+});
+export type Payout = Static<typeof Payout>;
+
+export const PayoutConversion = Type.Object({
+  conversionId: Type.String(),
+  offerId: Type.String(),
+  amountCents: Type.Integer({ description: 'The conversion’s payoutCents when the payout was created.' }),
+  approvedAt: NullableTimestamp,
+  createdAt: Timestamp,
+  externalTxnId: Nullable(Type.String()),
+});
+
+export const PayoutDetail = Type.Composite([
+  Payout,
+  Type.Object({
+    partnerName: Type.String(),
+    payoutMethod: Nullable(Type.String({ description: 'What the partner entered in the portal, e.g. PayPal.' })),
+    payoutAccount: Nullable(
+      Type.String({ description: 'e.g. a PayPal e-mail or an IBAN, as the partner entered it.' }),
+    ),
+    conversions: Type.Array(PayoutConversion, {
+      description: 'Empty once cancelled: a cancelled payout gave its conversions back.',
+    }),
+  }),
+]);
+export type PayoutDetail = Static<typeof PayoutDetail>;
+
+const UpTo = Type.String({
+  format: 'date-time',
+  maxLength: 40,
+  description:
+    'ISO 8601 instant with a zone; conversions approved at or before it are paid. Not in the future (so the set a run covers never grows), and the key that makes a repeat idempotent.',
+});
+
+export const CreatePayoutsBody = Type.Object(
+  {
+    upTo: UpTo,
+    partnerId: Type.Optional(Type.String({ maxLength: 64, description: 'Pay only this partner.' })),
+    minimumCents: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_CENTS,
+        description: 'Skip a partner whose payable amount in a currency is below this (default 0).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CreatePayoutsBody = Static<typeof CreatePayoutsBody>;
+
+export const PreviewQuery = Type.Object(
+  {
+    upTo: UpTo,
+    partnerId: Type.Optional(Type.String({ maxLength: 64 })),
+    minimumCents: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_CENTS })),
+  },
+  { additionalProperties: false },
+);
+
+export const RunResult = Type.Object({
+  upTo: Timestamp,
+  partnerId: Nullable(Type.String()),
+  minimumCents: Type.Integer(),
+  data: Type.Array(Payout, { description: 'One payout per partner and currency.' }),
+});
+export type RunResult = Static<typeof RunResult>;
+
+export const PreviewLine = Type.Object({
+  partnerId: Type.String(),
+  partnerName: Type.String(),
+  currency: Type.String(),
+  amountCents: Type.Integer(),
+  conversionCount: Type.Integer(),
+});
+export type PreviewLine = Static<typeof PreviewLine>;
+
+export const Preview = Type.Object({
+  upTo: Timestamp,
+  alreadyCreated: Type.Boolean({
+    description: 'A run with this upTo (and partner) exists: creating it again returns that run.',
+  }),
+  data: Type.Array(PreviewLine, { description: 'What a run would pay now.' }),
+  belowMinimum: Type.Array(PreviewLine, { description: 'Payable, but under minimumCents: left for a later run.' }),
+});
+export type Preview = Static<typeof Preview>;
+
+export const ListPayoutsQuery = Type.Object(
+  {
+    status: Type.Optional(PayoutStatus),
+    partnerId: Type.Optional(Type.String({ maxLength: 64 })),
+    currency: Type.Optional(Type.String({ maxLength: 3 })),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+export type ListPayoutsQuery = Static<typeof ListPayoutsQuery>;
+
+export const MarkPaidBody = Type.Object(
+  { reference: Type.Optional(Nullable(Type.String({ maxLength: 200, description: 'e.g. a bank transfer id.' }))) },
+  { additionalProperties: false },
+);
+
+export const Balance = Type.Object({
+  currency: Type.String(),
+  pendingCents: Type.Integer({ description: 'Conversions still pending.' }),
+  payableCents: Type.Integer({ description: 'Approved, in no payout yet.' }),
+  inPayoutCents: Type.Integer({ description: 'In a created payout, not yet paid.' }),
+  paidCents: Type.Integer({ description: 'In payouts marked paid.' }),
+});
+export type Balance = Static<typeof Balance>;
+
+export const Balances = Type.Object({
+  partnerId: Type.String(),
+  data: Type.Array(Balance, { description: 'One entry per currency; amounts are never summed across currencies.' }),
+});

@@ -1,0 +1,117 @@
+/** The partner's own conversions: filters, status and what they earn (never the brand's revenue). */
+import { escapeHtml } from '@kitajs/html';
+import { Type } from '@sinclair/typebox';
+import { isRealDay } from '../../../calendar.js';
+import type { AppContext } from '../../../context.js';
+import { toPage } from '../../../http/pagination.js';
+import { money } from '../../dashboard/format.js';
+import { Choice, Cursor, Query } from '../../dashboard/forms.js';
+import { Badge, EmptyState, Pager, Time } from '../../dashboard/views/components.js';
+import { Cell, num, Table } from '../../dashboard/views/table.js';
+import { listOffers } from '../../offers/repository.js';
+import { partnerConversions } from '../partnerData.js';
+import { type PortalApp, renderPortal } from '../respond.js';
+import { partnerSessionOf } from '../web.js';
+
+const PAGE_SIZE = 50;
+const STATUSES = ['pending', 'approved', 'rejected'] as const;
+const Short = Type.Optional(Type.String({ maxLength: 64 }));
+const ConversionsQuery = Query({
+  status: Type.Optional(Choice(STATUSES)),
+  offerId: Short,
+  from: Short,
+  to: Short,
+  cursor: Cursor,
+});
+/** Offers listed in the filter menu at most. */
+const OFFER_CHOICES = 100;
+
+export function conversionPages(app: PortalApp, ctx: AppContext): void {
+  app.get('/conversions', { schema: { querystring: ConversionsQuery } }, async (request, reply) => {
+    const session = partnerSessionOf(request);
+    const scope = { brandId: session.brand.id, partnerId: session.partner.id };
+    const q = request.query;
+    const from = q.from && isRealDay(q.from) ? q.from : undefined;
+    const to = q.to && isRealDay(q.to) ? q.to : undefined;
+    const [rows, offers] = await Promise.all([
+      partnerConversions(ctx.db.read, scope, {
+        status: q.status || undefined,
+        offerId: q.offerId || undefined,
+        from,
+        to,
+        cursor: q.cursor,
+        limit: PAGE_SIZE,
+      }),
+      listOffers(ctx.db.read, scope.brandId, { limit: OFFER_CHOICES }),
+    ]);
+    const page = toPage(rows, PAGE_SIZE, (r) => r);
+    const names = new Map(offers.map((o) => [o.id, o.name]));
+    const tz = session.brand.timezone;
+    const filters = { status: q.status, offerId: q.offerId, from, to };
+    return renderPortal(request, reply, {
+      title: 'Conversions',
+      section: 'conversions',
+      body: () => (
+        <>
+          <h1>Conversions</h1>
+          <form method="get" action="/portal/conversions" class="filters">
+            <div>
+              <label for="status">Status</label>
+              <select id="status" name="status">
+                <option value="">All</option>
+                {STATUSES.map((s) => (
+                  <option value={s} selected={q.status === s}>
+                    {s}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div>
+              <label for="offerId">Offer</label>
+              <select id="offerId" name="offerId">
+                <option value="">All offers</option>
+                {offers.slice(0, OFFER_CHOICES).map((o) => (
+                  <option value={escapeHtml(o.id)} selected={q.offerId === o.id} safe>
+                    {o.name}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div>
+              <label for="from">From (UTC day)</label>
+              <input id="from" name="from" type="date" value={escapeHtml(from ?? '')} />
+            </div>
+            <div>
+              <label for="to">To (UTC day)</label>
+              <input id="to" name="to" type="date" value={escapeHtml(to ?? '')} />
+            </div>
+            <div>
+              <button type="submit">Filter</button>
+            </div>
+          </form>
+          <Table
+            caption="Your conversions"
+            columns={['Recorded', 'Offer', 'Status', num('You earn'), 'sub1', 'sub2', 'Conversion']}
+            rows={page.data.map((c) => (
+              <tr>
+                <td>
+                  <Time ms={c.created_at} timeZone={tz} />
+                </td>
+                <Cell text={names.get(c.offer_id) ?? c.offer_id} />
+                <td>
+                  <Badge status={c.status} />
+                </td>
+                <Cell class="num" text={money(c.payout_cents, c.currency)} />
+                <Cell text={c.sub1} />
+                <Cell text={c.sub2} />
+                <Cell class="mono" text={c.id} />
+              </tr>
+            ))}
+            empty={<EmptyState title="No conversions match.">Conversions appear here as they are recorded.</EmptyState>}
+          />
+          <Pager path="/portal/conversions" query={{ ...filters, cursor: q.cursor }} nextCursor={page.nextCursor} />
+        </>
+      ),
+    });
+  });
+}

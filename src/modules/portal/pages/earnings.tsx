@@ -1,0 +1,79 @@
+/** Earnings per currency (pending, approved and unpaid, paid) and the partner's payouts. */
+import type { AppContext } from '../../../context.js';
+import { toPage } from '../../../http/pagination.js';
+import { count, money } from '../../dashboard/format.js';
+import { Cursor, Query } from '../../dashboard/forms.js';
+import { Badge, EmptyState, Pager, Time } from '../../dashboard/views/components.js';
+import { Cell, num, Table } from '../../dashboard/views/table.js';
+import { listPayouts, partnerBalances } from '../../payouts/repository.js';
+import { type PortalApp, renderPortal } from '../respond.js';
+import { partnerSessionOf } from '../web.js';
+
+const PAGE_SIZE = 25;
+
+export function earningsPage(app: PortalApp, ctx: AppContext): void {
+  app.get('/earnings', { schema: { querystring: Query({ cursor: Cursor }) } }, async (request, reply) => {
+    const session = partnerSessionOf(request);
+    const brandId = session.brand.id;
+    const partnerId = session.partner.id;
+    const [balances, rows] = await Promise.all([
+      partnerBalances(ctx.db.read, brandId, [partnerId]),
+      listPayouts(ctx.db.read, brandId, { partnerId, cursor: request.query.cursor, limit: PAGE_SIZE }),
+    ]);
+    const page = toPage(rows, PAGE_SIZE, (r) => r);
+    const tz = session.brand.timezone;
+    return renderPortal(request, reply, {
+      title: 'Earnings',
+      section: 'earnings',
+      body: () => (
+        <>
+          <h1>Earnings</h1>
+          <Table
+            caption="Your earnings per currency"
+            showCaption
+            columns={['Currency', num('Pending'), num('Approved, not yet paid'), num('Paid')]}
+            rows={balances.map((b) => (
+              <tr>
+                <Cell text={b.currency} />
+                <Cell class="num" text={money(b.pendingCents, b.currency)} />
+                <Cell class="num" text={money(b.payableCents + b.inPayoutCents, b.currency)} />
+                <Cell class="num" text={money(b.paidCents, b.currency)} />
+              </tr>
+            ))}
+            empty={<EmptyState title="Nothing earned yet.">Your conversions' payouts add up here.</EmptyState>}
+          />
+          <p class="hint">
+            Pending: conversions the brand has not approved yet. Approved, not yet paid: approved conversions, including
+            those in a payout being prepared. Amounts in different currencies are kept apart.
+          </p>
+          <h2>Payouts</h2>
+          <Table
+            caption="Your payouts"
+            columns={['Created', 'Status', num('Amount'), num('Conversions'), 'Paid', 'Reference']}
+            rows={page.data.map((p) => (
+              <tr>
+                <td>
+                  <Time ms={p.created_at} timeZone={tz} />
+                </td>
+                <td>
+                  <Badge
+                    status={p.status === 'paid' ? 'approved' : p.status === 'created' ? 'pending' : 'disabled'}
+                    label={p.status}
+                  />
+                </td>
+                <Cell class="num" text={money(p.amount_cents, p.currency)} />
+                <Cell class="num" text={count(p.conversion_count)} />
+                <td>
+                  <Time ms={p.paid_at} timeZone={tz} />
+                </td>
+                <Cell text={p.reference} />
+              </tr>
+            ))}
+            empty={<EmptyState title="No payouts yet." />}
+          />
+          <Pager path="/portal/earnings" query={{ cursor: request.query.cursor }} nextCursor={page.nextCursor} />
+        </>
+      ),
+    });
+  });
+}

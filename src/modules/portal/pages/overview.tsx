@@ -1,0 +1,135 @@
+/** Overview: clicks, conversions and earnings per day for a chosen range, with a chart. */
+import { escapeHtml } from '@kitajs/html';
+import { Type } from '@sinclair/typebox';
+import { addDays, formatDay, parseDay } from '../../../calendar.js';
+import type { AppContext } from '../../../context.js';
+import { InvalidError } from '../../../errors.js';
+import { count, money } from '../../dashboard/format.js';
+import { Query } from '../../dashboard/forms.js';
+import { BarChart } from '../../dashboard/views/chart.js';
+import { Cell, num, Table } from '../../dashboard/views/table.js';
+import { type PartnerReport, partnerReport } from '../partnerData.js';
+import { type PortalApp, renderPortal } from '../respond.js';
+import { partnerSessionOf } from '../web.js';
+
+const Day = Type.Optional(Type.String({ maxLength: 20 }));
+const OverviewQuery = Query({ from: Day, to: Day });
+
+function daysOf(report: PartnerReport): string[] {
+  const days: string[] = [];
+  for (let d = report.from; d <= report.to; d = formatDay(addDays(parseDay(d), 1))) days.push(d);
+  return days;
+}
+
+export function overviewPage(app: PortalApp, ctx: AppContext): void {
+  app.get('/', { schema: { querystring: OverviewQuery } }, async (request, reply) => {
+    const session = partnerSessionOf(request);
+    const scope = { brandId: session.brand.id, partnerId: session.partner.id };
+    let report: PartnerReport | null = null;
+    let error: string | null = null;
+    try {
+      report = await partnerReport(ctx, scope, {
+        from: request.query.from || undefined,
+        to: request.query.to || undefined,
+      });
+    } catch (e) {
+      if (!(e instanceof InvalidError)) throw e;
+      error = e.problems.map((d) => `${d.path.replace('query.', '')} ${d.message}`).join('; ');
+    }
+    const cur = session.brand.currency;
+    return renderPortal(request, reply, {
+      title: 'Overview',
+      section: 'overview',
+      status: report ? 200 : 422,
+      flash: error ? { kind: 'error', text: `The range cannot be shown: ${error}.` } : undefined,
+      body: () => {
+        const days = report ? daysOf(report) : [];
+        // Counts add up across currencies; earnings are charted in the brand's currency only.
+        const byDay = new Map<string, { clicks: number; conversions: number; payoutCents: number }>();
+        for (const r of report?.data ?? []) {
+          const day = byDay.get(r.day) ?? { clicks: 0, conversions: 0, payoutCents: 0 };
+          day.clicks += r.clicks;
+          day.conversions += r.conversions;
+          if (r.currency === cur) day.payoutCents += r.payoutCents;
+          byDay.set(r.day, day);
+        }
+        const sum = (key: 'clicks' | 'conversions' | 'approved') =>
+          (report?.totals ?? []).reduce((n, t) => n + t[key], 0);
+        const earnings = (report?.totals ?? []).map((t) => money(t.payoutCents, t.currency)).join(' · ');
+        return (
+          <>
+            <h1>Overview</h1>
+            <form method="get" action="/portal" class="filters">
+              <div>
+                <label for="from">From</label>
+                <input id="from" name="from" type="date" value={escapeHtml(report?.from ?? request.query.from ?? '')} />
+              </div>
+              <div>
+                <label for="to">To</label>
+                <input id="to" name="to" type="date" value={escapeHtml(report?.to ?? request.query.to ?? '')} />
+              </div>
+              <div>
+                <button type="submit">Show</button>
+              </div>
+            </form>
+            {report ? (
+              <>
+                <dl class="grid">
+                  {(
+                    [
+                      ['Clicks', count(sum('clicks'))],
+                      ['Conversions', count(sum('conversions'))],
+                      ['Approved', count(sum('approved'))],
+                      ['Earnings', earnings || money(0, cur)],
+                    ] as const
+                  ).map(([label, value]) => (
+                    <div class="card">
+                      <dt>{label}</dt>
+                      <dd safe>{value}</dd>
+                    </div>
+                  ))}
+                </dl>
+                <BarChart
+                  id="earnings"
+                  title={`Earnings per day in ${cur}, ${report.from} to ${report.to}`}
+                  labels={days.map((d) => d.slice(5))}
+                  series={[{ label: 'Earnings', values: days.map((d) => byDay.get(d)?.payoutCents ?? 0) }]}
+                  format={(v) => money(v, cur)}
+                />
+                <BarChart
+                  id="traffic"
+                  title="Clicks and conversions per day"
+                  labels={days.map((d) => d.slice(5))}
+                  series={[
+                    { label: 'Clicks', values: days.map((d) => byDay.get(d)?.clicks ?? 0) },
+                    { label: 'Conversions', values: days.map((d) => byDay.get(d)?.conversions ?? 0) },
+                  ]}
+                  format={(v) => count(v)}
+                />
+                <Table
+                  caption="Per day"
+                  columns={['Day', 'Currency', num('Clicks'), num('Conversions'), num('Approved'), num('Earnings')]}
+                  rows={report.data.map((r) => (
+                    <tr>
+                      <Cell text={r.day} />
+                      <Cell text={r.currency} />
+                      <Cell class="num" text={count(r.clicks)} />
+                      <Cell class="num" text={count(r.conversions)} />
+                      <Cell class="num" text={count(r.approved)} />
+                      <Cell class="num" text={money(r.payoutCents, r.currency)} />
+                    </tr>
+                  ))}
+                />
+                <p class="muted" safe>
+                  {`Days in ${session.brand.timezone}; earnings in ${cur} over pending and approved conversions.`}
+                </p>
+              </>
+            ) : (
+              ''
+            )}
+          </>
+        );
+      },
+    });
+  });
+}

@@ -1,0 +1,192 @@
+/** Postback settings: the partner's URL templates with macros, a test send, and their delivery log. */
+import { escapeHtml } from '@kitajs/html';
+import { Type } from '@sinclair/typebox';
+import type { AppContext } from '../../../context.js';
+import { enforceRateLimit } from '../../../http/auth.js';
+import { ApiError } from '../../../http/errors.js';
+import { toPage } from '../../../http/pagination.js';
+import { Cursor, Field, FormBody, ListField, Problems, Query, text } from '../../dashboard/forms.js';
+import { ActionButton, Badge, CsrfField, EmptyState, Pager, Time } from '../../dashboard/views/components.js';
+import { Cell, num, Table } from '../../dashboard/views/table.js';
+import { listOffers } from '../../offers/repository.js';
+import { CreatePostbackBody, POSTBACK_EVENTS } from '../../postbacks/schemas.js';
+import { partnerOffers } from '../partnerData.js';
+import {
+  addPartnerPostback,
+  listPartnerPostbacks,
+  partnerPostbackLog,
+  removePartnerPostback,
+  sendTestPostback,
+} from '../postbackSeam.js';
+import { type PortalApp, renderPortal, runPortalAction, sendPortalError } from '../respond.js';
+import { partnerSessionOf } from '../web.js';
+
+const LOG_PAGE_SIZE = 25;
+/** Test sends per partner per minute: enough to debug a receiver, too few to aim traffic at one. */
+export const TEST_SENDS_PER_MINUTE = 10;
+const MACROS = '{click_id} {conversion_id} {offer_id} {partner_id} {payout} {currency} {status} {sub1}…{sub5} {txn_id}';
+const AddForm = FormBody({ url: Field, offerId: Field, events: ListField });
+const PostbackParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const OFFER_CHOICES = 100;
+
+export function postbackPages(app: PortalApp, ctx: AppContext): void {
+  app.get('/postbacks', { schema: { querystring: Query({ cursor: Cursor }) } }, async (request, reply) => {
+    const session = partnerSessionOf(request);
+    const scope = { brandId: session.brand.id, partnerId: session.partner.id };
+    const [templates, log, offers] = await Promise.all([
+      listPartnerPostbacks(ctx, scope),
+      partnerPostbackLog(ctx, scope, { cursor: request.query.cursor, limit: LOG_PAGE_SIZE }),
+      partnerOffers(ctx.db.read, scope, { limit: OFFER_CHOICES }),
+    ]);
+    const names = new Map(
+      (await listOffers(ctx.db.read, scope.brandId, { limit: OFFER_CHOICES })).map((o) => [o.id, o.name]),
+    );
+    const page = toPage(log, LOG_PAGE_SIZE, (r) => r);
+    const tz = session.brand.timezone;
+    return renderPortal(request, reply, {
+      title: 'Postbacks',
+      section: 'postbacks',
+      body: (_, csrf) => (
+        <>
+          <h1>Postbacks</h1>
+          <p>{`We call your URL when a conversion is recorded, approved or rejected. Macros: ${MACROS}.`}</p>
+          <Table
+            caption="Your postback URLs"
+            columns={['URL', 'Offer', 'Events', '']}
+            rows={templates.map((t) => (
+              <tr>
+                <Cell class="mono" text={t.url} />
+                <Cell text={t.offer_id ? (names.get(t.offer_id) ?? t.offer_id) : 'All offers'} />
+                <Cell text={(JSON.parse(t.events) as string[]).join(', ')} />
+                <td class="actions">
+                  <ActionButton csrf={csrf} action={`/portal/postbacks/${t.id}/test`} label="Send test" small />
+                  <ActionButton
+                    csrf={csrf}
+                    action={`/portal/postbacks/${t.id}/delete`}
+                    label="Remove"
+                    tone="danger"
+                    small
+                    confirm="Remove this postback URL?"
+                  />
+                </td>
+              </tr>
+            ))}
+            empty={<EmptyState title="No postback URL yet." />}
+          />
+          <h2>Add a postback URL</h2>
+          <form method="post" action="/portal/postbacks" class="stack">
+            <CsrfField token={csrf} />
+            <div>
+              <label for="url">URL</label>
+              <input
+                id="url"
+                name="url"
+                type="url"
+                required
+                placeholder="https://you.example/pb?cid={click_id}&payout={payout}"
+              />
+            </div>
+            <div>
+              <label for="offerId">Offer</label>
+              <select id="offerId" name="offerId">
+                <option value="">All offers</option>
+                {offers.map((o) => (
+                  <option value={escapeHtml(o.id)} safe>
+                    {o.name}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <fieldset>
+              <legend>Events</legend>
+              {POSTBACK_EVENTS.map((e) => (
+                <label>
+                  <input type="checkbox" name="events" value={e} checked={e === 'conversion.created'} /> {escapeHtml(e)}
+                </label>
+              ))}
+            </fieldset>
+            <div>
+              <button type="submit">Add</button>
+            </div>
+          </form>
+          <h2>Delivery log</h2>
+          <Table
+            caption="Your postback sends"
+            columns={['Sent', 'Event', 'Status', num('HTTP'), num('Latency'), 'Response']}
+            rows={page.data.map((d) => (
+              <tr>
+                <td>
+                  <Time ms={d.createdAt} timeZone={tz} />
+                </td>
+                <Cell text={d.event} />
+                <td>
+                  <Badge status={d.status} />
+                </td>
+                <Cell class="num" text={d.lastStatusCode} />
+                <Cell class="num" text={d.lastLatencyMs === null ? null : `${d.lastLatencyMs} ms`} />
+                <Cell class="mono" text={(d.lastError ?? d.lastResponseBody ?? '').slice(0, 200)} />
+              </tr>
+            ))}
+            empty={<EmptyState title="No postback sent yet." />}
+          />
+          <Pager path="/portal/postbacks" query={{ cursor: request.query.cursor }} nextCursor={page.nextCursor} />
+        </>
+      ),
+    });
+  });
+
+  app.post('/postbacks', { schema: { body: AddForm } }, async (request, reply) => {
+    const session = partnerSessionOf(request);
+    const scope = { brandId: session.brand.id, partnerId: session.partner.id };
+    return runPortalAction(request, reply, '/portal/postbacks', async () => {
+      const input = {
+        url: text(request.body.url),
+        events: [request.body.events ?? []].flat(),
+        ...(text(request.body.offerId) ? { offerId: text(request.body.offerId) } : {}),
+      };
+      const problems = new Problems();
+      problems.check(CreatePostbackBody, input);
+      problems.throwIfAny();
+      await addPartnerPostback(ctx, scope, input as CreatePostbackBody);
+      return 'Postback URL added.';
+    });
+  });
+
+  app.post(
+    '/postbacks/:id/delete',
+    { schema: { params: PostbackParams, body: FormBody({}) } },
+    async (request, reply) => {
+      const session = partnerSessionOf(request);
+      const scope = { brandId: session.brand.id, partnerId: session.partner.id };
+      return runPortalAction(request, reply, '/portal/postbacks', async () => {
+        await removePartnerPostback(ctx, scope, request.params.id);
+        return 'Postback URL removed.';
+      });
+    },
+  );
+
+  app.post(
+    '/postbacks/:id/test',
+    { schema: { params: PostbackParams, body: FormBody({}) } },
+    async (request, reply) => {
+      const session = partnerSessionOf(request);
+      const scope = { brandId: session.brand.id, partnerId: session.partner.id };
+      if (!(await listPartnerPostbacks(ctx, scope)).some((p) => p.id === request.params.id)) {
+        return sendPortalError(reply, request, 404, 'There is no such postback URL of yours.');
+      }
+      return runPortalAction(request, reply, '/portal/postbacks', async () => {
+        await enforceRateLimit(ctx, request, reply, `portal-test-postback:${scope.partnerId}`, TEST_SENDS_PER_MINUTE);
+        const sent = await sendTestPostback(ctx, scope, request.params.id);
+        if (!sent) throw ApiError.notFound('Postback');
+        const { outcome } = sent;
+        const answer = outcome.error
+          ? `failed: ${outcome.error}`
+          : `HTTP ${outcome.statusCode} in ${outcome.latencyMs} ms. Response: ${(outcome.responseBody ?? '').slice(0, 300)}`;
+        if (outcome.statusCode === null || outcome.statusCode < 200 || outcome.statusCode >= 300) {
+          throw new ApiError('conflict', `Test sent to ${sent.url}: ${answer}`);
+        }
+        return `Test sent to ${sent.url}: ${answer}`;
+      });
+    },
+  );
+}

@@ -1,0 +1,172 @@
+/**
+ * What a partner may see of a brand's data, for the portal pages and the partner API alike:
+ * every read is scoped to one brand *and* one partner, and the shapes carry what the partner
+ * earns (payoutCents), never the brand's revenue or profit.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { toIso, toIsoOrNull } from '../../clock.js';
+import type { AppContext } from '../../context.js';
+import type { Queryable } from '../../db/database.js';
+import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+import { type ConversionRow, listConversions } from '../conversions/repository.js';
+import { ConversionStatus } from '../conversions/schemas.js';
+import { listOffers, type OfferRow } from '../offers/repository.js';
+import { buildReport } from '../reports/service.js';
+
+export interface PartnerScope {
+  brandId: string;
+  partnerId: string;
+}
+
+export const PartnerConversion = Type.Object({
+  id: Type.String(),
+  offerId: Type.String(),
+  clickId: Nullable(Type.String()),
+  status: ConversionStatus,
+  payoutCents: Type.Integer({ description: 'What the partner earns for this conversion (minor units).' }),
+  currency: Type.String(),
+  sub1: Nullable(Type.String()),
+  sub2: Nullable(Type.String()),
+  sub3: Nullable(Type.String()),
+  sub4: Nullable(Type.String()),
+  sub5: Nullable(Type.String()),
+  approvedAt: NullableTimestamp,
+  rejectedAt: NullableTimestamp,
+  createdAt: Timestamp,
+});
+export type PartnerConversion = Static<typeof PartnerConversion>;
+
+export function partnerConversionToApi(row: ConversionRow): PartnerConversion {
+  return {
+    id: row.id,
+    offerId: row.offer_id,
+    clickId: row.click_id,
+    status: row.status,
+    payoutCents: row.payout_cents,
+    currency: row.currency,
+    sub1: row.sub1,
+    sub2: row.sub2,
+    sub3: row.sub3,
+    sub4: row.sub4,
+    sub5: row.sub5,
+    approvedAt: toIsoOrNull(row.approved_at),
+    rejectedAt: toIsoOrNull(row.rejected_at),
+    createdAt: toIso(row.created_at),
+  };
+}
+
+export const PartnerConversionsQuery = Type.Object(
+  {
+    status: Type.Optional(ConversionStatus),
+    offerId: Type.Optional(Type.String({ maxLength: 64 })),
+    from: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'First UTC day (YYYY-MM-DD).' })),
+    to: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Last UTC day, inclusive.' })),
+    ...PageQuery,
+  },
+  { additionalProperties: false },
+);
+export type PartnerConversionsQuery = Static<typeof PartnerConversionsQuery>;
+
+const MS_PER_DAY = 86_400_000;
+
+export function partnerConversions(
+  q: Queryable,
+  scope: PartnerScope,
+  f: { status?: ConversionRow['status']; offerId?: string; from?: string; to?: string; cursor?: string; limit: number },
+): Promise<ConversionRow[]> {
+  const fromMs = f.from ? Date.parse(`${f.from}T00:00:00.000Z`) : undefined;
+  const toMs = f.to ? Date.parse(`${f.to}T00:00:00.000Z`) + MS_PER_DAY - 1 : undefined;
+  return listConversions(q, scope.brandId, {
+    status: f.status,
+    offerId: f.offerId,
+    partnerId: scope.partnerId,
+    fromMs: Number.isNaN(fromMs) ? undefined : fromMs,
+    toMs: Number.isNaN(toMs) ? undefined : toMs,
+    cursor: f.cursor,
+    limit: f.limit,
+  });
+}
+
+export const PartnerOffer = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  currency: Type.String(),
+  payoutCents: Type.Integer({ description: 'Default payout per conversion (minor units).' }),
+  trackingUrl: Type.String({ description: 'Your tracking link; add sub1…sub5 query parameters as you like.' }),
+});
+export type PartnerOffer = Static<typeof PartnerOffer>;
+
+export function trackingUrl(ctx: AppContext, offerId: string, partnerId: string, subs: Record<string, string> = {}) {
+  const url = new URL(`${ctx.config.publicUrl}/t/${encodeURIComponent(offerId)}/${encodeURIComponent(partnerId)}`);
+  for (const [name, value] of Object.entries(subs)) if (value) url.searchParams.set(name, value);
+  return url.toString();
+}
+
+export function partnerOfferToApi(ctx: AppContext, scope: PartnerScope, row: OfferRow): PartnerOffer {
+  return {
+    id: row.id,
+    name: row.name,
+    currency: row.currency,
+    payoutCents: row.payout_cents,
+    trackingUrl: trackingUrl(ctx, row.id, scope.partnerId),
+  };
+}
+
+/** Offers open to the brand's partners: the active ones (paused and archived links do not redirect). */
+export function partnerOffers(q: Queryable, scope: PartnerScope, page: { cursor?: string; limit: number }) {
+  return listOffers(q, scope.brandId, { status: 'active', ...page });
+}
+
+export const PartnerReportQuery = Type.Object(
+  {
+    from: Type.Optional(
+      Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'First day (brand time zone).' }),
+    ),
+    to: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Last day, inclusive.' })),
+  },
+  { additionalProperties: false },
+);
+
+const partnerMetrics = {
+  clicks: Type.Integer(),
+  conversions: Type.Integer({ description: 'pending + approved' }),
+  approved: Type.Integer(),
+  pending: Type.Integer(),
+  rejected: Type.Integer(),
+  payoutCents: Type.Integer({ description: 'Earned over pending + approved conversions.' }),
+};
+export const PartnerReport = Type.Object({
+  from: Type.String(),
+  to: Type.String(),
+  data: Type.Array(Type.Object({ day: Type.String(), currency: Type.String(), ...partnerMetrics }), {
+    description: 'One row per day and currency: earnings are never added across currencies.',
+  }),
+  totals: Type.Array(Type.Object({ currency: Type.String(), ...partnerMetrics }), {
+    description: 'One entry per currency.',
+  }),
+});
+export type PartnerReport = Static<typeof PartnerReport>;
+
+/** Clicks, conversions and earnings per brand-local day and currency of one partner (revenue left out). */
+export async function partnerReport(
+  ctx: AppContext,
+  scope: PartnerScope,
+  range: { from?: string; to?: string },
+): Promise<PartnerReport> {
+  const report = await buildReport(ctx, scope.brandId, { ...range, partnerId: scope.partnerId, groupBy: 'day' });
+  const pick = (m: (typeof report)['totalsByCurrency'][number]) => ({
+    currency: m.currency,
+    clicks: m.clicks,
+    conversions: m.conversions,
+    approved: m.approved,
+    pending: m.pending,
+    rejected: m.rejected,
+    payoutCents: m.payoutCents,
+  });
+  return {
+    from: report.from,
+    to: report.to,
+    data: report.data.map((row) => ({ day: row.day ?? '', ...pick(row) })),
+    totals: report.totalsByCurrency.map(pick),
+  };
+}

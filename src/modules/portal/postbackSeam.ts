@@ -1,0 +1,144 @@
+/**
+ * The partner's postbacks as the portal uses them: their URL templates, a test send and
+ * their delivery log. Everything goes through this one file so the delivery engine behind
+ * it (today postbacks/ and webhooks/) can be swapped by changing only these functions.
+ */
+import type { AppContext } from '../../context.js';
+import type { ConversionRow } from '../conversions/repository.js';
+import { type AttemptOutcome, Sender } from '../deliveries/sender.js';
+import { fillPostbackMacros } from '../postbacks/macros.js';
+import type { CreatePostbackBody } from '../postbacks/schemas.js';
+import { createPostback, deletePostback, listPostbacks, type PostbackRow } from '../postbacks/service.js';
+import type { PartnerScope } from './partnerData.js';
+
+export function listPartnerPostbacks(ctx: AppContext, scope: PartnerScope): Promise<PostbackRow[]> {
+  return listPostbacks(ctx, scope.brandId, scope.partnerId);
+}
+
+export function addPartnerPostback(ctx: AppContext, scope: PartnerScope, input: CreatePostbackBody) {
+  return createPostback(ctx, scope.brandId, scope.partnerId, input);
+}
+
+export function removePartnerPostback(ctx: AppContext, scope: PartnerScope, id: string): Promise<void> {
+  return deletePostback(ctx, scope.brandId, scope.partnerId, id);
+}
+
+/** The values a test send fills the macros with: plainly a test, never a real conversion. */
+function sampleConversion(scope: PartnerScope, now: number): ConversionRow {
+  return {
+    id: 'conv_TEST',
+    brand_id: scope.brandId,
+    offer_id: 'off_TEST',
+    partner_id: scope.partnerId,
+    click_id: 'clk_TEST',
+    status: 'approved',
+    revenue_cents: 0,
+    payout_cents: 1000,
+    currency: 'USD',
+    sub1: 'test',
+    sub2: null,
+    sub3: null,
+    sub4: null,
+    sub5: null,
+    external_txn_id: 'test',
+    cap_exceeded: 0,
+    cap_periods: null,
+    hold_until: null,
+    approved_at: now,
+    approved_by: 'manual',
+    rejected_at: null,
+    rejection_reason: null,
+    local_day: '',
+    local_hour: null,
+    country: null,
+    device_type: null,
+    os: null,
+    browser: null,
+    referrer_host: null,
+    created_at: now,
+  };
+}
+
+/**
+ * Sends one of the partner's templates once, now, filled with sample values, through the
+ * same sender as real postbacks (time-out, SSRF guard at dial time, capped response body).
+ * Not retried and not in the delivery log: the outcome is shown to the partner at once.
+ */
+export async function sendTestPostback(
+  ctx: AppContext,
+  scope: PartnerScope,
+  postbackId: string,
+): Promise<{ url: string; outcome: AttemptOutcome } | null> {
+  const template = (await listPartnerPostbacks(ctx, scope)).find((p) => p.id === postbackId);
+  if (!template) return null;
+  const url = fillPostbackMacros(template.url, sampleConversion(scope, ctx.clock.now()));
+  const sender = new Sender(ctx.config.webhookTimeoutMs, ctx.config.webhookAllowPrivateNetworks);
+  try {
+    return { url, outcome: await sender.send({ url, method: 'GET', headers: {}, body: null }) };
+  } finally {
+    await sender.close();
+  }
+}
+
+export interface PostbackLogEntry {
+  id: string;
+  postbackId: string;
+  event: string;
+  status: string;
+  url: string | null;
+  createdAt: number;
+  attemptCount: number;
+  lastStatusCode: number | null;
+  lastLatencyMs: number | null;
+  lastResponseBody: string | null;
+  lastError: string | null;
+}
+
+/** The partner's postback sends, newest first, each with its latest attempt. */
+export async function partnerPostbackLog(
+  ctx: AppContext,
+  scope: PartnerScope,
+  page: { cursor?: string; limit: number },
+): Promise<PostbackLogEntry[]> {
+  const q = ctx.db.read;
+  let query = q
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('partner_postbacks as p', 'p.id', 'd.subscription_id')
+    .select(['d.id', 'd.subscription_id', 'd.event', 'd.status', 'd.target_url', 'd.created_at', 'd.attempt_count'])
+    .where('d.kind', '=', 'postback')
+    .where('d.brand_id', '=', scope.brandId)
+    .where('p.partner_id', '=', scope.partnerId);
+  if (page.cursor) query = query.where('d.id', '<', page.cursor);
+  const deliveries = await query
+    .orderBy('d.id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
+  const ids = deliveries.map((d) => d.id);
+  const attempts =
+    ids.length === 0
+      ? []
+      : await q
+          .selectFrom('webhook_attempts')
+          .selectAll()
+          .where('delivery_id', 'in', ids)
+          .orderBy('number', 'desc')
+          .execute();
+  const latest = new Map<string, (typeof attempts)[number]>();
+  for (const a of attempts) if (!latest.has(a.delivery_id)) latest.set(a.delivery_id, a);
+  return deliveries.map((d) => {
+    const a = latest.get(d.id);
+    return {
+      id: d.id,
+      postbackId: d.subscription_id,
+      event: d.event,
+      status: d.status,
+      url: d.target_url,
+      createdAt: d.created_at,
+      attemptCount: d.attempt_count,
+      lastStatusCode: a?.status_code ?? null,
+      lastLatencyMs: a?.latency_ms ?? null,
+      lastResponseBody: a?.response_body ?? null,
+      lastError: a?.error ?? null,
+    };
+  });
+}

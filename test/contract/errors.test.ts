@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
+import { listen, type WireClient, type WireResponse } from './http.js';
+
+function expectWireError(res: WireResponse, status: number, code: string) {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.error.code, code, JSON.stringify(res.body));
+  assert.equal(typeof res.body.error.message, 'string');
+  assert.equal(res.body.error.requestId, res.headers.get('x-request-id'), 'requestId is the X-Request-Id header');
+  return res.body.error as { code: string; message: string; details?: Array<{ path: string; message: string }> };
+}
+
+function detail(error: { details?: Array<{ path: string; message: string }> }, path: string): string {
+  const found = error.details?.filter((d) => d.path === path) ?? [];
+  assert.equal(found.length, 1, `one detail for ${path} in ${JSON.stringify(error.details)}`);
+  return (found[0] as { message: string }).message;
+}
+
+for (const dialect of testedDialects()) {
+  describe(`Error contract over HTTP (${dialect})`, () => {
+    let env: TestEnv;
+    let http: WireClient;
+    let offerId: string;
+    let partnerId: string;
+    before(async () => {
+      env = await createTestEnv(dialect);
+      http = await listen(env);
+      const offer = await http.call('POST', '/api/v1/offers', {
+        body: { name: 'Shoes', destinationUrl: 'https://shop.example/' },
+      });
+      offerId = offer.body.id;
+      const partner = await http.call('POST', '/api/v1/partners', { body: { name: 'P', email: 'p@example.com' } });
+      partnerId = partner.body.id;
+    });
+    after(() => env.close());
+
+    it('lists every problem of an offer at once, each naming what is allowed', async () => {
+      const res = await http.call('POST', '/api/v1/offers', {
+        body: { name: 'X', destinationUrl: 'ftp://nope', status: 'exploded', currency: 'XXQ', colour: 'red' },
+      });
+      const error = expectWireError(res, 422, 'validation_error');
+      assert.equal(detail(error, 'status'), 'must be one of "active", "paused", "archived"');
+      assert.match(detail(error, 'currency'), /ISO 4217/);
+      assert.match(detail(error, 'destinationUrl'), /absolute http\(s\) URL/);
+      assert.equal(detail(error, 'colour'), 'is not a known field');
+      assert.equal(error.details?.length, 4);
+      assert.doesNotMatch(JSON.stringify(error), /equal to constant|anyOf/);
+    });
+
+    it('names the allowed events for an unknown event name, once', async () => {
+      const res = await http.call('POST', '/api/public/webhooks', {
+        body: { url: 'https://hooks.example/x', events: ['conversion.created', 'conversion.exploded'] },
+      });
+      const error = expectWireError(res, 422, 'validation_error');
+      const message = detail(error, 'events.1');
+      assert.match(message, /^must be one of "conversion\.created", /);
+      assert.match(message, /"cap\.reached"/);
+      assert.equal(error.details?.length, 1);
+    });
+
+    it('names the allowed values of an enum in a query string', async () => {
+      const error = expectWireError(
+        await http.call('GET', '/api/v1/conversions?status=bogus'),
+        422,
+        'validation_error',
+      );
+      assert.equal(detail(error, 'query.status'), 'must be one of "pending", "approved", "rejected"');
+    });
+
+    it('describes a nullable field by both of its allowed forms', async () => {
+      const res = await http.call('POST', `/api/v1/partners/${partnerId}/ban`, { body: { reason: 'x'.repeat(501) } });
+      const error = expectWireError(res, 422, 'validation_error');
+      assert.equal(detail(error, 'reason'), 'must be a string of at most 500 characters or null');
+    });
+
+    it('refuses unknown fields on action routes that take no body', async () => {
+      const conversion = await http.call('POST', '/api/v1/conversions', { body: { offerId, partnerId } });
+      assert.equal(conversion.status, 201);
+      const refused = await http.call('POST', `/api/v1/conversions/${conversion.body.id}/approve`, {
+        body: { force: true },
+      });
+      assert.equal(detail(expectWireError(refused, 422, 'validation_error'), 'force'), 'is not a known field');
+      const still = await http.call('GET', `/api/v1/conversions/${conversion.body.id}`);
+      assert.equal(still.body.status, 'pending', 'the refused approve changed nothing');
+      const approved = await http.call('POST', `/api/v1/conversions/${conversion.body.id}/approve`, {
+        headers: { 'content-type': 'application/json' },
+        raw: '',
+      });
+      assert.equal(approved.status, 200, 'an empty body is still no body');
+      assert.equal(approved.body.status, 'approved');
+      const rejectExtra = await http.call('POST', `/api/v1/conversions/${conversion.body.id}/reject`, {
+        body: { reason: 'dup', extra: 1 },
+      });
+      assert.equal(detail(expectWireError(rejectExtra, 422, 'validation_error'), 'extra'), 'is not a known field');
+      const approveAgain = await http.call('POST', `/api/v1/partners/${partnerId}/approve`, { body: { now: 1 } });
+      expectWireError(approveAgain, 422, 'validation_error');
+    });
+
+    it('answers 422 invalid_cursor for a malformed cursor on every list', async () => {
+      for (const path of [
+        '/api/v1/offers',
+        '/api/v1/partners',
+        '/api/v1/conversions',
+        '/api/v1/clicks',
+        '/api/v1/fraud/blocklist',
+        '/api/public/webhooks',
+        '/api/public/webhook-deliveries',
+      ]) {
+        const error = expectWireError(await http.call('GET', `${path}?cursor=garbage`), 422, 'invalid_cursor');
+        assert.equal(error.details?.[0]?.path, 'query.cursor', path);
+      }
+      const both = expectWireError(
+        await http.call('GET', '/api/v1/offers?cursor=garbage&status=bogus'),
+        422,
+        'validation_error',
+      );
+      assert.equal(both.details?.length, 2, 'a bad cursor among other problems is listed with them');
+    });
+
+    it('pages with the nextCursor it returned', async () => {
+      await http.call('POST', '/api/v1/offers', { body: { name: 'Second', destinationUrl: 'https://shop.example/2' } });
+      const first = await http.call('GET', '/api/v1/offers?limit=1');
+      assert.equal(first.body.data.length, 1);
+      assert.equal(typeof first.body.nextCursor, 'string');
+      const second = await http.call('GET', `/api/v1/offers?limit=1&cursor=${first.body.nextCursor}`);
+      assert.equal(second.status, 200);
+      assert.equal(second.body.data.length, 1);
+      assert.notEqual(second.body.data[0].id, first.body.data[0].id);
+    });
+
+    it('carries the request id in every error body, the one the client sent when it sent one', async () => {
+      expectWireError(await http.call('GET', '/api/v1/nope'), 404, 'not_found');
+      expectWireError(await http.call('GET', '/api/v1/brand', { key: null }), 401, 'unauthorized');
+      expectWireError(await http.call('GET', '/api/v1/offers/off_missing'), 404, 'not_found');
+      const invalidJson = await http.call('POST', '/api/v1/offers', { raw: '{nope' });
+      expectWireError(invalidJson, 400, 'invalid_json');
+      const given = await http.call('GET', '/api/v1/nope', { headers: { 'x-request-id': 'client-trace-42' } });
+      assert.equal(expectWireError(given, 404, 'not_found') && given.body.error.requestId, 'client-trace-42');
+    });
+
+    it('accepts currency codes in any case and stores them upper case', async () => {
+      const offer = await http.call('POST', '/api/v1/offers', {
+        body: { name: 'Euro', destinationUrl: 'https://shop.example/eu', currency: 'eur' },
+      });
+      assert.equal(offer.status, 201);
+      assert.equal(offer.body.currency, 'EUR');
+      const patched = await http.call('PATCH', `/api/v1/offers/${offer.body.id}`, { body: { currency: 'gBp' } });
+      assert.equal(patched.body.currency, 'GBP');
+      const conversion = await http.call('POST', '/api/v1/conversions', {
+        body: { offerId: offer.body.id, partnerId, currency: 'chf' },
+      });
+      assert.equal(conversion.body.currency, 'CHF');
+      const brand = await http.call('PATCH', '/api/v1/brand', { body: { currency: 'jpy' } });
+      assert.equal(brand.body.currency, 'JPY');
+      assert.equal((await http.call('GET', '/api/v1/brand')).body.currency, 'JPY');
+    });
+  });
+}

@@ -1,0 +1,329 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { INVITE_TTL_MS } from '../../src/modules/portal/invites.js';
+import { PORTAL_LOGIN_ATTEMPTS_PER_MINUTE } from '../../src/modules/portal/pages/access.js';
+import { signedInClient } from '../dashboard/client.js';
+import { expectError, testedDialects } from '../helpers.js';
+import { createHttpEnv, type HttpEnv } from '../payouts/http.js';
+import { invite, invitedPartner, PARTNER_PASSWORD, PortalClient } from './client.js';
+
+/** A loopback receiver that records the path and query of each request. */
+async function startUrlReceiver(status = 200, body = 'OK') {
+  const urls: string[] = [];
+  const server = createServer((req, res) => {
+    urls.push(req.url ?? '');
+    res.writeHead(status, { 'content-type': 'text/plain' }).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    urls,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+for (const dialect of testedDialects()) {
+  describe(`partner portal over HTTP (${dialect})`, () => {
+    let env: HttpEnv;
+    let offerId: string;
+    before(async () => {
+      env = await createHttpEnv(dialect, { env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+      const offer = await env.http('POST', '/api/v1/offers', {
+        body: {
+          name: 'Summer sale',
+          destinationUrl: 'https://shop.example/',
+          revenueCents: 987654,
+          payoutCents: 1250,
+          conversionStatus: 'approved',
+        },
+      });
+      offerId = offer.body.id;
+    });
+    after(() => env.close());
+
+    describe('POST /api/v1/partners/:id/invite', () => {
+      it('returns a one-time link valid for 7 days for an active partner', async () => {
+        const partner = await env.http('POST', '/api/v1/partners', { body: { name: 'Inv', email: 'inv@example.com' } });
+        const res = await env.http('POST', `/api/v1/partners/${partner.body.id}/invite`);
+        assert.equal(res.status, 201);
+        assert.equal(res.body.partnerId, partner.body.id);
+        assert.match(res.body.url, /^http:\/\/[^/]+\/portal\/invite\?token=[A-Za-z0-9_-]{43}$/);
+        assert.equal(res.body.expiresAt, new Date(env.clock.now() + INVITE_TTL_MS).toISOString());
+        const stored = await env.ctx.db.read.selectFrom('partner_invites').selectAll().execute();
+        const token = new URL(res.body.url).searchParams.get('token') ?? '';
+        assert.ok(
+          stored.every((row) => !JSON.stringify(row).includes(token)),
+          'the token itself is not stored',
+        );
+      });
+
+      it('refuses applicants and banned partners with 409, and another brand with 404', async () => {
+        const applicant = await env.http('POST', '/api/public/partners/apply', {
+          key: null,
+          body: { brandSlug: env.brand.slug, name: 'App', email: 'app@example.com' },
+        });
+        assert.match(
+          expectError(await env.http('POST', `/api/v1/partners/${applicant.body.id}/invite`), 409, 'conflict').message,
+          /applicant/,
+        );
+        const banned = await env.http('POST', '/api/v1/partners', { body: { name: 'B', email: 'b@example.com' } });
+        await env.http('POST', `/api/v1/partners/${banned.body.id}/ban`);
+        expectError(await env.http('POST', `/api/v1/partners/${banned.body.id}/invite`), 409, 'conflict');
+        const other = await env.createBrand('Other');
+        expectError(
+          await env.http('POST', `/api/v1/partners/${banned.body.id}/invite`, { key: other.apiKey }),
+          404,
+          'not_found',
+        );
+        expectError(await env.http('POST', '/api/v1/partners/prt_nope/invite'), 404, 'not_found');
+      });
+    });
+
+    describe('invites, passwords and sign-in', () => {
+      it('sets the password from the invite, signs in, and the link works only once', async () => {
+        const created = await env.http('POST', '/api/v1/partners', {
+          body: { name: 'Once', email: 'Once@Example.com' },
+        });
+        const link = await invite(env, created.body.id);
+        const token = new URLSearchParams(link.split('?')[1]).get('token') ?? '';
+        const client = new PortalClient(env.base);
+        const page = await client.get(link);
+        assert.equal(page.status, 200);
+        assert.match(page.body, /Set your password/);
+        const short = await client.post('/portal/invite', { token, password: 'short', confirm: 'short' });
+        assert.equal(short.status, 422);
+        assert.match(short.body, /at least 10 characters/);
+        const mismatch = await client.post('/portal/invite', {
+          token,
+          password: PARTNER_PASSWORD,
+          confirm: 'other one!!',
+        });
+        assert.equal(mismatch.status, 422);
+        const ok = await client.post('/portal/invite', {
+          token,
+          password: PARTNER_PASSWORD,
+          confirm: PARTNER_PASSWORD,
+        });
+        assert.equal(ok.status, 303);
+        assert.equal(ok.location, '/portal');
+        const cookie = ok.headers.getSetCookie().find((c) => c.startsWith('affitrack_portal_session='));
+        assert.ok(cookie);
+        assert.match(cookie, /HttpOnly/i);
+        assert.match(cookie, /Path=\/portal/);
+        assert.match(cookie, /SameSite=Lax/i);
+        assert.match((await client.get('/portal')).body, /Overview/);
+        assert.equal((await new PortalClient(env.base).get(link)).status, 404);
+
+        const fresh = new PortalClient(env.base);
+        assert.equal((await fresh.signIn('once@example.com', 'wrong password!')).status, 422);
+        const signedIn = await fresh.signIn('ONCE@example.com');
+        assert.equal(signedIn.status, 303);
+        assert.equal((await fresh.get('/portal/earnings')).status, 200);
+      });
+
+      it('refuses an expired invite and one replaced by a newer invite', async () => {
+        const created = await env.http('POST', '/api/v1/partners', { body: { name: 'Exp', email: 'exp@example.com' } });
+        const first = await invite(env, created.body.id);
+        const second = await invite(env, created.body.id);
+        const client = new PortalClient(env.base);
+        assert.equal((await client.get(first)).status, 404);
+        assert.equal((await client.get(second)).status, 200);
+        env.clock.advance(INVITE_TTL_MS + 1);
+        const page = await client.get(second);
+        assert.equal(page.status, 404);
+        assert.match(page.body, /cannot be used/);
+      });
+
+      it('resets a password through a new invite and ends the sessions opened with the old one', async () => {
+        const { client, partnerId, email } = await invitedPartner(env, 'Reset Me');
+        const link = await invite(env, partnerId);
+        const token = new URLSearchParams(link.split('?')[1]).get('token') ?? '';
+        const other = new PortalClient(env.base);
+        await other.get(link);
+        const newPassword = 'a brand new password';
+        assert.equal(
+          (await other.post('/portal/invite', { token, password: newPassword, confirm: newPassword })).status,
+          303,
+        );
+        const old = await client.get('/portal/earnings');
+        assert.equal(old.status, 303);
+        assert.match(old.location ?? '', /^\/portal\/login/);
+        assert.equal((await new PortalClient(env.base).signIn(email)).status, 422);
+        assert.equal((await new PortalClient(env.base).signIn(email, newPassword)).status, 303);
+      });
+
+      it(`throttles sign-in to ${PORTAL_LOGIN_ATTEMPTS_PER_MINUTE} attempts per minute per client`, async () => {
+        env.clock.advance(61_000);
+        const client = new PortalClient(env.base);
+        await client.get('/portal/login');
+        const statuses: number[] = [];
+        for (let i = 0; i <= PORTAL_LOGIN_ATTEMPTS_PER_MINUTE; i++) {
+          statuses.push((await client.post('/portal/login', { email: 'nobody@example.com', password: 'x' })).status);
+        }
+        assert.deepEqual(statuses, [...Array(PORTAL_LOGIN_ATTEMPTS_PER_MINUTE).fill(422), 429]);
+        const limited = await client.post('/portal/login', { email: 'nobody@example.com', password: 'x' });
+        assert.equal(limited.status, 429);
+        assert.ok(Number(limited.headers.get('retry-after')) > 0);
+        env.clock.advance(61_000);
+      });
+
+      it('refuses a form post without the CSRF token of the page', async () => {
+        const client = new PortalClient(env.base);
+        await client.get('/portal/login');
+        client.csrf = 'forged';
+        assert.equal((await client.post('/portal/login', { email: 'a@b.c', password: 'x' })).status, 403);
+      });
+    });
+
+    describe('pages', () => {
+      it('shows earnings, conversions and offers of the partner, never the brand revenue', async () => {
+        const { client, partnerId } = await invitedPartner(env, 'Pages Partner');
+        const conversion = await env.http('POST', '/api/v1/conversions', {
+          body: { offerId, partnerId, sub1: 'spring-mail' },
+        });
+        assert.equal(conversion.status, 201);
+        const overview = await client.get('/portal');
+        assert.equal(overview.status, 200);
+        assert.match(overview.body, /\$12\.50/);
+        assert.match(overview.body, /<svg class="chart"/);
+        const conversions = await client.get('/portal/conversions?status=approved');
+        assert.match(conversions.body, new RegExp(conversion.body.id));
+        assert.match(conversions.body, /spring-mail/);
+        const offers = await client.get('/portal/offers');
+        assert.match(offers.body, new RegExp(`/t/${offerId}/${partnerId}`));
+        const builder = await client.get(`/portal/offers/${offerId}?sub1=news&sub3=a%26b`);
+        assert.match(builder.body, new RegExp(`/t/${offerId}/${partnerId}\\?sub1=news&amp;sub3=a%26b`));
+        const earnings = await client.get('/portal/earnings');
+        assert.match(earnings.body, /\$12\.50/);
+        for (const page of [overview, conversions, offers, builder, earnings]) {
+          assert.ok(!/9,876\.54|987654/.test(page.body), 'the brand revenue never appears');
+        }
+        const range = await client.get('/portal?from=2026-02-30&to=2026-03-01');
+        assert.equal(range.status, 422);
+        assert.equal((await client.get('/portal/conversions?colour=red')).status, 422);
+      });
+
+      it('stores payout details that the brand sees with the payout', async () => {
+        const { client, partnerId } = await invitedPartner(env, 'Details Partner');
+        await client.get('/portal/payout-details');
+        const saved = await client.post('/portal/payout-details', { method: 'PayPal', account: 'pay@partner.example' });
+        assert.equal(saved.status, 303);
+        assert.match((await client.get('/portal/payout-details')).body, /pay@partner\.example/);
+        const bad = await client.post('/portal/payout-details', { method: 'Gold bars', account: 'x' });
+        assert.equal(bad.status, 303);
+        assert.match((await client.get('/portal/payout-details')).body, /choose one of the listed methods/);
+        await env.http('POST', '/api/v1/conversions', { body: { offerId, partnerId } });
+        env.clock.advance(1000);
+        const run = await env.http('POST', '/api/v1/payouts', {
+          body: { upTo: new Date(env.clock.now()).toISOString(), partnerId },
+        });
+        const detail = await env.http('GET', `/api/v1/payouts/${run.body.data[0].id}`);
+        assert.equal(detail.body.payoutMethod, 'PayPal');
+        assert.equal(detail.body.payoutAccount, 'pay@partner.example');
+        assert.match((await client.get('/portal/earnings')).body, /created/);
+      });
+
+      it('adds a postback URL, sends a test with filled-in macros and shows real sends in the log', async () => {
+        const receiver = await startUrlReceiver(200, 'thanks');
+        try {
+          const { client } = await invitedPartner(env, 'Postback Partner');
+          await client.get('/portal/postbacks');
+          const added = await client.post('/portal/postbacks', {
+            url: `${receiver.base}/pb?cid={click_id}&payout={payout}&s={sub1}`,
+            events: ['conversion.created'],
+          });
+          assert.equal(added.status, 303);
+          const page = await client.get('/portal/postbacks');
+          const id = /\/portal\/postbacks\/(pbk_[A-Z0-9]+)\/test/.exec(page.body)?.[1];
+          assert.ok(id, 'the template has a test button');
+          const tested = await client.post(`/portal/postbacks/${id}/test`);
+          assert.equal(tested.status, 303);
+          assert.deepEqual(receiver.urls, ['/pb?cid=clk_TEST&payout=10.00&s=test']);
+          assert.match((await client.get('/portal/postbacks')).body, /HTTP 200 in \d+ ms\. Response: thanks/);
+          const invalid = await client.post('/portal/postbacks', { url: 'ftp://x', events: ['conversion.created'] });
+          assert.equal(invalid.status, 303);
+          assert.match((await client.get('/portal/postbacks')).body, /url/);
+        } finally {
+          await receiver.close();
+        }
+      });
+    });
+
+    describe('isolation', () => {
+      it('keeps partner and brand sessions apart', async () => {
+        const { client } = await invitedPartner(env, 'Apart');
+        // The partner's cookie means nothing to the dashboard…
+        const dashboard = await fetch(`${env.base}/dashboard`, {
+          headers: { cookie: [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+          redirect: 'manual',
+        });
+        assert.equal(dashboard.status, 303);
+        assert.match(dashboard.headers.get('location') ?? '', /^\/dashboard\/login/);
+        // …and a brand user's session means nothing to the portal.
+        const brandUser = await signedInClient(env);
+        const portal = await fetch(`${env.base}/portal`, {
+          headers: { cookie: [...brandUser.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+          redirect: 'manual',
+        });
+        assert.equal(portal.status, 303);
+        assert.equal(portal.headers.get('location'), '/portal/login');
+      });
+
+      it("answers every portal route with a second partner's and a second brand's session without showing the first partner's data", async () => {
+        const first = await invitedPartner(env, 'First Partner');
+        await env.http('POST', '/api/v1/conversions', {
+          body: { offerId, partnerId: first.partnerId, sub1: 'first-secret-sub' },
+        });
+        await first.client.get('/portal/postbacks');
+        await first.client.post('/portal/postbacks', {
+          url: 'https://first.example/secret-pb?c={click_id}',
+          events: ['conversion.created'],
+        });
+        const postbackId =
+          /\/portal\/postbacks\/(pbk_[A-Z0-9]+)\/test/.exec((await first.client.get('/portal/postbacks')).body)?.[1] ??
+          '';
+        assert.match(postbackId, /^pbk_/);
+        await first.client.get('/portal/payout-details');
+        await first.client.post('/portal/payout-details', { method: 'PayPal', account: 'first-secret@pay.example' });
+
+        const second = await invitedPartner(env, 'Second Partner');
+        const otherBrand = await env.createBrand('Second Brand');
+        const third = await invitedPartner(env, 'Other Brand Partner', otherBrand.apiKey);
+        const secrets = [first.partnerId, 'first-secret-sub', 'first.example', 'first-secret@pay.example'];
+
+        const routes = env.app
+          .printRoutes({ commonPrefix: false })
+          .split('\n')
+          .filter((line) => line.includes('/portal'));
+        assert.ok(routes.length > 0);
+        const gets = [
+          '/portal',
+          '/portal/offers',
+          `/portal/offers/${offerId}`,
+          '/portal/conversions',
+          `/portal/conversions?offerId=${offerId}`,
+          '/portal/earnings',
+          '/portal/postbacks',
+          '/portal/payout-details',
+        ];
+        for (const { client } of [second, third]) {
+          for (const path of gets) {
+            const page = await client.get(path);
+            assert.ok(page.status === 200 || page.status === 404, `${path}: ${page.status}`);
+            for (const secret of secrets) assert.ok(!page.body.includes(secret), `${path} shows ${secret}`);
+          }
+          for (const path of [`/portal/postbacks/${postbackId}/test`, `/portal/postbacks/${postbackId}/delete`]) {
+            await client.get('/portal/postbacks');
+            const res = await client.post(path);
+            assert.equal(res.status, 404, `${path}: ${res.status}`);
+          }
+        }
+        assert.equal((await third.client.get(`/portal/offers/${offerId}`)).status, 404);
+        const kept = await first.client.get('/portal/postbacks');
+        assert.match(kept.body, /first\.example\/secret-pb/);
+      });
+    });
+  });
+}
