@@ -71,3 +71,8 @@ export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   }
   return `${prefix}_${encodeTime(lastTime)}${encodeRandom(lastRandom)}`;
 }
+
+/** The smallest id of `prefix` made at `ms`: ids sort by time, so `id >= idAt(…)` is a time bound. */
+export function idAt(prefix: IdPrefix, ms: number): string {
+  return `${prefix}_${encodeTime(ms)}`;
+}

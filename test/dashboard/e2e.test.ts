@@ -190,9 +190,17 @@ for (const dialect of testedDialects()) {
       await page.getByLabel(`Select conversion ${ids['order-1001']}`).check();
       await page.getByRole('button', { name: 'Approve selected' }).click();
       assert.equal(await flash(), '1 conversion approved.');
-      await page.getByLabel('Rejection reason (optional)').fill('Returned order');
-      await page.getByRole('button', { name: `Reject ${ids['order-1002']}` }).click();
-      assert.equal(await flash(), '1 conversion rejected.');
+      // A row's Reject asks for its own reason (the bulk reason is not used) and a confirmation.
+      await page.getByLabel('Rejection reason (optional)').fill('Bulk reason, not this one');
+      await page.getByLabel(`Reject ${ids['order-1002']}…`).click();
+      await page.getByLabel(`Reason for rejecting ${ids['order-1002']}`).fill('Returned order');
+      const confirmed = page.waitForEvent('dialog');
+      await page
+        .getByRole('row', { name: new RegExp(ids['order-1002']!) })
+        .getByRole('button', { name: 'Reject', exact: true })
+        .click();
+      assert.match((await confirmed).message(), new RegExp(`Reject conversion ${ids['order-1002']}`));
+      assert.equal(await flash(), 'Conversion rejected.');
       assert.equal((await api('GET', `/api/v1/conversions/${ids['order-1001']}`)).body.status, 'approved');
       const rejected = (await api('GET', `/api/v1/conversions/${ids['order-1002']}`)).body;
       assert.equal(rejected.status, 'rejected');
@@ -340,7 +348,7 @@ for (const dialect of testedDialects()) {
       await nav('Overview').click();
       const main = await text(page.locator('main'));
       assert.match(main, /Pending conversions to review/);
-      assert.match(main, /bot_user_agent/);
+      assert.match(main, /bot user agent/);
       assert.ok(main.includes(receiver.url), 'the failing subscription is listed');
       await screenshot(page, 'overview');
     });

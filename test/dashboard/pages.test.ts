@@ -102,10 +102,10 @@ for (const dialect of testedDialects()) {
       const first = await client.get('/dashboard/offers');
       const next = /href="(\/dashboard\/offers\?cursor=[^"]+)" rel="next"/.exec(first.body)?.[1];
       assert.ok(next);
-      assert.equal((first.body.match(/<th scope="row">/g) ?? []).length, 25);
+      assert.equal((first.body.match(/<th scope="row"[ >]/g) ?? []).length, 25);
       assert.doesNotMatch(first.body, /First page/);
       const second = await client.get(next);
-      assert.equal((second.body.match(/<th scope="row">/g) ?? []).length, 3);
+      assert.equal((second.body.match(/<th scope="row"[ >]/g) ?? []).length, 3);
       assert.match(second.body, /First page/);
       assert.match(second.body, /Last page/);
     });

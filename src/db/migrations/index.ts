@@ -20,6 +20,7 @@ import * as m0013 from './0013_portal.js';
 import * as m0014 from './0014_click_analytics.js';
 import * as m0015 from './0015_idempotency.js';
 import * as m0016 from './0016_metadata.js';
+import * as m0017 from './0017_dashboard_indexes.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0014_click_analytics': m0014,
   '0015_idempotency': m0015,
   '0016_metadata': m0016,
+  '0017_dashboard_indexes': m0017,
 };
 
 export const migrationProvider: MigrationProvider = {

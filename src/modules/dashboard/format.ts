@@ -1,14 +1,23 @@
 /**
- * Every value a page shows goes through here: times in the brand's time zone, money from
- * minor units in its currency, plain numbers and durations. Plain decimals for form fields
- * and CSV come from src/money.ts.
+ * Every value a page shows goes through here, so each kind has one look everywhere: times
+ * in the brand's time zone ("23 Nov 2026, 14:05"), days ("23 Nov 2026"), money from minor
+ * units in its currency, percentages with one decimal ("24.1%"), fraud signals in words.
  */
 import { currencyDecimals } from '../../money.js';
 
 const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
 const moneyFormats = new Map<string, Intl.NumberFormat>();
 const integers = new Intl.NumberFormat('en-US');
-const percents = new Intl.NumberFormat('en-US', { style: 'percent', maximumFractionDigits: 2 });
+const percents = new Intl.NumberFormat('en-US', {
+  style: 'percent',
+  minimumFractionDigits: 1,
+  maximumFractionDigits: 1,
+});
+// Calendar days are formatted as UTC midnights: a day has no time zone of its own.
+const days = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', dateStyle: 'medium' });
+const shortDays = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'short' });
+const months = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', month: 'short', year: 'numeric' });
+const compactMoneyFormats = new Map<string, Intl.NumberFormat>();
 
 function dateTimeFormat(timeZone: string): Intl.DateTimeFormat {
   let f = dateTimeFormats.get(timeZone);
@@ -32,6 +41,16 @@ export function money(cents: number, currency: string): string {
   return moneyFormat(currency).format(cents / 10 ** currencyDecimals(currency));
 }
 
+/** Short amounts for chart axes, currency sign kept (`$1.2M`). */
+export function compactMoney(cents: number, currency: string): string {
+  let f = compactMoneyFormats.get(currency);
+  if (!f) {
+    f = new Intl.NumberFormat('en-US', { style: 'currency', currency, notation: 'compact', maximumFractionDigits: 1 });
+    compactMoneyFormats.set(currency, f);
+  }
+  return f.format(cents / 10 ** currencyDecimals(currency));
+}
+
 export function count(n: number): string {
   return integers.format(n);
 }
@@ -42,6 +61,29 @@ export function percent(fraction: number): string {
 
 export function dateTime(ms: number, timeZone: string): string {
   return dateTimeFormat(timeZone).format(ms);
+}
+
+/** A `YYYY-MM-DD` day as "23 Nov 2026" (`short`: "23 Nov"); a `YYYY-MM` month as "Nov 2026". */
+export function day(text: string, short = false): string {
+  if (text.length === 7) return months.format(Date.parse(`${text}-01T00:00:00Z`));
+  const ms = Date.parse(`${text}T00:00:00Z`);
+  if (Number.isNaN(ms)) return text;
+  return (short ? shortDays : days).format(ms);
+}
+
+const SIGNAL_WORDS: Record<string, string> = {
+  high_risk_score: 'high risk score',
+  datacenter_ip: 'data-centre IP',
+  blocklist_hit: 'on the blocklist',
+  bot_user_agent: 'bot user agent',
+  click_velocity: 'too many clicks from one IP',
+};
+
+/** A click's stored fraud signals (a JSON array of codes) in words. */
+export function fraudSignals(json: string): string {
+  const codes = JSON.parse(json) as string[];
+  if (codes.length === 0) return 'none';
+  return codes.map((c) => SIGNAL_WORDS[c] ?? c.replaceAll('_', ' ')).join(', ');
 }
 
 /** Seconds as the largest whole unit (`7200` → `2 h`). */

@@ -3,7 +3,15 @@
  * counts). Every query is scoped to the session's brand. Writes always go through the
  * feature services.
  */
+import { sql } from 'kysely';
+import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
+import { idAt } from '../../ids.js';
+import type { ClickRow } from '../clicks/repository.js';
+import type { ConversionFilter } from '../conversions/repository.js';
+import { announceDeliveries } from '../deliveries/fanout.js';
+import type { PartnerRow } from '../partners/repository.js';
+import type { AttemptRow, DeliveryRow } from '../webhooks/repository.js';
 
 /** Entries in a filter menu at most; beyond that an id can be typed instead. */
 export const MENU_LIMIT = 200;
@@ -65,7 +73,11 @@ export async function countByStatus(
   return Number(row.n);
 }
 
-/** Webhook subscriptions with failed or retrying deliveries since `sinceMs`, worst first. */
+/**
+ * Webhook subscriptions with failed or retrying deliveries since `sinceMs`, worst first.
+ * The time bound is on the id (ids sort by creation time), so the brand/status/id index
+ * reads only the recent failing rows, never all of a brand's deliveries.
+ */
 export async function failingSubscriptions(q: Queryable, brandId: string, sinceMs: number, limit: number) {
   const rows = await q
     .selectFrom('webhook_deliveries as d')
@@ -78,14 +90,122 @@ export async function failingSubscriptions(q: Queryable, brandId: string, sinceM
       eb.fn.max('d.updated_at').as('last_at'),
     ])
     .where('d.brand_id', '=', brandId)
-    .where('d.kind', '=', 'webhook')
     .where('d.status', 'in', ['failed', 'retry_scheduled'])
-    .where('d.created_at', '>=', sinceMs)
+    .where('d.id', '>=', idAt('wh', sinceMs))
+    .where('d.kind', '=', 'webhook')
     .groupBy(['s.id', 's.url', 's.status'])
     .orderBy('failing', 'desc')
     .limit(limit)
     .execute();
   return rows.map((r) => ({ ...r, failing: Number(r.failing), last_at: Number(r.last_at) }));
+}
+
+/** Recent clicks, high-risk ones only when asked (a literal, so the partial index applies). */
+export function recentClicks(
+  q: Queryable,
+  brandId: string,
+  f: { offerId?: string; partnerId?: string; highRisk?: boolean; cursor?: string; limit: number },
+): Promise<ClickRow[]> {
+  let query = q.selectFrom('clicks').selectAll().where('brand_id', '=', brandId);
+  if (f.highRisk) query = query.where(sql<boolean>`high_risk = 1`);
+  if (f.offerId) query = query.where('offer_id', '=', f.offerId);
+  if (f.partnerId) query = query.where('partner_id', '=', f.partnerId);
+  if (f.cursor) query = query.where('id', '<', f.cursor);
+  return query
+    .orderBy('id', 'desc')
+    .limit(f.limit + 1)
+    .execute();
+}
+
+export interface DeliveryLogFilter {
+  status?: DeliveryRow['status'];
+  kind?: DeliveryRow['kind'];
+  event?: string;
+  /** Subscription or postback template ids (a partner's templates). */
+  targets?: string[];
+  /** Event ids (a search by evt_ or conversion id). */
+  eventIds?: string[];
+  id?: string;
+  fromMs?: number;
+  toMs?: number;
+  cursor?: string;
+  limit: number;
+}
+
+/** The delivery log, newest first; date bounds are id bounds (ids sort by time). */
+export function deliveryLog(q: Queryable, brandId: string, f: DeliveryLogFilter): Promise<DeliveryRow[]> {
+  let query = q.selectFrom('webhook_deliveries').selectAll().where('brand_id', '=', brandId);
+  if (f.id) query = query.where('id', '=', f.id);
+  if (f.status) query = query.where('status', '=', f.status);
+  if (f.kind) query = query.where('kind', '=', f.kind);
+  if (f.event) query = query.where('event', '=', f.event);
+  if (f.targets) query = query.where('subscription_id', 'in', f.targets.length > 0 ? f.targets : ['']);
+  if (f.eventIds) query = query.where('event_id', 'in', f.eventIds.length > 0 ? f.eventIds : ['']);
+  if (f.fromMs !== undefined) query = query.where('id', '>=', idAt('wh', f.fromMs));
+  if (f.toMs !== undefined) query = query.where('id', '<', idAt('wh', f.toMs));
+  if (f.cursor) query = query.where('id', '<', f.cursor);
+  return query
+    .orderBy('id', 'desc')
+    .limit(f.limit + 1)
+    .execute();
+}
+
+/** The last attempt of each delivery (status code, latency, error for the log's rows). */
+export async function lastAttempts(q: Queryable, deliveries: DeliveryRow[]): Promise<Map<string, AttemptRow>> {
+  const tried = deliveries.filter((d) => d.attempt_count > 0);
+  if (tried.length === 0) return new Map();
+  const rows = await q
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where(
+      'delivery_id',
+      'in',
+      tried.map((d) => d.id),
+    )
+    .execute();
+  const last = new Map<string, AttemptRow>();
+  for (const a of rows) if ((last.get(a.delivery_id)?.number ?? -1) < a.number) last.set(a.delivery_id, a);
+  return last;
+}
+
+/**
+ * Events of a conversion (a search by conversion id). Events come after their conversion,
+ * so the scan starts at its creation time (ids sort by time) and reads only later events.
+ */
+export async function conversionEventIds(q: Queryable, brandId: string, conversionId: string): Promise<string[]> {
+  const conversion = await q
+    .selectFrom('conversions')
+    .select('created_at')
+    .where('id', '=', conversionId)
+    .where('brand_id', '=', brandId)
+    .executeTakeFirst();
+  if (!conversion) return [];
+  const rows = await q
+    .selectFrom('events')
+    .select('id')
+    .where('brand_id', '=', brandId)
+    .where('id', '>=', idAt('evt', Number(conversion.created_at)))
+    .where('type', 'like', 'conversion.%')
+    .where('payload', 'like', `%"conversionId":"${conversionId.replace(/[^A-Za-z0-9_]/g, '')}"%`)
+    .limit(100)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Brings a retrying delivery's next attempt forward to now; false when it is not retrying. */
+export async function retryNow(ctx: AppContext, brandId: string, id: string): Promise<boolean> {
+  return ctx.db.transact(async (trx) => {
+    const result = await trx
+      .updateTable('webhook_deliveries')
+      .set({ next_attempt_at: ctx.clock.now() })
+      .where('id', '=', id)
+      .where('brand_id', '=', brandId)
+      .where('status', '=', 'retry_scheduled')
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return false;
+    await announceDeliveries(ctx, trx);
+    return true;
+  });
 }
 
 /** URLs of the webhook subscriptions and postback templates deliveries went to. */
@@ -132,4 +252,116 @@ export async function eventPayload(q: Queryable, brandId: string, eventId: strin
     .where('brand_id', '=', brandId)
     .executeTakeFirst();
   return row?.payload ?? null;
+}
+
+/** `%term%` for LIKE, with the pattern characters of the term taken literally. */
+function likePattern(term: string): string {
+  return `%${term.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Partners by status and a search of name, email (contains, any case) or exact id; newest first. */
+export function searchPartners(
+  q: Queryable,
+  brandId: string,
+  f: { status?: PartnerRow['status']; search?: string; cursor?: string; limit: number },
+): Promise<PartnerRow[]> {
+  let query = q.selectFrom('partners').selectAll().where('brand_id', '=', brandId);
+  if (f.status) query = query.where('status', '=', f.status);
+  if (f.search) {
+    const like = likePattern(f.search);
+    query = query.where((eb) =>
+      eb.or([
+        eb('id', '=', f.search ?? ''),
+        sql<boolean>`lower(name) like ${like} escape '\\'`,
+        sql<boolean>`lower(email) like ${like} escape '\\'`,
+      ]),
+    );
+  }
+  if (f.cursor) query = query.where('id', '<', f.cursor);
+  return query
+    .orderBy('id', 'desc')
+    .limit(f.limit + 1)
+    .execute();
+}
+
+/** What a list row or detail page shows of an offer's or partner's traffic (from the rollups). */
+export interface Numbers {
+  clicks: number;
+  conversions: number;
+  revenueCents: number;
+  payoutCents: number;
+}
+
+export const NO_NUMBERS: Numbers = { clicks: 0, conversions: 0, revenueCents: 0, payoutCents: 0 };
+
+/**
+ * Clicks, conversions (pending + approved), revenue and payout per offer or partner over the
+ * brand-local days `from`…`to`, read from the report rollups (a few rows per day), never
+ * from clicks or conversions.
+ */
+export async function numbersBy(
+  q: Queryable,
+  brandId: string,
+  key: 'offer_id' | 'partner_id',
+  ids: string[],
+  from: string,
+  to: string,
+): Promise<Map<string, Numbers>> {
+  if (ids.length === 0) return new Map();
+  const table = key === 'offer_id' ? 'rollups_offer' : 'rollups_offer_partner';
+  const rows = await sql<{ id: string; clicks: unknown; conversions: unknown; revenue: unknown; payout: unknown }>`
+    select ${sql.ref(key)} as id, sum(clicks) as clicks, sum(pending + approved) as conversions,
+      sum(revenue_cents) as revenue, sum(payout_cents) as payout
+    from ${sql.table(table)}
+    where brand_id = ${brandId} and day >= ${from} and day <= ${to}
+      and ${sql.ref(key)} in (${sql.join([...new Set(ids)])})
+    group by ${sql.ref(key)}`.execute(q);
+  return new Map(
+    rows.rows.map((r) => [
+      r.id,
+      {
+        clicks: Number(r.clicks),
+        conversions: Number(r.conversions),
+        revenueCents: Number(r.revenue),
+        payoutCents: Number(r.payout),
+      },
+    ]),
+  );
+}
+
+/** Count, revenue and payout of the conversions a list filter matches, per currency. */
+export async function conversionTotals(q: Queryable, brandId: string, f: Omit<ConversionFilter, 'cursor' | 'limit'>) {
+  let query = q
+    .selectFrom('conversions')
+    .select((eb) => [
+      'currency',
+      eb.fn.countAll<number>().as('n'),
+      eb.fn.sum<number>('revenue_cents').as('revenue'),
+      eb.fn.sum<number>('payout_cents').as('payout'),
+    ])
+    .where('brand_id', '=', brandId);
+  if (f.status) query = query.where('status', '=', f.status);
+  if (f.offerId) query = query.where('offer_id', '=', f.offerId);
+  if (f.partnerId) query = query.where('partner_id', '=', f.partnerId);
+  if (f.externalTxnId) query = query.where('external_txn_id', '=', f.externalTxnId);
+  if (f.fromMs !== undefined) query = query.where('created_at', '>=', f.fromMs);
+  if (f.toMs !== undefined) query = query.where('created_at', '<=', f.toMs);
+  const rows = await query.groupBy('currency').orderBy('currency').execute();
+  return rows.map((r) => ({
+    currency: r.currency,
+    count: Number(r.n),
+    revenueCents: Number(r.revenue),
+    payoutCents: Number(r.payout),
+  }));
+}
+
+/** Ids of a partner's postback templates (its sends in the delivery log). */
+export async function partnerPostbackIds(q: Queryable, brandId: string, partnerId: string): Promise<string[]> {
+  const rows = await q
+    .selectFrom('partner_postbacks')
+    .select('id')
+    .where('partner_id', '=', partnerId)
+    .where('brand_id', '=', brandId)
+    .execute();
+  return rows.map((r) => r.id);
 }

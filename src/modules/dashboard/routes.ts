@@ -3,6 +3,8 @@
  * API. Everything lives in one encapsulated plugin, so its cookies, form bodies, CSRF
  * checks, HTML error pages and security headers apply to the dashboard only.
  */
+
+import compress from '@fastify/compress';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppContext } from '../../context.js';
@@ -14,6 +16,7 @@ import { analyticsPages } from './pages/analytics.js';
 import { apiKeyPages } from './pages/apiKeys.js';
 import { blocklistPages } from './pages/blocklist.js';
 import { brandSettingsPages } from './pages/brandSettings.js';
+import { clickPages } from './pages/clicks.js';
 import { conversionPages } from './pages/conversions.js';
 import { deliveryPages } from './pages/deliveries.js';
 import { loginRoutes, logoutRoute } from './pages/login.js';
@@ -35,6 +38,9 @@ export function dashboardRoutes(ctx: AppContext): FastifyPluginAsync {
         dashboard.addHook('onRoute', (route) => {
           route.schema = { ...route.schema, hide: true };
         });
+        // Pages, CSS and JS are compressed (they shrink ~5x); registered in this scope only,
+        // so API and tracking responses never pay for it.
+        await dashboard.register(compress, { threshold: 1024, encodings: ['br', 'gzip'] });
         await securityHeaders(dashboard);
         await browserForms(dashboard, {
           path: DASHBOARD_PATH,
@@ -64,6 +70,7 @@ export function dashboardRoutes(ctx: AppContext): FastifyPluginAsync {
           partnerPortalPages(signedIn, ctx);
           payoutPages(signedIn, ctx);
           conversionPages(signedIn, ctx);
+          clickPages(signedIn, ctx);
           reportPages(signedIn, ctx);
           analyticsPages(signedIn, ctx);
           webhookPages(signedIn, ctx);

@@ -4,11 +4,10 @@
  * it (today postbacks/ and webhooks/) can be swapped by changing only these functions.
  */
 import type { AppContext } from '../../context.js';
-import type { ConversionRow } from '../conversions/repository.js';
-import { type AttemptOutcome, Sender } from '../deliveries/sender.js';
-import { fillPostbackMacros } from '../postbacks/macros.js';
+import type { AttemptOutcome } from '../deliveries/sender.js';
 import type { CreatePostbackBody } from '../postbacks/schemas.js';
 import { createPostback, deletePostback, listPostbacks, type PostbackRow } from '../postbacks/service.js';
+import { sendTestPostback as sendTemplateOnce } from '../postbacks/testSend.js';
 import type { PartnerScope } from './partnerData.js';
 
 export function listPartnerPostbacks(ctx: AppContext, scope: PartnerScope): Promise<PostbackRow[]> {
@@ -23,62 +22,13 @@ export function removePartnerPostback(ctx: AppContext, scope: PartnerScope, id: 
   return deletePostback(ctx, scope.brandId, scope.partnerId, id);
 }
 
-/** The values a test send fills the macros with: plainly a test, never a real conversion. */
-function sampleConversion(scope: PartnerScope, now: number): ConversionRow {
-  return {
-    id: 'conv_TEST',
-    brand_id: scope.brandId,
-    offer_id: 'off_TEST',
-    partner_id: scope.partnerId,
-    click_id: 'clk_TEST',
-    status: 'approved',
-    revenue_cents: 0,
-    payout_cents: 1000,
-    currency: 'USD',
-    sub1: 'test',
-    sub2: null,
-    sub3: null,
-    sub4: null,
-    sub5: null,
-    external_txn_id: 'test',
-    cap_exceeded: 0,
-    cap_periods: null,
-    hold_until: null,
-    approved_at: now,
-    approved_by: 'manual',
-    rejected_at: null,
-    rejection_reason: null,
-    local_day: '',
-    local_hour: null,
-    country: null,
-    device_type: null,
-    os: null,
-    browser: null,
-    referrer_host: null,
-    created_at: now,
-    metadata: '{}',
-  };
-}
-
-/**
- * Sends one of the partner's templates once, now, filled with sample values, through the
- * same sender as real postbacks (time-out, SSRF guard at dial time, capped response body).
- * Not retried and not in the delivery log: the outcome is shown to the partner at once.
- */
-export async function sendTestPostback(
+/** Sends one of the partner's templates once, now, with test values (postbacks/testSend.ts). */
+export function sendTestPostback(
   ctx: AppContext,
   scope: PartnerScope,
   postbackId: string,
 ): Promise<{ url: string; outcome: AttemptOutcome } | null> {
-  const template = (await listPartnerPostbacks(ctx, scope)).find((p) => p.id === postbackId);
-  if (!template) return null;
-  const url = fillPostbackMacros(template.url, sampleConversion(scope, ctx.clock.now()));
-  const sender = new Sender(ctx.config.webhookTimeoutMs, ctx.config.webhookAllowPrivateNetworks);
-  try {
-    return { url, outcome: await sender.send({ url, method: 'GET', headers: {}, body: null }) };
-  } finally {
-    await sender.close();
-  }
+  return sendTemplateOnce(ctx, scope.brandId, scope.partnerId, postbackId);
 }
 
 export interface PostbackLogEntry {

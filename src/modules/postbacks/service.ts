@@ -47,12 +47,7 @@ export async function listPostbacks(ctx: AppContext, brandId: string, partnerId:
     .execute();
 }
 
-export async function createPostback(
-  ctx: AppContext,
-  brandId: string,
-  partnerId: string,
-  input: CreatePostbackBody,
-): Promise<PostbackRow> {
+async function checkPostbackInput(ctx: AppContext, brandId: string, partnerId: string, input: CreatePostbackBody) {
   await requirePartner(ctx, brandId, partnerId);
   if (!isHttpUrl(input.url)) throw InvalidError.at('url', 'must be an absolute http(s) URL');
   // Macros may fill the path and query, never the host: the host is what the SSRF guard checks.
@@ -64,6 +59,45 @@ export async function createPostback(
   if (input.offerId && !(await findOffer(ctx.db.read, brandId, input.offerId))) {
     throw InvalidError.at('offerId', 'no offer with this id');
   }
+}
+
+/** Changes a template in place (same id): sends queued before keep the URL they were queued with. */
+export async function updatePostback(
+  ctx: AppContext,
+  brandId: string,
+  partnerId: string,
+  id: string,
+  input: CreatePostbackBody,
+): Promise<PostbackRow> {
+  await checkPostbackInput(ctx, brandId, partnerId, input);
+  const changes = { offer_id: input.offerId ?? null, url: input.url, events: JSON.stringify(input.events) };
+  const row = await ctx.db.transact(async (trx) => {
+    await trx
+      .updateTable('partner_postbacks')
+      .set(changes)
+      .where('id', '=', id)
+      .where('partner_id', '=', partnerId)
+      .where('brand_id', '=', brandId)
+      .execute();
+    return trx
+      .selectFrom('partner_postbacks')
+      .selectAll()
+      .where('id', '=', id)
+      .where('partner_id', '=', partnerId)
+      .where('brand_id', '=', brandId)
+      .executeTakeFirst();
+  });
+  if (!row) throw new NotFoundError('Postback');
+  return row;
+}
+
+export async function createPostback(
+  ctx: AppContext,
+  brandId: string,
+  partnerId: string,
+  input: CreatePostbackBody,
+): Promise<PostbackRow> {
+  await checkPostbackInput(ctx, brandId, partnerId, input);
   return ctx.db.transact(async (trx) => {
     // Count-then-insert is exact only if concurrent creations for the partner queue up: on
     // PostgreSQL lock the partner's row first (SQLite's write transaction already excludes

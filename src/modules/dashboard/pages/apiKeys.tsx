@@ -4,12 +4,13 @@ import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
 import { insertApiKey, listApiKeys, revokeApiKey } from '../../apiKeys/service.js';
+import { count } from '../format.js';
 import { Cursor, Field, FormBody, type FormValues, IdParams, Query, text } from '../forms.js';
 import { type DashboardApp, formError, render, runAction } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { ActionButton, Badge, CopyField, CsrfField, EmptyState, Pager, Time } from '../views/components.js';
 import { FormView } from '../views/form.js';
-import { Cell, Table } from '../views/table.js';
+import { Cell, num, Table } from '../views/table.js';
 import { SettingsTabs } from './settingsNav.js';
 
 const PAGE_SIZE = 25;
@@ -72,13 +73,14 @@ export function apiKeyPages(app: DashboardApp, ctx: AppContext): void {
             </section>
             <Table
               caption="API keys"
-              columns={['Name', 'Prefix', 'Created', 'Last used', 'Status', 'Actions']}
+              columns={['Name', 'Prefix', num('Rate limit'), 'Created', 'Last used', 'Status', 'Actions']}
               rows={page.data.map((k) => (
                 <tr>
                   <th scope="row" safe>
                     {k.name}
                   </th>
                   <Cell class="mono" text={`${k.prefix}…`} />
+                  <Cell class="num" text={`${count(k.rate_limit_per_minute ?? ctx.config.rateLimitPerMinute)}/min`} />
                   <td>
                     <Time ms={k.created_at} timeZone={tz} />
                   </td>

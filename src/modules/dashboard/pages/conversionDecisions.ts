@@ -11,9 +11,10 @@ import { redirectWithFlash, safeDashboardPath, sessionOf } from '../session.js';
 /** A page of the list holds at most this many; more in one post is not a person's doing. */
 const MAX_BULK = 100;
 
-const RejectForm = FormBody({ reason: Field });
-/** The list's one form: a row's button (`approve`/`reject` = its id) or the bulk `action` on `ids`. */
-const BulkForm = FormBody({ back: Field, reason: Field, action: Field, approve: Field, reject: Field, ids: ListField });
+/** `back`: the list a row's own Reject was pressed on (its reason is its own, never the bulk one). */
+const RejectForm = FormBody({ reason: Field, back: Field });
+/** The list's one form: a row's Approve (`approve` = its id) or the bulk `action` on `ids`. */
+const BulkForm = FormBody({ back: Field, reason: Field, action: Field, approve: Field, ids: ListField });
 
 function reasonOf(form: { reason?: string }): string | null {
   const input = { reason: text(form.reason) || null };
@@ -38,23 +39,24 @@ export function conversionDecisionRoutes(app: DashboardApp, ctx: AppContext): vo
   app.post('/conversions/:id/reject', { schema: { params: IdParams, body: RejectForm } }, async (request, reply) => {
     const { brand } = sessionOf(request);
     const { id } = request.params;
-    return runAction(request, reply, `/dashboard/conversions/${id}`, async () => {
+    const back = safeDashboardPath(text(request.body.back), `/dashboard/conversions/${id}`);
+    return runAction(request, reply, back, async () => {
       await rejectConversion(ctx, brand.id, id, reasonOf(request.body));
       return 'Conversion rejected.';
     });
   });
 
   /**
-   * The list's one form: a row's own Approve/Reject button names that row; the bulk
-   * buttons act on the ticked rows.
+   * The list's one form: a row's own Approve button names that row; the bulk buttons act
+   * on the ticked rows. (A row's Reject posts its own form, with its own reason.)
    */
   app.post('/conversions/bulk', { schema: { body: BulkForm } }, async (request, reply) => {
     const { brand } = sessionOf(request);
     const form = request.body;
     const back = safeDashboardPath(text(form.back), '/dashboard/conversions');
-    const single = text(form.approve) ? 'approve' : text(form.reject) ? 'reject' : null;
+    const single = text(form.approve) ? 'approve' : null;
     const action = single ?? text(form.action);
-    const ids = single ? [text(form[single])] : [...new Set(form.ids ?? [])];
+    const ids = single ? [text(form.approve)] : [...new Set(form.ids ?? [])];
     if (action !== 'approve' && action !== 'reject') {
       return redirectWithFlash(reply, back, { kind: 'error', text: 'Choose Approve or Reject.' });
     }

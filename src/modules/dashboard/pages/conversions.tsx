@@ -1,32 +1,21 @@
 /** Conversions: a filterable list with single and bulk decisions, and one conversion's page. */
 import { escapeHtml } from '@kitajs/html';
-import { Type } from '@sinclair/typebox';
-import { addDays, isRealDay, parseDay, startOfLocalDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
 import { toPage } from '../../../http/pagination.js';
 import { type ConversionRow, findConversion, listConversions } from '../../conversions/repository.js';
 import { notFound } from '../errors.js';
-import { money } from '../format.js';
-import { Choice, Cursor, IdParams, Query, text } from '../forms.js';
-import { offerMenu, offerNames, partnerMenu, partnerNames } from '../repository.js';
+import { count, money } from '../format.js';
+import { IdParams, Query } from '../forms.js';
+import { conversionTotals, offerMenu, offerNames, partnerMenu, partnerNames } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
-import { ActionButton, BackLink, Badge, CsrfField, EmptyState, Pager, Prop, Time } from '../views/components.js';
-import { Cell } from '../views/table.js';
+import { ActionButton, BackLink, Badge, CsrfField, EmptyState, link, Pager, Prop, Time } from '../views/components.js';
+import { Cell, num, Table } from '../views/table.js';
 import { conversionDecisionRoutes } from './conversionDecisions.js';
+import { ConversionListQuery, conversionExportRoute, conversionFilterOf } from './conversionExport.js';
 
 const PAGE_SIZE = 50;
 const STATUSES = ['pending', 'approved', 'rejected'] as const;
-/** The filters keep what was typed; a day that is not a date is reported and ignored. */
-const ListQuery = Query({
-  status: Type.Optional(Choice(STATUSES)),
-  offerId: Type.Optional(Type.String({ maxLength: 64 })),
-  partnerId: Type.Optional(Type.String({ maxLength: 64 })),
-  from: Type.Optional(Type.String({ maxLength: 10 })),
-  to: Type.Optional(Type.String({ maxLength: 10 })),
-  txn: Type.Optional(Type.String({ maxLength: 255 })),
-  cursor: Cursor,
-});
 
 function StatusCell({ conversion: c, timeZone }: { conversion: ConversionRow; timeZone: string }) {
   return (
@@ -54,7 +43,12 @@ function StatusCell({ conversion: c, timeZone }: { conversion: ConversionRow; ti
   );
 }
 
-function Menu(props: { name: string; label: string; items: Array<{ id: string; name: string }>; current: string }) {
+export function Menu(props: {
+  name: string;
+  label: string;
+  items: Array<{ id: string; name: string }>;
+  current: string;
+}) {
   return (
     <div>
       <label for={props.name} safe>
@@ -72,119 +66,129 @@ function Menu(props: { name: string; label: string; items: Array<{ id: string; n
   );
 }
 
+/** A pending row's Reject: its own reason and a confirmation, posted by the row's own form. */
+function RowReject({ id }: { id: string }) {
+  return (
+    <details class="row-reject">
+      <summary class="btn small danger" aria-label={`Reject ${id}…`}>
+        Reject…
+      </summary>
+      <label for={`reason-${id}`} class="visually-hidden" safe>
+        Reason for rejecting {id}
+      </label>
+      <input id={`reason-${id}`} name="reason" form={`reject-${id}`} maxlength="500" placeholder="Reason (optional)" />
+      <button type="submit" form={`reject-${id}`} class="small danger" data-confirm={`Reject conversion ${id}?`}>
+        Reject
+      </button>
+    </details>
+  );
+}
+
+/** The forms the rows' Reject buttons post (outside the bulk form: forms do not nest). */
+function RowRejectForms(props: { rows: ConversionRow[]; csrf: string; back: string }) {
+  return (
+    <>
+      {props.rows
+        .filter((c) => c.status === 'pending')
+        .map((c) => (
+          <form id={`reject-${c.id}`} method="post" action={`/dashboard/conversions/${c.id}/reject`} hidden>
+            <CsrfField token={props.csrf} />
+            <input type="hidden" name="back" value={escapeHtml(props.back)} />
+          </form>
+        ))}
+    </>
+  );
+}
+
 function ConversionRows(props: {
   rows: ConversionRow[];
   offers: Map<string, string>;
   partners: Map<string, string>;
   timeZone: string;
+  empty: JSX.Element;
 }) {
   const anyPending = props.rows.some((c) => c.status === 'pending');
   return (
-    <table>
-      <caption class="visually-hidden">Conversions</caption>
-      <thead>
+    <Table
+      caption="Conversions"
+      columns={[
+        {
+          label: 'Select',
+          head: anyPending ? (
+            <input type="checkbox" data-select-all aria-label="Select all pending conversions on this page" />
+          ) : (
+            <span class="visually-hidden">Select</span>
+          ),
+        },
+        'Recorded',
+        'Offer',
+        'Partner',
+        'Status',
+        num('Revenue'),
+        num('Payout'),
+        'Txn id',
+        'Decide',
+      ]}
+      rows={props.rows.map((c) => (
         <tr>
-          <th scope="col">
-            {anyPending ? (
-              <input type="checkbox" data-select-all aria-label="Select all pending conversions on this page" />
+          <td>
+            {c.status === 'pending' ? (
+              <input type="checkbox" name="ids" value={c.id} data-row aria-label={`Select conversion ${c.id}`} />
             ) : (
-              <span class="visually-hidden">Select</span>
+              ''
             )}
-          </th>
-          <th scope="col">Recorded</th>
-          <th scope="col">Offer</th>
-          <th scope="col">Partner</th>
-          <th scope="col">Status</th>
-          <th scope="col" class="num">
-            Revenue
-          </th>
-          <th scope="col" class="num">
-            Payout
-          </th>
-          <th scope="col">Txn id</th>
-          <th scope="col">Decide</th>
+          </td>
+          <td>
+            <a href={`/dashboard/conversions/${c.id}`}>
+              <Time ms={c.created_at} timeZone={props.timeZone} />
+            </a>
+            <br />
+            <span class="muted small mono" safe>
+              {c.id}
+            </span>
+          </td>
+          <Cell text={props.offers.get(c.offer_id) ?? c.offer_id} />
+          <Cell text={props.partners.get(c.partner_id) ?? c.partner_id} />
+          <td>
+            <StatusCell conversion={c} timeZone={props.timeZone} />
+          </td>
+          <Cell class="num" text={money(c.revenue_cents, c.currency)} />
+          <Cell class="num" text={money(c.payout_cents, c.currency)} />
+          <Cell class="mono small" text={c.external_txn_id} />
+          <td>
+            {c.status === 'pending' ? (
+              <div class="actions">
+                <button type="submit" name="approve" value={c.id} class="small" aria-label={`Approve ${c.id}`}>
+                  Approve
+                </button>
+                <RowReject id={c.id} />
+              </div>
+            ) : (
+              ''
+            )}
+          </td>
         </tr>
-      </thead>
-      <tbody>
-        {props.rows.map((c) => (
-          <tr>
-            <td>
-              {c.status === 'pending' ? (
-                <input type="checkbox" name="ids" value={c.id} data-row aria-label={`Select conversion ${c.id}`} />
-              ) : (
-                ''
-              )}
-            </td>
-            <td>
-              <a href={`/dashboard/conversions/${c.id}`}>
-                <Time ms={c.created_at} timeZone={props.timeZone} />
-              </a>
-              <br />
-              <span class="muted small mono" safe>
-                {c.id}
-              </span>
-            </td>
-            <Cell text={props.offers.get(c.offer_id) ?? c.offer_id} />
-            <Cell text={props.partners.get(c.partner_id) ?? c.partner_id} />
-            <td>
-              <StatusCell conversion={c} timeZone={props.timeZone} />
-            </td>
-            <Cell class="num" text={money(c.revenue_cents, c.currency)} />
-            <Cell class="num" text={money(c.payout_cents, c.currency)} />
-            <Cell class="mono small" text={c.external_txn_id} />
-            <td>
-              {c.status === 'pending' ? (
-                <div class="actions">
-                  <button type="submit" name="approve" value={c.id} class="small" aria-label={`Approve ${c.id}`}>
-                    Approve
-                  </button>
-                  <button type="submit" name="reject" value={c.id} class="small danger" aria-label={`Reject ${c.id}`}>
-                    Reject
-                  </button>
-                </div>
-              ) : (
-                ''
-              )}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+      empty={props.empty}
+    />
   );
 }
 
 export function conversionPages(app: DashboardApp, ctx: AppContext): void {
   conversionDecisionRoutes(app, ctx);
 
-  app.get('/conversions', { schema: { querystring: ListQuery } }, async (request, reply) => {
+  conversionExportRoute(app, ctx);
+
+  app.get('/conversions', { schema: { querystring: ConversionListQuery } }, async (request, reply) => {
     const { brand } = sessionOf(request);
     const tz = brand.timezone;
     const { cursor: cursorParam, ...given } = request.query;
-    const filters = {
-      status: given.status || undefined,
-      offerId: text(given.offerId),
-      partnerId: text(given.partnerId),
-      from: text(given.from),
-      to: text(given.to),
-      txn: text(given.txn),
-    };
-    const problems: string[] = [];
-    if (filters.from && !isRealDay(filters.from)) problems.push('“From” must be a date.');
-    if (filters.to && !isRealDay(filters.to)) problems.push('“To” must be a date.');
+    const { filters, problems, filter } = conversionFilterOf(given, tz);
     const cursor = cursorParam || undefined;
     const q = ctx.db.read;
-    const [rows, offers, partners] = await Promise.all([
-      listConversions(q, brand.id, {
-        status: filters.status,
-        offerId: filters.offerId || undefined,
-        partnerId: filters.partnerId || undefined,
-        externalTxnId: filters.txn || undefined,
-        fromMs: filters.from && isRealDay(filters.from) ? startOfLocalDay(parseDay(filters.from), tz) : undefined,
-        toMs:
-          filters.to && isRealDay(filters.to) ? startOfLocalDay(addDays(parseDay(filters.to), 1), tz) - 1 : undefined,
-        cursor,
-        limit: PAGE_SIZE,
-      }),
+    const [rows, totals, offers, partners] = await Promise.all([
+      listConversions(q, brand.id, { ...filter, cursor, limit: PAGE_SIZE }),
+      conversionTotals(q, brand.id, filter),
       offerMenu(q, brand.id),
       partnerMenu(q, brand.id),
     ]);
@@ -203,56 +207,73 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
     ]);
     const anyPending = page.data.some((c) => c.status === 'pending');
     const filtered = Object.values(filters).some(Boolean);
-    const table =
-      page.data.length === 0 ? (
-        <EmptyState title={filtered ? 'No conversions match these filters' : 'No conversions yet'}>
-          {filtered ? (
-            <>
-              <a href="/dashboard/conversions">Clear the filters</a>.
-            </>
-          ) : (
-            'They appear here as soon as advertisers report them.'
-          )}
-        </EmptyState>
-      ) : (
-        <ConversionRows rows={page.data} offers={offerNamesMap} partners={partnerNamesMap} timeZone={tz} />
-      );
+    const empty = (
+      <EmptyState title={filtered ? 'No conversions match these filters' : 'No conversions yet'}>
+        {filtered ? (
+          <>
+            <a href="/dashboard/conversions">Clear the filters</a>.
+          </>
+        ) : (
+          'They appear here as soon as advertisers report them.'
+        )}
+      </EmptyState>
+    );
     return render(request, reply, {
       title: 'Conversions',
       section: 'conversions',
       body: (session) => (
         <>
-          <h1>Conversions</h1>
-          <form method="get" action="/dashboard/conversions" class="filters" aria-label="Filters">
-            <div>
-              <label for="status">Status</label>
-              <select id="status" name="status">
-                <option value="">All</option>
-                {STATUSES.map((s) => (
-                  <option value={s} selected={s === filters.status}>
-                    {s}
-                  </option>
-                ))}
-              </select>
-            </div>
-            <Menu name="offerId" label="Offer" items={offers} current={filters.offerId} />
-            <Menu name="partnerId" label="Partner" items={partners} current={filters.partnerId} />
-            <div>
-              <label for="from">From</label>
-              <input id="from" name="from" type="date" value={escapeHtml(filters.from)} />
-            </div>
-            <div>
-              <label for="to">To</label>
-              <input id="to" name="to" type="date" value={escapeHtml(filters.to)} />
-            </div>
-            <div>
-              <label for="txn">Txn id</label>
-              <input id="txn" name="txn" value={escapeHtml(filters.txn)} />
-            </div>
-            <div>
-              <button type="submit">Filter</button> <a href="/dashboard/conversions">Reset</a>
-            </div>
-          </form>
+          <div class="head">
+            <h1>Conversions</h1>
+            <a class="btn secondary" href={link('/dashboard/conversions/export.csv', filters)} download="">
+              Export CSV
+            </a>
+          </div>
+          <p class="totals">
+            {totals.length === 0
+              ? 'No matching conversions.'
+              : escapeHtml(
+                  totals
+                    .map(
+                      (t) =>
+                        `${count(t.count)} conversion${t.count === 1 ? '' : 's'} · revenue ${money(t.revenueCents, t.currency)} · payout ${money(t.payoutCents, t.currency)}`,
+                    )
+                    .join('; '),
+                )}
+          </p>
+          <details class="filter-panel" open={filtered}>
+            <summary>Filters</summary>
+            <form method="get" action="/dashboard/conversions" class="filters" aria-label="Filters">
+              <div>
+                <label for="status">Status</label>
+                <select id="status" name="status">
+                  <option value="">All</option>
+                  {STATUSES.map((s) => (
+                    <option value={s} selected={s === filters.status}>
+                      {s}
+                    </option>
+                  ))}
+                </select>
+              </div>
+              <Menu name="offerId" label="Offer" items={offers} current={filters.offerId} />
+              <Menu name="partnerId" label="Partner" items={partners} current={filters.partnerId} />
+              <div>
+                <label for="from">From</label>
+                <input id="from" name="from" type="date" value={escapeHtml(filters.from)} />
+              </div>
+              <div>
+                <label for="to">To</label>
+                <input id="to" name="to" type="date" value={escapeHtml(filters.to)} />
+              </div>
+              <div>
+                <label for="txn">Txn id</label>
+                <input id="txn" name="txn" value={escapeHtml(filters.txn)} />
+              </div>
+              <div>
+                <button type="submit">Filter</button> <a href="/dashboard/conversions">Reset</a>
+              </div>
+            </form>
+          </details>
           {problems.length > 0 ? (
             <div class="flash error" role="alert" safe>
               {`${problems.join(' ')} That filter was ignored.`}
@@ -286,8 +307,15 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
             ) : (
               ''
             )}
-            <div class="table-wrap">{table}</div>
+            <ConversionRows
+              rows={page.data}
+              offers={offerNamesMap}
+              partners={partnerNamesMap}
+              timeZone={tz}
+              empty={empty}
+            />
           </form>
+          <RowRejectForms rows={page.data} csrf={session.csrfToken} back={request.url} />
           <Pager path="/dashboard/conversions" query={{ ...filters, cursor }} nextCursor={page.nextCursor} />
         </>
       ),
@@ -329,7 +357,15 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
                   {partners.get(c.partner_id) ?? c.partner_id}
                 </a>
               </Prop>
-              <Prop label="Click" mono text={c.click_id} />
+              <Prop label="Click" mono>
+                {c.click_id ? (
+                  <a href={`/dashboard/clicks/${c.click_id}`} safe>
+                    {c.click_id}
+                  </a>
+                ) : (
+                  '—'
+                )}
+              </Prop>
               <Prop label="Revenue" text={money(c.revenue_cents, c.currency)} />
               <Prop label="Payout" text={money(c.payout_cents, c.currency)} />
               <Prop label="Transaction id" mono text={c.external_txn_id} />
@@ -359,7 +395,12 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
                   action={`/dashboard/conversions/${c.id}/approve`}
                   label="Approve"
                 />
-                <form method="post" action={`/dashboard/conversions/${c.id}/reject`} class="actions">
+                <form
+                  method="post"
+                  action={`/dashboard/conversions/${c.id}/reject`}
+                  class="actions"
+                  data-confirm="Reject this conversion?"
+                >
                   <CsrfField token={session.csrfToken} />
                   <label for="reason" class="visually-hidden">
                     Rejection reason

@@ -1,18 +1,32 @@
 /** The delivery log (webhooks and postback sends): filters, each delivery's attempts, redeliver. */
 import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
+import { addDays, isRealDay, parseDay, startOfLocalDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
+import { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
-import { findDelivery, listAttempts, listDeliveries } from '../../webhooks/repository.js';
+import { EVENT_NAMES } from '../../events/schemas.js';
+import { type AttemptRow, findDelivery, listAttempts, listSubscriptions } from '../../webhooks/repository.js';
 import { redeliver } from '../../webhooks/service.js';
 import { notFound } from '../errors.js';
 import { count } from '../format.js';
-import { Choice, Cursor, FormBody, IdParams, Query } from '../forms.js';
-import { deliveryTargets, eventPayload } from '../repository.js';
+import { Choice, Cursor, Field, FormBody, IdParams, Query, text } from '../forms.js';
+import {
+  conversionEventIds,
+  deliveryLog,
+  deliveryTargets,
+  eventPayload,
+  lastAttempts,
+  MENU_LIMIT,
+  partnerMenu,
+  partnerPostbackIds,
+  retryNow,
+} from '../repository.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
-import { sessionOf } from '../session.js';
-import { ActionButton, BackLink, Badge, EmptyState, link, Pager, Prop, Time } from '../views/components.js';
+import { safeDashboardPath, sessionOf } from '../session.js';
+import { ActionButton, BackLink, Badge, EmptyState, Pager, Prop, Time } from '../views/components.js';
 import { Cell, num, Table } from '../views/table.js';
+import { Menu } from './conversions.js';
 
 const PAGE_SIZE = 50;
 const STATUSES = ['attempting', 'retry_scheduled', 'succeeded', 'failed'] as const;
@@ -20,11 +34,16 @@ const KINDS = ['webhook', 'postback'] as const;
 const ListQuery = Query({
   status: Type.Optional(Choice(STATUSES)),
   kind: Type.Optional(Choice(KINDS)),
+  event: Type.Optional(Choice(EVENT_NAMES)),
   subscription: Type.Optional(Type.String({ maxLength: 64 })),
+  partnerId: Type.Optional(Type.String({ maxLength: 64 })),
+  from: Type.Optional(Type.String({ maxLength: 10 })),
+  to: Type.Optional(Type.String({ maxLength: 10 })),
+  q: Type.Optional(Type.String({ maxLength: 100 })),
   cursor: Cursor,
 });
 
-type DeliveryRow = Awaited<ReturnType<typeof listDeliveries>>[number];
+type DeliveryRow = Awaited<ReturnType<typeof deliveryLog>>[number];
 
 function prettyJson(text: string): string {
   try {
@@ -34,127 +53,221 @@ function prettyJson(text: string): string {
   }
 }
 
-function Option({
-  value,
-  current,
-  label = value.replace('_', ' '),
-}: {
-  value: string;
-  current?: string;
-  label?: string;
-}) {
-  return (
-    <option value={value} selected={value === current} safe>
-      {label}
-    </option>
+/** "queued" until the first attempt: "attempting" would claim a send that has not begun. */
+function DeliveryStatus({ d }: { d: DeliveryRow }) {
+  return d.status === 'attempting' && d.attempt_count === 0 ? (
+    <Badge status="attempting" label="queued" />
+  ) : (
+    <Badge status={d.status} />
   );
 }
 
 function DeliveryTable(props: {
   rows: DeliveryRow[];
   targets: Map<string, string>;
+  attempts: Map<string, AttemptRow>;
   timeZone: string;
+  csrf: string;
+  back: string;
   empty: JSX.Element;
 }) {
   return (
     <Table
       caption="Deliveries"
-      columns={['Queued', 'Kind', 'Event', 'Target', 'Status', num('Attempts'), 'Next attempt']}
-      rows={props.rows.map((d) => (
-        <tr>
-          <td>
-            <a href={`/dashboard/deliveries/${d.id}`}>
-              <Time ms={d.created_at} timeZone={props.timeZone} />
-            </a>
-            <br />
-            <span class="muted small mono" safe>
-              {d.id}
-            </span>
-          </td>
-          <Cell text={d.kind} />
-          <Cell text={d.event} />
-          <Cell class="mono small" text={d.target_url ?? props.targets.get(d.subscription_id) ?? d.subscription_id} />
-          <td>
-            <Badge status={d.status} />
-          </td>
-          <Cell class="num" text={count(d.attempt_count)} />
-          <td>{d.next_attempt_at === null ? '—' : <Time ms={d.next_attempt_at} timeZone={props.timeZone} />}</td>
-        </tr>
-      ))}
+      class="wide"
+      columns={['Queued', 'Event', 'Target', 'Status', 'Last answer', num('Attempts'), 'Next attempt']}
+      rows={props.rows.map((d) => {
+        const last = props.attempts.get(d.id);
+        return (
+          <tr>
+            <td>
+              <a href={`/dashboard/deliveries/${d.id}`}>
+                <Time ms={d.created_at} timeZone={props.timeZone} />
+              </a>
+              <br />
+              <span class="muted small mono" safe>
+                {d.id}
+              </span>
+            </td>
+            <td>
+              {escapeHtml(d.event)}
+              <br />
+              <span class="muted small" safe>
+                {d.kind}
+              </span>
+            </td>
+            <Cell
+              class="mono small url"
+              text={d.target_url ?? props.targets.get(d.subscription_id) ?? d.subscription_id}
+            />
+            <td>
+              <DeliveryStatus d={d} />
+            </td>
+            <td class="url">
+              {last ? (
+                <>
+                  <span class="mono" safe>{`${last.status_code ?? 'no answer'} · ${count(last.latency_ms)} ms`}</span>
+                  {last.error ? (
+                    <>
+                      <br />
+                      <span class="small muted" safe>
+                        {last.error}
+                      </span>
+                    </>
+                  ) : (
+                    ''
+                  )}
+                </>
+              ) : (
+                <span class="muted">not tried yet</span>
+              )}
+            </td>
+            <Cell class="num" text={count(d.attempt_count)} />
+            <td>
+              {d.next_attempt_at === null ? '—' : <Time ms={d.next_attempt_at} timeZone={props.timeZone} />}
+              {d.status === 'retry_scheduled' ? (
+                <ActionButton
+                  csrf={props.csrf}
+                  action={`/dashboard/deliveries/${d.id}/retry`}
+                  label="Retry now"
+                  tone="secondary"
+                  small
+                  fields={{ back: props.back }}
+                />
+              ) : (
+                ''
+              )}
+            </td>
+          </tr>
+        );
+      })}
       empty={props.empty}
     />
   );
 }
 
+/** A search term as a filter: a delivery id, an event id or a conversion's events. */
+async function searchFilter(ctx: AppContext, brandId: string, term: string) {
+  if (term.startsWith('wh_')) return { id: term };
+  if (term.startsWith('evt_')) return { eventIds: [term] };
+  if (term.startsWith('conv_')) return { eventIds: await conversionEventIds(ctx.db.read, brandId, term) };
+  return { id: term };
+}
+
+function dayBound(day: string, timeZone: string, end: boolean): number | undefined {
+  if (!day || !isRealDay(day)) return undefined;
+  return startOfLocalDay(end ? addDays(parseDay(day), 1) : parseDay(day), timeZone);
+}
+
 export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
   app.get('/deliveries', { schema: { querystring: ListQuery } }, async (request, reply) => {
     const { brand } = sessionOf(request);
+    const q = ctx.db.read;
+    const { cursor: cursorParam, ...given } = request.query;
     const filters = {
-      status: request.query.status || undefined,
-      kind: request.query.kind || undefined,
-      subscription: request.query.subscription || undefined,
+      status: given.status || undefined,
+      kind: given.kind || undefined,
+      event: given.event || undefined,
+      subscription: text(given.subscription) || undefined,
+      partnerId: text(given.partnerId) || undefined,
+      from: text(given.from) || undefined,
+      to: text(given.to) || undefined,
+      q: text(given.q) || undefined,
     };
-    const cursor = request.query.cursor || undefined;
-    const rows = await listDeliveries(ctx.db.read, brand.id, {
+    const cursor = cursorParam || undefined;
+    const partnerTargets = filters.partnerId ? await partnerPostbackIds(q, brand.id, filters.partnerId) : undefined;
+    const rows = await deliveryLog(q, brand.id, {
       status: filters.status,
       kind: filters.kind,
-      subscriptionId: filters.subscription,
+      event: filters.event,
+      targets: filters.subscription ? [filters.subscription] : partnerTargets,
+      fromMs: dayBound(filters.from ?? '', brand.timezone, false),
+      toMs: dayBound(filters.to ?? '', brand.timezone, true),
+      ...(filters.q ? await searchFilter(ctx, brand.id, filters.q) : {}),
       cursor,
       limit: PAGE_SIZE,
     });
     const page = toPage(rows, PAGE_SIZE, (r) => r);
-    const targets = await deliveryTargets(
-      ctx.db.read,
-      brand.id,
-      page.data.map((d) => d.subscription_id),
-    );
-    const filtered = Boolean(filters.status || filters.kind || filters.subscription);
+    const [targets, attempts, subscriptions, partners] = await Promise.all([
+      deliveryTargets(
+        q,
+        brand.id,
+        page.data.map((d) => d.subscription_id),
+      ),
+      lastAttempts(q, page.data),
+      listSubscriptions(q, brand.id, { limit: MENU_LIMIT }),
+      partnerMenu(q, brand.id),
+    ]);
+    const filtered = Object.values(filters).some(Boolean);
     return render(request, reply, {
       title: 'Delivery log',
       section: 'deliveries',
-      body: () => (
+      body: (session) => (
         <>
           <h1>Delivery log</h1>
-          <form method="get" action="/dashboard/deliveries" class="filters" aria-label="Filters">
+          <form method="get" action="/dashboard/deliveries" class="inline-form search">
             <div>
-              <label for="status">Status</label>
-              <select id="status" name="status">
-                <option value="">All</option>
-                {STATUSES.map((s) => (
-                  <Option value={s} current={filters.status} />
-                ))}
-              </select>
+              <label for="q">Search by id</label>
+              <input
+                id="q"
+                name="q"
+                type="search"
+                value={escapeHtml(filters.q ?? '')}
+                placeholder="wh_…, evt_… or conv_…"
+              />
             </div>
-            <div>
-              <label for="kind">Kind</label>
-              <select id="kind" name="kind">
-                <option value="">Webhooks and postbacks</option>
-                {KINDS.map((k) => (
-                  <Option value={k} current={filters.kind} label={`${k}s`} />
-                ))}
-              </select>
-            </div>
-            {filters.subscription ? (
-              <>
-                <input type="hidden" name="subscription" value={escapeHtml(filters.subscription)} />
-                <p class="small">
-                  Subscription <span class="mono">{escapeHtml(filters.subscription)}</span> ·{' '}
-                  <a href={link('/dashboard/deliveries', { status: filters.status, kind: filters.kind })}>
-                    all subscriptions
-                  </a>
-                </p>
-              </>
-            ) : (
-              ''
-            )}
-            <div>
-              <button type="submit">Filter</button>
-            </div>
+            <button type="submit" class="secondary">
+              Search
+            </button>
           </form>
+          <details class="filter-panel" open={filtered}>
+            <summary>Filters</summary>
+            <form method="get" action="/dashboard/deliveries" class="filters" aria-label="Filters">
+              <Menu
+                name="status"
+                label="Status"
+                items={STATUSES.map((s) => ({ id: s, name: s.replace('_', ' ') }))}
+                current={filters.status ?? ''}
+              />
+              <Menu
+                name="kind"
+                label="Kind"
+                items={KINDS.map((k) => ({ id: k, name: `${k}s` }))}
+                current={filters.kind ?? ''}
+              />
+              <Menu
+                name="event"
+                label="Event type"
+                items={EVENT_NAMES.map((e) => ({ id: e, name: e }))}
+                current={filters.event ?? ''}
+              />
+              <Menu
+                name="subscription"
+                label="Subscription"
+                items={subscriptions.map((s) => ({ id: s.id, name: s.url }))}
+                current={filters.subscription ?? ''}
+              />
+              <Menu name="partnerId" label="Partner (postbacks)" items={partners} current={filters.partnerId ?? ''} />
+              <div>
+                <label for="from">From</label>
+                <input id="from" name="from" type="date" value={escapeHtml(filters.from ?? '')} />
+              </div>
+              <div>
+                <label for="to">To</label>
+                <input id="to" name="to" type="date" value={escapeHtml(filters.to ?? '')} />
+              </div>
+              <div>
+                <button type="submit">Filter</button> <a href="/dashboard/deliveries">Reset</a>
+              </div>
+            </form>
+          </details>
           <DeliveryTable
             rows={page.data}
             targets={targets}
+            attempts={attempts}
             timeZone={brand.timezone}
+            csrf={session.csrfToken}
+            back={request.url}
             empty={
               <EmptyState title={filtered ? 'No deliveries match these filters' : 'Nothing delivered yet'}>
                 {filtered ? (
@@ -172,6 +285,21 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
       ),
     });
   });
+
+  app.post(
+    '/deliveries/:id/retry',
+    { schema: { params: IdParams, body: FormBody({ back: Field }) } },
+    async (request, reply) => {
+      const { brand } = sessionOf(request);
+      const { id } = request.params;
+      const back = safeDashboardPath(text(request.body.back), `/dashboard/deliveries/${id}`);
+      return runAction(request, reply, back, async () => {
+        if (await retryNow(ctx, brand.id, id)) return 'The next attempt starts now.';
+        if (!(await findDelivery(ctx.db.read, brand.id, id))) throw ApiError.notFound('Delivery');
+        throw ApiError.conflict('Only a delivery waiting for its next retry can be retried now.');
+      });
+    },
+  );
 
   app.get('/deliveries/:id', { schema: { params: IdParams, querystring: Query({}) } }, async (request, reply) => {
     const { brand } = sessionOf(request);
@@ -194,8 +322,13 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
           <BackLink href="/dashboard/deliveries" label="Delivery log" />
           <div class="head">
             <h1>
-              Delivery <Badge status={d.status} />
+              Delivery <DeliveryStatus d={d} />
             </h1>
+            {d.status === 'retry_scheduled' ? (
+              <ActionButton csrf={session.csrfToken} action={`/dashboard/deliveries/${d.id}/retry`} label="Retry now" />
+            ) : (
+              ''
+            )}
             {finished ? (
               <ActionButton
                 csrf={session.csrfToken}
@@ -227,7 +360,9 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
             {payload && d.kind === 'webhook' ? (
               <details>
                 <summary>Request body (formatted)</summary>
-                <pre safe>{prettyJson(payload)}</pre>
+                <pre tabindex="0" safe>
+                  {prettyJson(payload)}
+                </pre>
               </details>
             ) : (
               ''
@@ -259,7 +394,9 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
                 <td>
                   {escapeHtml(a.error ?? '')}
                   {a.response_body ? (
-                    <pre safe>{a.response_body}</pre>
+                    <pre tabindex="0" safe>
+                      {a.response_body}
+                    </pre>
                   ) : a.error ? (
                     ''
                   ) : (

@@ -5,16 +5,19 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import type { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
+import { pixelUrl, rotatePostbackToken } from '../../conversions/pixel.js';
 import { findOffer, listOffers, type OfferRow } from '../../offers/repository.js';
 import { createOffer, updateOffer } from '../../offers/service.js';
 import { listPartners } from '../../partners/repository.js';
 import { notFound } from '../errors.js';
 import { duration, money } from '../format.js';
-import { Choice, Cursor, type FormValues, IdParams, Query } from '../forms.js';
-import { type DashboardApp, formError, render } from '../respond.js';
+import { Choice, Cursor, FormBody, type FormValues, IdParams, Query } from '../forms.js';
+import { NO_NUMBERS, type Numbers, numbersBy } from '../repository.js';
+import { type DashboardApp, formError, render, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
-import { BackLink, Badge, CopyField, EmptyState, Pager, Tabs, Time } from '../views/components.js';
-import { Cell, num, Table } from '../views/table.js';
+import { ActionButton, BackLink, Badge, CopyField, EmptyState, Pager, Tabs, Time } from '../views/components.js';
+import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, NumberCells, numbersRange } from '../views/numbers.js';
+import { Cell, Table } from '../views/table.js';
 import { OfferForm, OfferFormView, offerInput, offerValues } from './offerForm.js';
 
 const PAGE_SIZE = 25;
@@ -33,12 +36,17 @@ function capsSummary(o: OfferRow): string {
   return caps.length === 0 ? '—' : caps.map(([label, n]) => `${n}/${label}`).join(', ');
 }
 
-function OfferTable({ offers, timeZone, empty }: { offers: OfferRow[]; timeZone: string; empty: JSX.Element }) {
+function OfferTable(props: {
+  offers: OfferRow[];
+  numbers: Map<string, Numbers>;
+  currency: string;
+  empty: JSX.Element;
+}) {
   return (
     <Table
-      caption="Offers"
-      columns={['Offer', 'Status', num('Revenue'), num('Payout'), 'Starts as', 'Auto-approve', 'Caps', 'Created']}
-      rows={offers.map((o) => (
+      caption={`Offers, numbers of the last ${NUMBERS_DAYS} days`}
+      columns={['Offer', 'Status', ...NUMBER_COLUMNS, 'Per conversion', 'Approval', 'Caps']}
+      rows={props.offers.map((o) => (
         <tr>
           <th scope="row">
             <a href={`/dashboard/offers/${o.id}`} safe>
@@ -52,17 +60,15 @@ function OfferTable({ offers, timeZone, empty }: { offers: OfferRow[]; timeZone:
           <td>
             <Badge status={o.status} />
           </td>
-          <Cell class="num" text={money(o.revenue_cents, o.currency)} />
-          <Cell class="num" text={money(o.payout_cents, o.currency)} />
-          <Cell text={o.conversion_status} />
-          <Cell text={o.hold_seconds === null ? 'manual' : duration(o.hold_seconds)} />
+          <NumberCells n={props.numbers.get(o.id) ?? NO_NUMBERS} currency={props.currency} />
+          <Cell class="num" text={`${money(o.revenue_cents, o.currency)} / ${money(o.payout_cents, o.currency)}`} />
+          <Cell
+            text={`starts ${o.conversion_status}${o.hold_seconds === null ? '' : `, auto after ${duration(o.hold_seconds)}`}`}
+          />
           <Cell text={capsSummary(o)} />
-          <td>
-            <Time ms={o.created_at} timeZone={timeZone} />
-          </td>
         </tr>
       ))}
-      empty={empty}
+      empty={props.empty}
     />
   );
 }
@@ -76,6 +82,15 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
       await listOffers(ctx.db.read, brand.id, { status, cursor, limit: PAGE_SIZE }),
       PAGE_SIZE,
       (r) => r,
+    );
+    const { from, to } = numbersRange(ctx.clock.now(), brand.timezone);
+    const numbers = await numbersBy(
+      ctx.db.read,
+      brand.id,
+      'offer_id',
+      page.data.map((o) => o.id),
+      from,
+      to,
     );
     return render(request, reply, {
       title: 'Offers',
@@ -101,7 +116,8 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
           />
           <OfferTable
             offers={page.data}
-            timeZone={brand.timezone}
+            numbers={numbers}
+            currency={brand.currency}
             empty={
               <EmptyState title={status ? `No ${status} offers` : 'No offers yet'}>
                 <a href="/dashboard/offers/new">Create the first offer</a>.
@@ -164,6 +180,8 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
       (r) => r,
     );
     const base = `${ctx.config.publicUrl}/t/${offer.id}/`;
+    const { from, to } = numbersRange(ctx.clock.now(), brand.timezone);
+    const numbers = (await numbersBy(ctx.db.read, brand.id, 'offer_id', [offer.id], from, to)).get(offer.id);
     const links = (
       <Table
         caption="Tracking links"
@@ -207,8 +225,12 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
               {offer.id}
             </span>{' '}
             · created <Time ms={offer.created_at} timeZone={brand.timezone} /> · updated{' '}
-            <Time ms={offer.updated_at} timeZone={brand.timezone} />
+            <Time ms={offer.updated_at} timeZone={brand.timezone} /> ·{' '}
+            <a href={`/dashboard/reports?offerId=${offer.id}&time=day`}>Report</a> ·{' '}
+            <a href={`/dashboard/conversions?offerId=${offer.id}`}>Conversions</a> ·{' '}
+            <a href={`/dashboard/clicks?offerId=${offer.id}`}>Clicks</a>
           </p>
+          <NumberCards n={numbers ?? NO_NUMBERS} currency={brand.currency} label={`Last ${NUMBERS_DAYS} days`} />
           <div class="cols">
             <section aria-labelledby="edit-h" class="panel">
               <h2 id="edit-h">Settings</h2>
@@ -218,6 +240,28 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
                 values={values ?? offerValues(offer, brand.currency)}
                 error={error}
                 submitLabel="Save changes"
+              />
+            </section>
+            <section aria-labelledby="pixel-h" class="panel">
+              <h2 id="pixel-h">Pixel postback</h2>
+              <p class="hint">
+                For advertisers who can only fire a URL: it records a conversion for the click, like the API. Rotating
+                the token stops the old URL at once.
+              </p>
+              {offer.postback_token ? (
+                <>
+                  <CopyField id="pixel-url" label="Pixel postback URL" value={pixelUrl(ctx, offer.postback_token)} />
+                  <CopyField id="pixel-token" label="Token" value={offer.postback_token} />
+                </>
+              ) : (
+                <p>No pixel URL yet.</p>
+              )}
+              <ActionButton
+                csrf={session.csrfToken}
+                action={`/dashboard/offers/${offer.id}/pixel-token`}
+                label={offer.postback_token ? 'Rotate token' : 'Create pixel URL'}
+                tone="secondary"
+                confirm={offer.postback_token ? 'Rotate the token? The current pixel URL stops working.' : undefined}
               />
             </section>
             <section aria-labelledby="links-h">
@@ -243,6 +287,15 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
     const offer = await findOffer(ctx.db.read, sessionOf(request).brand.id, request.params.id);
     if (!offer) return notFound(reply, request, 'offer');
     return showEdit(request, reply, offer, request.query.partners || undefined);
+  });
+
+  app.post('/offers/:id/pixel-token', { schema: { params: IdParams, body: FormBody({}) } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const { id } = request.params;
+    return runAction(request, reply, `/dashboard/offers/${id}`, async () => {
+      await rotatePostbackToken(ctx, brand.id, id);
+      return 'New pixel URL ready: give it to the advertiser; the previous one no longer works.';
+    });
   });
 
   app.post('/offers/:id', { schema: { params: IdParams, body: OfferForm } }, async (request, reply) => {

@@ -1,13 +1,12 @@
 /** Overview: today and the last 30 days at a glance, and what needs a person's attention. */
 import { addDays, formatDay, localDay, parseDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
-import { listClicks } from '../../clicks/repository.js';
 import { listConversions } from '../../conversions/repository.js';
 import type { Metrics } from '../../reports/schemas.js';
 import { buildReport } from '../../reports/service.js';
-import { count, money } from '../format.js';
+import { compactMoney, count, day, fraudSignals, money } from '../format.js';
 import { Query } from '../forms.js';
-import { countByStatus, failingSubscriptions, offerNames, partnerNames } from '../repository.js';
+import { countByStatus, failingSubscriptions, offerNames, partnerNames, recentClicks } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
@@ -64,7 +63,7 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
       buildReport(ctx, brand.id, { from, to: today, groupBy: 'day' }),
       listConversions(q, brand.id, { status: 'pending', limit: ATTENTION_ROWS }),
       countByStatus(q, 'conversions', brand.id, 'pending'),
-      listClicks(q, brand.id, { highRisk: true, limit: ATTENTION_ROWS }),
+      recentClicks(q, brand.id, { highRisk: true, limit: ATTENTION_ROWS }).then((r) => r.slice(0, ATTENTION_ROWS)),
       failingSubscriptions(q, brand.id, now - FAILING_WINDOW_MS, ATTENTION_ROWS),
       countByStatus(q, 'partners', brand.id, 'applicant'),
     ]);
@@ -122,7 +121,9 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
         rows={risky.map((c) => (
           <tr>
             <td>
-              <Time ms={c.created_at} timeZone={tz} />
+              <a href={`/dashboard/clicks/${c.id}`}>
+                <Time ms={c.created_at} timeZone={tz} />
+              </a>
             </td>
             <td>
               <a href={`/dashboard/partners/${c.partner_id}`} safe>
@@ -131,7 +132,7 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
             </td>
             <Cell class="mono" text={c.ip} />
             <Cell class="num" text={c.fraud_score} />
-            <Cell text={(JSON.parse(c.fraud_signals) as string[]).join(', ')} />
+            <Cell text={fraudSignals(c.fraud_signals)} />
           </tr>
         ))}
         empty={
@@ -190,7 +191,7 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
           </div>
           {totals.map((t) => (
             <Cards
-              heading={`Today (${today})${suffix(t.currency)}`}
+              heading={`Today (${day(today)})${suffix(t.currency)}`}
               id={`today-${t.currency}`}
               metrics={daysIn(t.currency).get(today) ?? zero}
               currency={t.currency}
@@ -207,13 +208,14 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
           <h2>Trend</h2>
           <BarChart
             id="trend"
-            title={`Revenue and payout per day (${cur}), ${from} to ${today}`}
-            labels={days.map((d) => d.slice(5))}
+            title={`Revenue and payout per day (${cur}), ${day(from)} to ${day(today)}`}
+            labels={days.map((d) => day(d, true))}
             series={[
               { label: 'Revenue', values: days.map((d) => byDay.get(d)?.revenueCents ?? 0) },
               { label: 'Payout', values: days.map((d) => byDay.get(d)?.payoutCents ?? 0) },
             ]}
             format={(v) => money(v, cur)}
+            axisFormat={(v) => compactMoney(v, cur)}
           />
           <div class="cols">
             <section aria-labelledby="pending-h">
@@ -226,7 +228,7 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
             <section aria-labelledby="risk-h">
               <div class="head">
                 <h2 id="risk-h">Recent high-risk clicks</h2>
-                <a href="/dashboard/settings/blocklist">Blocklist</a>
+                <a href="/dashboard/clicks?risk=high">All high-risk clicks</a>
               </div>
               {riskyTable}
             </section>

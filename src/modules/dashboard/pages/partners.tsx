@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../../context.js';
 import { toPage } from '../../../http/pagination.js';
 import { listOffers } from '../../offers/repository.js';
-import { findPartner, listPartners, type PartnerRow } from '../../partners/repository.js';
+import { findPartner, type PartnerRow } from '../../partners/repository.js';
 import { BanBody } from '../../partners/schemas.js';
 import { approvePartner, banPartner } from '../../partners/service.js';
 import { partnerBalances } from '../../payouts/repository.js';
@@ -12,7 +12,15 @@ import { listPostbacks } from '../../postbacks/service.js';
 import { notFound } from '../errors.js';
 import { count } from '../format.js';
 import { Choice, Cursor, Field, FormBody, IdParams, Query, text, validateAgainst } from '../forms.js';
-import { countByStatus, offerNames, recentPostbackSends } from '../repository.js';
+import {
+  countByStatus,
+  NO_NUMBERS,
+  numbersBy,
+  offerMenu,
+  offerNames,
+  recentPostbackSends,
+  searchPartners,
+} from '../repository.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
 import { safeDashboardPath, sessionOf } from '../session.js';
 import {
@@ -27,16 +35,22 @@ import {
   Tabs,
   Time,
 } from '../views/components.js';
+import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, NumberCells, numbersRange } from '../views/numbers.js';
 import { Cell, num, Table } from '../views/table.js';
 import { BalanceCell, PartnerPortalPanel } from './partnerPortal.js';
+import { AddPartnerForm, PostbackFormView, PostbackTable, partnerSetupRoutes } from './partnerSetup.js';
 
 const PAGE_SIZE = 25;
 const RECENT_SENDS = 20;
 const STATUSES = ['applicant', 'active', 'banned'] as const;
 const STATUS_LABELS = { applicant: 'Applicants', active: 'Active', banned: 'Banned' };
-const ListQuery = Query({ status: Type.Optional(Choice(STATUSES)), cursor: Cursor });
-/** The partner page pages through its tracking links with `?offers=`. */
-const PartnerQuery = Query({ offers: Cursor });
+const ListQuery = Query({
+  status: Type.Optional(Choice(STATUSES)),
+  q: Type.Optional(Type.String({ maxLength: 200 })),
+  cursor: Cursor,
+});
+/** The partner page pages through its tracking links with `?offers=`; `?edit=` opens a postback. */
+const PartnerQuery = Query({ offers: Cursor, edit: Cursor });
 const ApproveForm = FormBody({ back: Field });
 const BanForm = FormBody({ back: Field, reason: Field });
 
@@ -63,20 +77,34 @@ function BanFormView({ csrf, partner, back }: { csrf: string; partner: PartnerRo
 }
 
 export function partnerPages(app: DashboardApp, ctx: AppContext): void {
+  partnerSetupRoutes(app, ctx);
+
   app.get('/partners', { schema: { querystring: ListQuery } }, async (request, reply) => {
     const { brand } = sessionOf(request);
     const status = request.query.status || undefined;
+    const search = text(request.query.q) || undefined;
     const cursor = request.query.cursor || undefined;
     const [rows, applicants] = await Promise.all([
-      listPartners(ctx.db.read, brand.id, { status, cursor, limit: PAGE_SIZE }),
+      searchPartners(ctx.db.read, brand.id, { status, search, cursor, limit: PAGE_SIZE }),
       countByStatus(ctx.db.read, 'partners', brand.id, 'applicant'),
     ]);
     const page = toPage(rows, PAGE_SIZE, (r) => r);
-    const balances = await partnerBalances(
-      ctx.db.read,
-      brand.id,
-      page.data.map((p) => p.id),
-    );
+    const { from, to } = numbersRange(ctx.clock.now(), brand.timezone);
+    const [balances, numbers] = await Promise.all([
+      partnerBalances(
+        ctx.db.read,
+        brand.id,
+        page.data.map((p) => p.id),
+      ),
+      numbersBy(
+        ctx.db.read,
+        brand.id,
+        'partner_id',
+        page.data.map((p) => p.id),
+        from,
+        to,
+      ),
+    ]);
     const back = request.url;
     const applyUrl = `${ctx.config.publicUrl}/apply/${brand.slug}`;
     return render(request, reply, {
@@ -87,7 +115,24 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
           <div class="head">
             <h1>Partners</h1>
           </div>
+          <AddPartnerForm csrf={session.csrfToken} />
           <CopyField id="apply-url" label="Public application form" value={applyUrl} />
+          <form method="get" action="/dashboard/partners" class="inline-form search">
+            {status ? <input type="hidden" name="status" value={status} /> : ''}
+            <div>
+              <label for="q">Search partners</label>
+              <input
+                id="q"
+                name="q"
+                type="search"
+                value={escapeHtml(search ?? '')}
+                placeholder="Name, email or prt_ id"
+              />
+            </div>
+            <button type="submit" class="secondary">
+              Search
+            </button>
+          </form>
           <Tabs
             label="Partner status"
             items={[
@@ -100,8 +145,9 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
             ]}
           />
           <Table
-            caption="Partners"
-            columns={['Partner', 'Website', 'Status', 'Applied', 'Owed', 'Actions']}
+            caption={`Partners, numbers of the last ${NUMBERS_DAYS} days`}
+            class="wide"
+            columns={['Partner', 'Status', ...NUMBER_COLUMNS, 'Applied', 'Owed', 'Actions']}
             rows={page.data.map((p) => (
               <tr>
                 <th scope="row">
@@ -113,15 +159,6 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
                     {p.email}
                   </span>
                 </th>
-                <td>
-                  {p.website ? (
-                    <span class="mono small" safe>
-                      {p.website}
-                    </span>
-                  ) : (
-                    <span class="muted">—</span>
-                  )}
-                </td>
                 <td>
                   <Badge status={p.status} />
                   {p.ban_reason ? (
@@ -135,6 +172,7 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
                     ''
                   )}
                 </td>
+                <NumberCells n={numbers.get(p.id) ?? NO_NUMBERS} currency={brand.currency} />
                 <td>
                   <Time ms={p.created_at} timeZone={brand.timezone} />
                 </td>
@@ -168,7 +206,7 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
               </EmptyState>
             }
           />
-          <Pager path="/dashboard/partners" query={{ status, cursor }} nextCursor={page.nextCursor} />
+          <Pager path="/dashboard/partners" query={{ status, q: search, cursor }} nextCursor={page.nextCursor} />
         </>
       ),
     });
@@ -180,7 +218,9 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
     if (!partner) return notFound(reply, request, 'partner');
     const templates = await listPostbacks(ctx, brand.id, partner.id);
     const cursor = request.query.offers || undefined;
-    const [sends, offers, names] = await Promise.all([
+    const editing = templates.find((t) => t.id === request.query.edit);
+    const range = numbersRange(ctx.clock.now(), brand.timezone);
+    const [sends, offers, names, menu, numbers] = await Promise.all([
       recentPostbackSends(
         ctx.db.read,
         brand.id,
@@ -193,34 +233,14 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
         brand.id,
         templates.flatMap((t) => (t.offer_id ? [t.offer_id] : [])),
       ),
+      offerMenu(ctx.db.read, brand.id),
+      numbersBy(ctx.db.read, brand.id, 'partner_id', [partner.id], range.from, range.to),
     ]);
     const offerPage = toPage(offers, PAGE_SIZE, (r) => r);
     const balances = await partnerBalances(ctx.db.read, brand.id, [partner.id]);
     const tz = brand.timezone;
     const back = `/dashboard/partners/${partner.id}`;
     const offerLabel = (id: string | null) => (id ? (names.get(id) ?? id) : 'All offers');
-    const postbacks = (
-      <Table
-        caption="Postback URLs"
-        columns={['URL template', 'Offer', 'Events', 'Added']}
-        rows={templates.map((t) => (
-          <tr>
-            <Cell class="mono small" text={t.url} />
-            <Cell text={offerLabel(t.offer_id)} />
-            <Cell text={(JSON.parse(t.events) as string[]).join(', ')} />
-            <td>
-              <Time ms={t.created_at} timeZone={tz} />
-            </td>
-          </tr>
-        ))}
-        empty={
-          <EmptyState title="No postback URLs">
-            Partners hear about their conversions once you add a URL with{' '}
-            <code safe>POST /api/v1/partners/{partner.id}/postbacks</code>.
-          </EmptyState>
-        }
-      />
-    );
     const sendRows = (
       <Table
         caption="Recent postback sends"
@@ -298,6 +318,16 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
               )}
             </div>
           </div>
+          <NumberCards
+            n={numbers.get(partner.id) ?? NO_NUMBERS}
+            currency={brand.currency}
+            label={`Last ${NUMBERS_DAYS} days`}
+          />
+          <p class="small">
+            <a href={`/dashboard/reports?partnerId=${partner.id}&time=day`}>Report</a> ·{' '}
+            <a href={`/dashboard/conversions?partnerId=${partner.id}`}>Conversions</a> ·{' '}
+            <a href={`/dashboard/clicks?partnerId=${partner.id}`}>Clicks</a>
+          </p>
           <section class="panel" aria-label="Details">
             <dl class="props">
               <Prop label="Id" mono text={partner.id} />
@@ -322,7 +352,21 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
             balances={balances}
           />
           <h2>Postback URLs</h2>
-          {postbacks}
+          <PostbackTable
+            csrf={session.csrfToken}
+            partnerId={partner.id}
+            templates={templates}
+            offerLabel={offerLabel}
+            empty={
+              <EmptyState title="No postback URLs">
+                Add one below: the partner hears about its conversions on it.
+              </EmptyState>
+            }
+          />
+          <section class="panel" id="postback-form" aria-labelledby="postback-form-h">
+            <h3 id="postback-form-h">{editing ? 'Edit postback URL' : 'Add a postback URL'}</h3>
+            <PostbackFormView csrf={session.csrfToken} partnerId={partner.id} offers={menu} row={editing} />
+          </section>
           <h2>Recent postback sends</h2>
           {sendRows}
           {partner.status === 'active' ? (

@@ -99,7 +99,7 @@ export async function runReport(ctx: AppContext, brandId: string, f: ReportFilte
  * A cell as CSV: quoted when needed, and text starting with = + - @ (or a control
  * character) prefixed with ' so spreadsheets never run a partner's name as a formula.
  */
-function csvText(value: string): string {
+export function csvText(value: string): string {
   const text = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
   return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }

@@ -3,7 +3,7 @@ import { addDays, formatDay, mondayOf, parseDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
 import type { Metrics } from '../../reports/schemas.js';
-import { count, money, percent } from '../format.js';
+import { compactMoney, count, day, money, percent } from '../format.js';
 import { offerMenu, partnerMenu } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
@@ -87,12 +87,13 @@ function ReportChart({ report, currency }: { report: NamedReport; currency: stri
     <BarChart
       id="report-chart"
       title={`${timeKey ? `Revenue and payout per ${timeKey}` : `Revenue and payout, top ${labels.length} by revenue`} (${currency})`}
-      labels={labels.map((l) => (timeKey === 'day' ? l.slice(5) : l.length > 18 ? `${l.slice(0, 17)}…` : l))}
+      labels={labels.map((l) => (timeKey ? day(l, timeKey !== 'month') : l.length > 18 ? `${l.slice(0, 17)}…` : l))}
       series={[
         { label: 'Revenue', values: labels.map((l) => buckets.get(l)?.revenue ?? 0) },
         { label: 'Payout', values: labels.map((l) => buckets.get(l)?.payout ?? 0) },
       ]}
       format={(v) => money(v, currency)}
+      axisFormat={(v) => compactMoney(v, currency)}
     />
   );
 }
@@ -131,7 +132,7 @@ function ReportTable({ report, offset }: { report: NamedReport; offset: number }
   const rows = report.groupBy.length === 0 ? [] : report.data.slice(offset, offset + ROWS_PER_PAGE);
   return (
     <Table
-      caption={`Report ${report.from} to ${report.to}`}
+      caption={`Report ${day(report.from)} to ${day(report.to)}`}
       columns={[
         ...(groupCols.length > 0 ? groupCols : ['Range']),
         ...METRIC_COLUMNS.map(num),
@@ -140,7 +141,7 @@ function ReportTable({ report, offset }: { report: NamedReport; offset: number }
       ]}
       rows={rows.map((r) => {
         const keys = [
-          ...times.map((u) => String(r[u] ?? '')),
+          ...times.map((u) => (u === 'week' ? `week of ${day(String(r[u]))}` : day(String(r[u] ?? '')))),
           ...(r.offerId !== undefined ? [report.offers.get(r.offerId) ?? r.offerId] : []),
           ...(r.partnerId !== undefined ? [report.partners.get(r.partnerId) ?? r.partnerId] : []),
         ];
@@ -272,7 +273,7 @@ export function reportPages(app: DashboardApp, ctx: AppContext): void {
           {report ? (
             <>
               <p class="muted" safe>
-                {`${report.from} to ${report.to}, days in ${brand.timezone}.`}
+                {`${day(report.from)} to ${day(report.to)}, days in ${brand.timezone}.`}
               </p>
               {report.groupBy.length > 0 ? <ReportChart report={report} currency={cur} /> : ''}
             </>

@@ -15,6 +15,8 @@ export interface ChartOptions {
   labels: string[];
   series: Series[];
   format: (value: number) => string;
+  /** Shorter labels for the y-axis (`$1.2M`); `format` when absent. */
+  axisFormat?: (value: number) => string;
 }
 
 const WIDTH = 800;
@@ -56,7 +58,7 @@ export function BarChart(options: ChartOptions) {
       <>
         <line class="grid-line" x1={LEFT} x2={WIDTH - RIGHT} y1={y(v).toFixed(1)} y2={y(v).toFixed(1)} />
         <text class="axis" x={LEFT - 6} y={(y(v) + 4).toFixed(1)} text-anchor="end" safe>
-          {options.format(v)}
+          {(options.axisFormat ?? options.format)(v)}
         </text>
       </>,
     );

@@ -8,6 +8,7 @@ export type Section =
   | 'offers'
   | 'partners'
   | 'conversions'
+  | 'clicks'
   | 'reports'
   | 'analytics'
   | 'webhooks'
@@ -20,6 +21,7 @@ const NAV: Array<[Section, string, string]> = [
   ['offers', 'Offers', '/dashboard/offers'],
   ['partners', 'Partners', '/dashboard/partners'],
   ['conversions', 'Conversions', '/dashboard/conversions'],
+  ['clicks', 'Clicks', '/dashboard/clicks'],
   ['reports', 'Reports', '/dashboard/reports'],
   ['analytics', 'Analytics', '/dashboard/analytics'],
   ['webhooks', 'Webhooks', '/dashboard/webhooks'],

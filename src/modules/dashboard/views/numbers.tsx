@@ -1,0 +1,52 @@
+/**
+ * The numbers a marketer decides on, the same on every list and detail page: clicks,
+ * conversions, revenue, payout and EPC over the last 30 brand-local days.
+ */
+import { addDays, formatDay, localDay, parseDay } from '../../../calendar.js';
+import { count, money } from '../format.js';
+import type { Numbers } from '../repository.js';
+import { Cell, num } from './table.js';
+
+export const NUMBERS_DAYS = 30;
+
+export const NUMBER_COLUMNS = [num('Clicks'), num('Conv.'), num('Revenue'), num('Payout'), num('EPC')];
+
+/** The days the numbers cover, ending today in the brand's time zone. */
+export function numbersRange(now: number, timeZone: string): { from: string; to: string } {
+  const to = localDay(now, timeZone);
+  return { from: formatDay(addDays(parseDay(to), 1 - NUMBERS_DAYS)), to };
+}
+
+function values(n: Numbers, currency: string): Array<[string, string]> {
+  const epc = n.clicks > 0 ? Math.round(n.payoutCents / n.clicks) : 0;
+  return [
+    ['Clicks', count(n.clicks)],
+    ['Conversions', count(n.conversions)],
+    ['Revenue', money(n.revenueCents, currency)],
+    ['Payout', money(n.payoutCents, currency)],
+    ['EPC', money(epc, currency)],
+  ];
+}
+
+export function NumberCells({ n, currency }: { n: Numbers; currency: string }) {
+  return (
+    <>
+      {values(n, currency).map(([, v]) => (
+        <Cell class="num" text={v} />
+      ))}
+    </>
+  );
+}
+
+export function NumberCards({ n, currency, label }: { n: Numbers; currency: string; label: string }) {
+  return (
+    <dl class="grid" aria-label={label}>
+      {values(n, currency).map(([name, v]) => (
+        <div class="card">
+          <dt safe>{name}</dt>
+          <dd safe>{v}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}

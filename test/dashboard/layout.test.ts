@@ -1,0 +1,216 @@
+/**
+ * Every main page of the dashboard in a real browser at a phone's width (390 px) and a
+ * desk's (1280 px): no page wider than the screen, axe-core finds nothing serious or
+ * critical, nothing logged to the console, and the phone layout keeps actions and content
+ * usable. With `SCREENSHOTS=1` each page is photographed to docs/screenshots/ (the README's
+ * pictures).
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { after, before, it } from 'node:test';
+import axe from 'axe-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
+import { createTestEnv, describeOrSkip, type TestEnv, testedDialects } from '../helpers.js';
+import { CHROMIUM_MISSING, launchChromium, startReceiver } from './browser.js';
+import { createDashboardUser, PASSWORD } from './client.js';
+
+const WIDTHS = [
+  { name: 'phone', width: 390, height: 844 },
+  { name: 'desk', width: 1280, height: 900 },
+] as const;
+const SCREENSHOT_DIR = path.resolve('docs/screenshots');
+const LONG_URL_PATH = `/hooks/${'very-long-path-segment/'.repeat(16)}end`;
+
+/** The pages a marketer uses, by the name their screenshot gets; ids are filled in by the seed. */
+function pages(ids: Record<string, string>): Array<[string, string]> {
+  return [
+    ['overview', '/dashboard'],
+    ['offers', '/dashboard/offers'],
+    ['offer', `/dashboard/offers/${ids.offer}`],
+    ['partners', '/dashboard/partners'],
+    ['partner', `/dashboard/partners/${ids.partner}`],
+    ['conversions', '/dashboard/conversions'],
+    ['conversion', `/dashboard/conversions/${ids.conversion}`],
+    ['clicks', '/dashboard/clicks'],
+    ['click', `/dashboard/clicks/${ids.click}`],
+    ['reports', '/dashboard/reports?time=day&by=offer'],
+    ['webhooks', '/dashboard/webhooks'],
+    ['deliveries', '/dashboard/deliveries'],
+    ['delivery', `/dashboard/deliveries/${ids.delivery}`],
+    ['settings', '/dashboard/settings'],
+    ['api-keys', '/dashboard/settings/api-keys'],
+    ['blocklist', '/dashboard/settings/blocklist'],
+  ];
+}
+
+for (const dialect of testedDialects()) {
+  describeOrSkip(`dashboard layout and accessibility (${dialect})`, { skip: CHROMIUM_MISSING }, () => {
+    let env: TestEnv;
+    let browser: Browser;
+    let base: string;
+    let email: string;
+    let receiver: Awaited<ReturnType<typeof startReceiver>>;
+    const ids: Record<string, string> = {};
+    const api = async (method: string, url: string, body?: unknown) => {
+      const res = await env.request(method, url, { body });
+      assert.ok(res.status < 300, `${method} ${url}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+
+    before(async () => {
+      env = await createTestEnv(dialect, { env: { WEBHOOK_MAX_ATTEMPTS: '1' } });
+      email = await createDashboardUser(env);
+      await env.app.listen({ port: 0, host: '127.0.0.1' });
+      base = `http://127.0.0.1:${(env.app.server.address() as AddressInfo).port}`;
+      receiver = await startReceiver(() => ({
+        status: 500,
+        body: JSON.stringify({ error: 'receiver exploded', detail: 'x'.repeat(300) }),
+      }));
+      const offer = await api('POST', '/api/v1/offers', {
+        name: 'Spring Sale with a rather long offer name',
+        destinationUrl: 'https://shop.example/land?c={click_id}',
+        revenueCents: 4000,
+        payoutCents: 1250,
+      });
+      ids.offer = offer.id;
+      const partner = await api('POST', '/api/v1/partners', {
+        name: 'Jane Media',
+        email: 'jane@example.com',
+        website: 'https://jane-media.example/a/very/long/path/that/does/not/fit',
+      });
+      ids.partner = partner.id;
+      await env.app.inject({
+        method: 'POST',
+        url: '/api/public/partners/apply',
+        payload: { brandSlug: env.brand.slug, name: 'Applicant Ads', email: 'apply@example.com' },
+      });
+      await api('POST', '/api/public/webhooks', {
+        url: `${receiver.url.replace('/hooks', '')}${LONG_URL_PATH}`,
+        events: ['conversion.created'],
+      });
+      await api('POST', `/api/v1/partners/${ids.partner}/postbacks`, {
+        url: `${receiver.url}?cid={conversion_id}`,
+        events: ['conversion.created'],
+      });
+      for (const ua of ['Mozilla/5.0 (X11; Linux x86_64) Chrome/120', 'curl/8.0']) {
+        const click = await env.app.inject({
+          method: 'GET',
+          url: `/t/${ids.offer}/${ids.partner}?sub1=spring&sub2=banner`,
+          headers: { 'user-agent': ua },
+        });
+        assert.equal(click.statusCode, 302);
+      }
+      for (const txn of ['order-1', 'order-2', 'order-3']) {
+        const conversion = await api('POST', '/api/v1/conversions', {
+          offerId: ids.offer,
+          partnerId: ids.partner,
+          externalTxnId: txn,
+        });
+        ids.conversion = conversion.id;
+      }
+      const dispatcher = new Dispatcher(env.ctx);
+      await dispatcher.runOnce();
+      await dispatcher.close();
+      const delivery = await env.ctx.db.read
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('kind', '=', 'webhook')
+        .orderBy('id', 'desc')
+        .executeTakeFirstOrThrow();
+      ids.delivery = delivery.id;
+      ids.click = (await api('GET', '/api/v1/clicks')).data[0].id;
+      browser = await launchChromium();
+    });
+
+    after(async () => {
+      await browser?.close();
+      await receiver?.close();
+      await env?.close();
+    });
+
+    for (const size of WIDTHS) {
+      describeOrSkip(`at ${size.width} px`, { skip: false }, () => {
+        let context: BrowserContext;
+        let page: Page;
+        const problems: string[] = [];
+
+        before(async () => {
+          context = await browser.newContext({ viewport: { width: size.width, height: size.height } });
+          page = await context.newPage();
+          page.on('console', (m) => {
+            if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+          });
+          page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+          await page.goto(`${base}/dashboard/login`);
+          await page.getByLabel('Email').fill(email);
+          await page.getByLabel('Password').fill(PASSWORD);
+          await page.getByRole('button', { name: 'Sign in' }).click();
+          await page.waitForURL(`${base}/dashboard`);
+        });
+
+        after(async () => {
+          await context?.close();
+        });
+
+        it('shows every main page within the screen, with no serious axe-core finding and no console error', async () => {
+          const findings: string[] = [];
+          let checked = 0;
+          for (const [name, url] of pages(ids)) {
+            const response = await page.goto(base + url);
+            assert.equal(response?.status(), 200, `${url} answers 200`);
+            const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+            assert.ok(overflow <= 0, `${url} is ${overflow} px wider than the ${size.width} px screen`);
+            // Nor does any table hide columns behind a sideways scroll.
+            const scrolled = await page.evaluate<string[]>(`[...document.querySelectorAll('.table-wrap')]
+              .filter((e) => e.scrollWidth > e.clientWidth + 1)
+              .map((e) => e.getAttribute('aria-label') + ' ' + e.scrollWidth + '>' + e.clientWidth)`);
+            assert.deepEqual(scrolled, [], `${url}: tables wider than the screen`);
+            await page.evaluate(axe.source);
+            const result = await page.evaluate<axe.AxeResults>("axe.run(document, { resultTypes: ['violations'] })");
+            checked += 1;
+            for (const v of result.violations) {
+              if (v.impact === 'serious' || v.impact === 'critical') {
+                findings.push(`${url}: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+              }
+            }
+            if (process.env.SCREENSHOTS === '1') {
+              mkdirSync(SCREENSHOT_DIR, { recursive: true });
+              await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${size.width}.png`) });
+            }
+          }
+          assert.equal(checked, pages(ids).length, 'axe ran on every page');
+          assert.deepEqual(findings, []);
+          assert.deepEqual(problems, []);
+        });
+
+        it("keeps a table row's actions on the screen", async () => {
+          await page.goto(`${base}/dashboard/partners?status=applicant`);
+          const approve = page.getByRole('button', { name: 'Approve' }).first();
+          await approve.scrollIntoViewIfNeeded();
+          const box = await approve.boundingBox();
+          assert.ok(box, 'the Approve button is rendered');
+          assert.ok(box.x >= 0 && box.x + box.width <= size.width, `Approve at x=${box.x} fits ${size.width} px`);
+        });
+
+        it('shows conversions, not only filters, on the first screen', async () => {
+          await page.goto(`${base}/dashboard/conversions`);
+          const firstRow = page.locator('table tbody tr').first();
+          const box = await firstRow.boundingBox();
+          assert.ok(box, 'a conversion row is rendered');
+          assert.ok(box.y < size.height, `the first conversion starts at y=${box.y}, inside the first screen`);
+        });
+
+        it("gives a delivery's response body most of the screen's width", async () => {
+          await page.goto(`${base}/dashboard/deliveries/${ids.delivery}`);
+          const body = page.locator('table pre').first();
+          const box = await body.boundingBox();
+          assert.ok(box, 'the response body is shown');
+          assert.ok(box.width >= size.width * 0.5, `the body is ${box.width} px wide at ${size.width} px`);
+        });
+      });
+    }
+  });
+}
