@@ -18,6 +18,7 @@ import * as m0011 from './0011_rollup_slots.js';
 import * as m0012 from './0012_payouts.js';
 import * as m0013 from './0013_portal.js';
 import * as m0014 from './0014_click_analytics.js';
+import * as m0015 from './0015_unfolded_facts_index.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '0012_payouts': m0012,
   '0013_portal': m0013,
   '0014_click_analytics': m0014,
+  '0015_unfolded_facts_index': m0015,
 };
 
 export const migrationProvider: MigrationProvider = {
