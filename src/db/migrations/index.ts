@@ -21,6 +21,7 @@ import * as m0014 from './0014_click_analytics.js';
 import * as m0015 from './0015_idempotency.js';
 import * as m0016 from './0016_metadata.js';
 import * as m0017 from './0017_dashboard_indexes.js';
+import * as m0018 from './0018_unfolded_facts_index.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0015_idempotency': m0015,
   '0016_metadata': m0016,
   '0017_dashboard_indexes': m0017,
+  '0018_unfolded_facts_index': m0018,
 };
 
 export const migrationProvider: MigrationProvider = {
