@@ -144,7 +144,10 @@ for (const dialect of testedDialects()) {
         .getByRole('row', { name: /Jane Media/ })
         .getByRole('button', { name: 'Approve' })
         .click();
-      assert.equal(await flash(), 'Jane Media is approved and can now send traffic.');
+      assert.equal(
+        await flash(),
+        'Jane Media is approved and can now send traffic. Invite them to the partner portal from their page.',
+      );
       await page.getByLabel('Reason for banning Spammy Clicks').fill('Fake traffic');
       await page
         .getByRole('row', { name: /Spammy Clicks/ })

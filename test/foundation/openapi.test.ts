@@ -106,7 +106,9 @@ describe('OpenAPI, docs and health', () => {
         assert.ok(declared, `${name} declares its path parameter ${param}`);
       }
       if (!PUBLIC_PATHS.has(path)) {
-        assert.deepEqual(operation.security, [{ bearerAuth: [] }], `${name} needs an API key`);
+        // The partner API takes partner keys (afp_), everything else brand keys (afk_).
+        const scheme = path.startsWith('/api/v1/partner/') ? 'partnerKey' : 'bearerAuth';
+        assert.deepEqual(operation.security, [{ [scheme]: [] }], `${name} needs an API key`);
         assert.ok(statuses.includes('401') && statuses.includes('429'), `${name} documents 401 and 429`);
       }
     }

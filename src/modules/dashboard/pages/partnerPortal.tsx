@@ -11,6 +11,7 @@ import { FormBody, IdParams } from '../forms.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { ActionButton, BackLink, CopyField, Time } from '../views/components.js';
+import { Cell, num, Table } from '../views/table.js';
 
 /** "Payable $12.50 · €3.00": what the brand owes a partner now, per currency, never summed. */
 export function BalanceCell({ balances }: { balances: PartnerBalance[] }) {
@@ -46,45 +47,19 @@ export function PartnerPortalPanel(props: {
       ) : (
         <p class="muted">Only active partners can be invited to the portal.</p>
       )}
-      <table>
-        <caption class="visually-hidden">Balance per currency</caption>
-        <thead>
+      <Table
+        caption="Balance per currency"
+        columns={['Currency', num('Pending'), num('Payable'), num('In a payout'), num('Paid')]}
+        rows={props.balances.map((b) => (
           <tr>
-            <th scope="col">Currency</th>
-            <th scope="col" class="num">
-              Pending
-            </th>
-            <th scope="col" class="num">
-              Payable
-            </th>
-            <th scope="col" class="num">
-              In a payout
-            </th>
-            <th scope="col" class="num">
-              Paid
-            </th>
+            <Cell text={b.currency} />
+            <Cell class="num" text={money(b.pendingCents, b.currency)} />
+            <Cell class="num" text={money(b.payableCents, b.currency)} />
+            <Cell class="num" text={money(b.inPayoutCents, b.currency)} />
+            <Cell class="num" text={money(b.paidCents, b.currency)} />
           </tr>
-        </thead>
-        <tbody>
-          {props.balances.map((b) => (
-            <tr>
-              <td safe>{b.currency}</td>
-              <td class="num" safe>
-                {money(b.pendingCents, b.currency)}
-              </td>
-              <td class="num" safe>
-                {money(b.payableCents, b.currency)}
-              </td>
-              <td class="num" safe>
-                {money(b.inPayoutCents, b.currency)}
-              </td>
-              <td class="num" safe>
-                {money(b.paidCents, b.currency)}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      />
       <p>
         <a href={`/dashboard/payouts?partnerId=${props.partnerId}`}>Payouts of this partner</a>
       </p>
