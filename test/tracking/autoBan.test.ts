@@ -104,6 +104,7 @@ for (const dialect of testedDialects()) {
           website: null,
           status: 'banned',
           bannedBy: 'automation',
+          metadata: {},
         });
         assert.match(reason, /\b3\b/);
         assert.match(reason, /\b10\b/);

@@ -112,7 +112,7 @@ for (const dialect of testedDialects()) {
         assert.equal(typeof body.data, 'object');
       });
 
-      it('carries the nine conversion.created fields with their types', () => {
+      it('carries the nine conversion.created fields with their types, plus the conversion metadata (issue #14)', () => {
         const { data } = JSON.parse(sent.body.toString('utf8'));
         assert.deepEqual(data, {
           conversionId: conversion.id,
@@ -124,6 +124,7 @@ for (const dialect of testedDialects()) {
           status: 'pending',
           sub1: 'campaign-42',
           externalTxnId: 'order-1001',
+          metadata: {},
         });
         assert.ok(Number.isInteger(data.revenueCents) && Number.isInteger(data.payoutCents));
       });
