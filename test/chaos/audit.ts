@@ -102,9 +102,11 @@ export async function auditDeliveries(db: ChaosDatabase, receivers: Map<string, 
 }
 
 /** How many deliveries are not final yet. */
-export async function unfinishedDeliveries(db: ChaosDatabase): Promise<number> {
+/** Deliveries not yet final; with `createdBefore` (epoch ms), only those created earlier. */
+export async function unfinishedDeliveries(db: ChaosDatabase, createdBefore?: number): Promise<number> {
+  const older = createdBefore === undefined ? '' : ` and created_at < ${Math.floor(createdBefore)}`;
   const [row] = await db.query<{ n: number | string }>(
-    "select count(*) as n from webhook_deliveries where status not in ('succeeded', 'failed')",
+    `select count(*) as n from webhook_deliveries where status not in ('succeeded', 'failed')${older}`,
   );
   return Number(row?.n ?? 0);
 }
