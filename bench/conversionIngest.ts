@@ -139,7 +139,7 @@ function verify(file: string, created: number): void {
       select count(distinct c.id) as n
       from (select json_extract(payload, '$.data.conversionId') as cid from events where type = 'conversion.created') e
       join conversions c on c.id = e.cid`);
-    const inRollups = count('select coalesce(sum(pending + approved), 0) as n from rollups_offer');
+    const inRollups = count('select coalesce(sum(pending + approved), 0) as n from analytics_facts');
     console.log(
       `  verify: ${created} answered 201, ${conversions} conversions, ${events} conversion.created events ` +
         `(${matched} matching a conversion), rollups count ${inRollups}`,

@@ -241,16 +241,6 @@ async function fillRollups(db: Database, brandId: string): Promise<void> {
   await db.admin.transaction().execute(async (trx) => {
     // ~600,000 groups: let PostgreSQL aggregate in memory instead of spilling to disk.
     if (db.dialect === 'postgres') await sql`set local work_mem = '256MB'`.execute(trx);
-    await sql`
-      insert into rollups_offer_partner (brand_id, day, offer_id, partner_id, ${names})
-      select brand_id, local_day, offer_id, partner_id, ${counters}
-      from conversions where brand_id = ${brandId}
-      group by brand_id, local_day, offer_id, partner_id`.execute(trx);
-    await sql`
-      insert into rollups_offer (brand_id, day, offer_id, ${names})
-      select brand_id, local_day, offer_id, ${counters}
-      from conversions where brand_id = ${brandId}
-      group by brand_id, local_day, offer_id`.execute(trx);
     // Reports read the analytics rollups: one fact per conversion, folded as the worker would.
     await sql`
       insert into analytics_facts (brand_id, day, offer_id, partner_id, currency, ${names})
@@ -425,9 +415,7 @@ async function benchDialect(dialect: Dialect, databaseUrl: string | null, startM
     if (dialect === 'sqlite') {
       await sql`pragma wal_checkpoint(TRUNCATE)`.execute(db.admin);
     } else {
-      await sql`vacuum analyze rollups_offer_partner, rollups_offer, analytics_facts, analytics_rollups`.execute(
-        db.admin,
-      );
+      await sql`vacuum analyze analytics_facts, analytics_rollups`.execute(db.admin);
       await sql`analyze brands, api_keys, offers, partners, conversions`.execute(db.admin);
       // Needs superuser or pg_checkpoint; without it the measurement just runs alongside the flush.
       await sql`checkpoint`.execute(db.admin).catch(() => console.log('  postgres: checkpoint not permitted'));

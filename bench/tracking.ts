@@ -89,13 +89,14 @@ function assertClean(label: string, shot: Shot): void {
   if (shot.redirects === 0) throw new Error(`tracking (${label}): no 302 answers at all`);
 }
 
-/** Counts the stored clicks and the clicks in the rollups (each click adds 1 there, same transaction). */
+/** Counts the stored clicks and the clicks in the report facts (each click adds 1 there, same transaction). */
 function countStored(file: string): { clicks: number; rollupClicks: number } {
   const db = new SQLite(file, { readonly: true, fileMustExist: true });
   try {
     const clicks = (db.prepare('select count(*) as n from clicks').get() as { n: number }).n;
-    const rollupClicks = (db.prepare('select coalesce(sum(clicks), 0) as n from rollups_offer').get() as { n: number })
-      .n;
+    const rollupClicks = (
+      db.prepare('select coalesce(sum(clicks), 0) as n from analytics_facts').get() as { n: number }
+    ).n;
     return { clicks, rollupClicks };
   } finally {
     db.close();

@@ -9,38 +9,10 @@ import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { runPreparedDirectly } from './prepared.js';
 import type { Schema } from './schema.js';
-import type { TransactWork, Trx } from './types.js';
+import type { TransactWork } from './types.js';
 
 /** Upper bound on units per batch, so one batch cannot hold the writer for long. */
 const MAX_BATCH = 512;
-
-interface BatchState {
-  /** Deferred merges of the unit running now: applied when it succeeds, dropped when it rolls back. */
-  unitMerges: Array<() => void>;
-  /** Run once each, in the batch's transaction, after its last unit and before COMMIT. */
-  finishers: Map<object, (trx: Trx) => Promise<void>>;
-}
-
-const batches = new WeakMap<Trx, BatchState>();
-
-/**
- * For writes many units of a batch would repeat on the same rows (report rollups): inside a
- * batch, `merge` runs once the calling unit has succeeded (never if it rolls back) and
- * `finish` — one per `key` — runs before the batch commits, writing what the merges summed.
- * Returns false outside a batch (PostgreSQL, or not in `transact`): the caller writes now.
- */
-export function deferToBatchEnd(
-  trx: Trx,
-  key: object,
-  merge: () => void,
-  finish: (trx: Trx) => Promise<void>,
-): boolean {
-  const batch = batches.get(trx);
-  if (!batch) return false;
-  batch.unitMerges.push(merge);
-  if (!batch.finishers.has(key)) batch.finishers.set(key, finish);
-  return true;
-}
 
 interface Unit {
   work: TransactWork<unknown>;
@@ -97,15 +69,11 @@ export class GroupCommitter {
     try {
       await this.db.transaction().execute(async (trx) => {
         runPreparedDirectly(trx, this.writer);
-        const state: BatchState = { unitMerges: [], finishers: new Map() };
-        batches.set(trx, state);
         for (const unit of batch) {
-          state.unitMerges = [];
           this.savepoint.run();
           try {
             const value = await unit.work(trx);
             this.release.run();
-            for (const merge of state.unitMerges) merge();
             outcomes.push({ ok: true, value });
           } catch (error) {
             this.rollbackTo.run();
@@ -113,8 +81,6 @@ export class GroupCommitter {
             outcomes.push({ ok: false, error });
           }
         }
-        // A failing finisher fails the whole batch: nothing of it is committed.
-        for (const finish of state.finishers.values()) await finish(trx);
       });
     } catch (error) {
       // The commit itself failed: nothing in the batch is durable.

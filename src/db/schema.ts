@@ -122,24 +122,6 @@ export interface EventTable {
   created_at: number;
 }
 
-export interface RollupColumns {
-  brand_id: string;
-  day: string;
-  offer_id: string;
-  /** One of several rows a day's counts may be spread over (summed when read; see reports/rollups.ts). */
-  slot: Generated<number>;
-  clicks: Generated<number>;
-  pending: Generated<number>;
-  approved: Generated<number>;
-  rejected: Generated<number>;
-  revenue_cents: Generated<number>;
-  payout_cents: Generated<number>;
-}
-
-export interface RollupOfferPartnerTable extends RollupColumns {
-  partner_id: string;
-}
-
 export type DeliveryStatus = 'attempting' | 'retry_scheduled' | 'succeeded' | 'failed';
 
 export interface WebhookSubscriptionTable {
@@ -438,8 +420,6 @@ export interface Schema {
   partners: PartnerTable;
   conversions: ConversionTable;
   events: EventTable;
-  rollups_offer_partner: RollupOfferPartnerTable;
-  rollups_offer: RollupColumns;
   webhook_subscriptions: WebhookSubscriptionTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;

@@ -243,7 +243,7 @@ const BRAND_TABLES = [
   'conversions',
   'clicks',
   'events',
-  'rollups_offer_partner',
+  'analytics_facts',
   'webhook_subscriptions',
   'webhook_deliveries',
   'partner_postbacks',

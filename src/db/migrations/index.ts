@@ -22,6 +22,7 @@ import * as m0015 from './0015_idempotency.js';
 import * as m0016 from './0016_metadata.js';
 import * as m0017 from './0017_dashboard_indexes.js';
 import * as m0018 from './0018_unfolded_facts_index.js';
+import * as m0019 from './0019_drop_offer_rollups.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0016_metadata': m0016,
   '0017_dashboard_indexes': m0017,
   '0018_unfolded_facts_index': m0018,
+  '0019_drop_offer_rollups': m0019,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -24,7 +24,6 @@ import { detectSignals, isHighRisk, scoreSignals, VELOCITY_MAX_CLICKS, VELOCITY_
 import { findOfferOfAnyBrand } from '../offers/repository.js';
 import { findPartner, lockPartnerStatus, type PartnerRow } from '../partners/repository.js';
 import { banPartnerInTrx } from '../partners/service.js';
-import { addToRollups } from '../reports/rollups.js';
 import { fillMacros } from './macros.js';
 import { type ClickRow, insertClick } from './repository.js';
 
@@ -164,9 +163,11 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
       created_at: now,
     };
     await insertClick(trx, row);
-    const day = localDay(now, brand.timezone);
-    await addToRollups(trx, { brandId: brand.id, day, offerId: offer.id, partnerId: partner.id }, { clicks: 1 });
-    await recordClickFact(trx, row, { day, hour: localHour(now, brand.timezone), currency: offer.currency });
+    await recordClickFact(trx, row, {
+      day: localDay(now, brand.timezone),
+      hour: localHour(now, brand.timezone),
+      currency: offer.currency,
+    });
     if (highRisk) {
       await recordEvent(ctx, trx, brand.id, 'fraud.high_risk', {
         clickId: row.id,

@@ -19,7 +19,6 @@ import { metadataText } from '../metadata.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
 import { assertNotInPayout } from '../payouts/service.js';
-import { addToRollups } from '../reports/rollups.js';
 import { currencyCode, isCurrencyCode } from '../validation.js';
 import {
   approvedEventData,
@@ -138,7 +137,6 @@ async function recordConversionInTrx(
     revenueCents: row.revenue_cents,
     payoutCents: row.payout_cents,
   };
-  await addToRollups(trx, { brandId, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id }, created);
   await recordConversionFact(trx, row, created);
   await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row));
   for (const cap of caps.reached) {
@@ -178,16 +176,13 @@ async function decideInTrx(
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) return null;
   const updated = { ...row, ...changes };
-  const key = { brandId: row.brand_id, day: row.local_day, offerId: row.offer_id, partnerId: row.partner_id };
   if (decision.to === 'approved') {
-    await addToRollups(trx, key, { pending: -1, approved: 1 });
     await recordConversionFact(trx, row, { pending: -1, approved: 1 });
     await recordEvent(ctx, trx, row.brand_id, 'conversion.approved', approvedEventData(updated, decision.by));
   } else {
     // Rejected conversions no longer count towards caps, nor towards revenue and payout.
     if (row.cap_periods) await uncountFromCaps(trx, row.offer_id, JSON.parse(row.cap_periods) as CountedPeriod[]);
     const rejected = { pending: -1, rejected: 1, revenueCents: -row.revenue_cents, payoutCents: -row.payout_cents };
-    await addToRollups(trx, key, rejected);
     await recordConversionFact(trx, row, rejected);
     await recordEvent(ctx, trx, row.brand_id, 'conversion.rejected', rejectedEventData(updated));
   }

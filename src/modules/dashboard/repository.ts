@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
 import { idAt } from '../../ids.js';
+import { readReportSums } from '../analytics/reportQuery.js';
 import type { ClickRow } from '../clicks/repository.js';
 import type { ConversionFilter } from '../conversions/repository.js';
 import { announceDeliveries } from '../deliveries/fanout.js';
@@ -296,8 +297,8 @@ export const NO_NUMBERS: Numbers = { clicks: 0, conversions: 0, revenueCents: 0,
 
 /**
  * Clicks, conversions (pending + approved), revenue and payout per offer or partner over the
- * brand-local days `from`…`to`, read from the report rollups (a few rows per day), never
- * from clicks or conversions.
+ * brand-local days `from`…`to`, read from the report rollups (analytics/reportQuery.ts: a few
+ * rows per day), never from clicks or conversions.
  */
 export async function numbersBy(
   q: Queryable,
@@ -308,25 +309,30 @@ export async function numbersBy(
   to: string,
 ): Promise<Map<string, Numbers>> {
   if (ids.length === 0) return new Map();
-  const table = key === 'offer_id' ? 'rollups_offer' : 'rollups_offer_partner';
-  const rows = await sql<{ id: string; clicks: unknown; conversions: unknown; revenue: unknown; payout: unknown }>`
-    select ${sql.ref(key)} as id, sum(clicks) as clicks, sum(pending + approved) as conversions,
-      sum(revenue_cents) as revenue, sum(payout_cents) as payout
-    from ${sql.table(table)}
-    where brand_id = ${brandId} and day >= ${from} and day <= ${to}
-      and ${sql.ref(key)} in (${sql.join([...new Set(ids)])})
-    group by ${sql.ref(key)}`.execute(q);
-  return new Map(
-    rows.rows.map((r) => [
-      r.id,
-      {
-        clicks: Number(r.clicks),
-        conversions: Number(r.conversions),
-        revenueCents: Number(r.revenue),
-        payoutCents: Number(r.payout),
-      },
-    ]),
-  );
+  const byOffer = key === 'offer_id';
+  const sums = await readReportSums(q, {
+    brandId,
+    from,
+    to,
+    byDay: false,
+    byOffer,
+    byPartner: !byOffer,
+    attributes: [],
+    filters: {},
+  });
+  const wanted = new Set(ids);
+  const numbers = new Map<string, Numbers>();
+  for (const row of sums) {
+    const id = (byOffer ? row.offerId : row.partnerId) ?? '';
+    if (!wanted.has(id)) continue;
+    const n = numbers.get(id) ?? { ...NO_NUMBERS };
+    n.clicks += row.clicks;
+    n.conversions += row.pending + row.approved;
+    n.revenueCents += row.revenue;
+    n.payoutCents += row.payout;
+    numbers.set(id, n);
+  }
+  return numbers;
 }
 
 /** Count, revenue and payout of the conversions a list filter matches, per currency. */
