@@ -21,6 +21,7 @@ import { clickRoutes, trackingRoutes } from './modules/clicks/routes.js';
 import { pixelPostbackRoutes, pixelTokenRoutes } from './modules/conversions/pixel.js';
 import { conversionRoutes } from './modules/conversions/routes.js';
 import { dashboardRoutes } from './modules/dashboard/routes.js';
+import { eventRoutes } from './modules/events/routes.js';
 import { fraudRoutes } from './modules/fraud/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { offerRoutes } from './modules/offers/routes.js';
@@ -166,6 +167,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     async (api) => {
       api.addHook('onRequest', apiKeyHook(ctx));
       await api.register(webhookRoutes(ctx));
+      await api.register(eventRoutes(ctx));
     },
     { prefix: '/api/public' },
   );

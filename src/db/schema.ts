@@ -120,6 +120,8 @@ export interface EventTable {
   /** The full JSON envelope, exactly the bytes every delivery sends. */
   payload: string;
   created_at: number;
+  /** 1 for the sample event of a test send (POST /api/public/webhooks/:id/test). */
+  test: Generated<number>;
 }
 
 export type DeliveryStatus = 'attempting' | 'retry_scheduled' | 'succeeded' | 'failed';
@@ -137,6 +139,8 @@ export interface WebhookSubscriptionTable {
   updated_at: number;
   /** JSON object of the client's string pairs (modules/metadata.ts); '{}' when none. */
   metadata: ColumnType<string, string | undefined, string>;
+  /** Set when deleted: the row stays so its delivery log stays readable (migration 0025). */
+  deleted_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface WebhookDeliveryTable {
@@ -163,6 +167,8 @@ export interface WebhookDeliveryTable {
   updated_at: number;
   /** Sends since the last recorded attempt (see migration 0010); capped. */
   unrecorded_sends: Generated<number>;
+  /** 1 for a test send (never retried, never claimed). */
+  test: Generated<number>;
 }
 
 export interface DeliveryWorkerTable {
@@ -191,6 +197,11 @@ export interface WebhookAttemptTable {
   latency_ms: number;
   response_body: string | null;
   error: string | null;
+  /** What was sent (migration 0025); null for attempts recorded before it. Headers are JSON objects. */
+  request_url: ColumnType<string | null, string | null | undefined, string | null>;
+  request_method: ColumnType<string | null, string | null | undefined, string | null>;
+  request_headers: ColumnType<string | null, string | null | undefined, string | null>;
+  response_headers: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ClickTable {

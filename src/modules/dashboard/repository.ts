@@ -94,6 +94,7 @@ export async function failingSubscriptions(q: Queryable, brandId: string, sinceM
     .where('d.status', 'in', ['failed', 'retry_scheduled'])
     .where('d.id', '>=', idAt('wh', sinceMs))
     .where('d.kind', '=', 'webhook')
+    .where('s.deleted_at', 'is', null)
     .groupBy(['s.id', 's.url', 's.status'])
     .orderBy('failing', 'desc')
     .limit(limit)

@@ -6,7 +6,6 @@
  */
 import type { AppContext } from '../../context.js';
 import { prepared, preparedInsert } from '../../db/prepared.js';
-import type { WebhookAttemptTable } from '../../db/schema.js';
 import type { Trx } from '../../db/types.js';
 import type { AttemptOutcome } from './sender.js';
 import type { SendableDelivery } from './target.js';
@@ -73,7 +72,22 @@ const finishAttempt = prepared(
       .returning('id'),
 );
 
-const attemptInsert = preparedInsert<WebhookAttemptTable>('webhook_attempts', [
+/** An attempt row as written: what was sent and what came back (migration 0025). */
+export interface AttemptInsert {
+  delivery_id: string;
+  number: number;
+  attempted_at: number;
+  status_code: number | null;
+  latency_ms: number;
+  response_body: string | null;
+  error: string | null;
+  request_url: string | null;
+  request_method: string | null;
+  request_headers: string | null;
+  response_headers: string | null;
+}
+
+export const attemptInsert = preparedInsert<AttemptInsert>('webhook_attempts', [
   'delivery_id',
   'number',
   'attempted_at',
@@ -81,14 +95,30 @@ const attemptInsert = preparedInsert<WebhookAttemptTable>('webhook_attempts', [
   'latency_ms',
   'response_body',
   'error',
+  'request_url',
+  'request_method',
+  'request_headers',
+  'response_headers',
 ]);
+
+/** The log's columns of an outcome: the request as sent and the response headers, as JSON. */
+export function exchangeColumns(
+  outcome: AttemptOutcome,
+): Pick<AttemptInsert, 'request_url' | 'request_method' | 'request_headers' | 'response_headers'> {
+  return {
+    request_url: outcome.request?.url ?? null,
+    request_method: outcome.request?.method ?? null,
+    request_headers: outcome.request ? JSON.stringify(outcome.request.headers) : null,
+    response_headers: outcome.responseHeaders ? storableText(JSON.stringify(outcome.responseHeaders)) : null,
+  };
+}
 
 interface Completion {
   delivery: SendableDelivery;
   owner: string;
   verdict: Verdict;
   now: number;
-  attempt: WebhookAttemptTable;
+  attempt: AttemptInsert;
 }
 
 function completion(
@@ -123,6 +153,7 @@ function completion(
       latency_ms: outcome.latencyMs,
       response_body: storableText(outcome.responseBody),
       error: storableText(outcome.error),
+      ...exchangeColumns(outcome),
     },
   };
 }
@@ -156,7 +187,10 @@ async function writeAlone(ctx: AppContext, c: Completion): Promise<boolean> {
       { err: error, deliveryId: c.delivery.id },
       'could not store an attempt; storing it without the answer',
     );
-    const bare = { ...c, attempt: { ...c.attempt, response_body: null, error: UNSTORABLE_ANSWER } };
+    const bare = {
+      ...c,
+      attempt: { ...c.attempt, response_body: null, response_headers: null, error: UNSTORABLE_ANSWER },
+    };
     return ctx.db.transact((trx) => write(trx, bare));
   }
 }

@@ -19,7 +19,7 @@ import type { DeliverableEvent, SendableDelivery } from './target.js';
 /** PostgreSQL channel the dispatchers LISTEN on; NOTIFY is delivered only on commit. */
 export const DELIVERY_CHANNEL = 'affitrack_deliveries';
 
-type DeliveryInsert = Omit<WebhookDeliveryTable, 'unrecorded_sends'> & { unrecorded_sends: number };
+type DeliveryInsert = Omit<WebhookDeliveryTable, 'unrecorded_sends' | 'test'> & { unrecorded_sends: number };
 
 const deliveryInsert = preparedInsert<DeliveryInsert>('webhook_deliveries', [
   'id',

@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import { toIso, toIsoOrNull } from '../../clock.js';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from '../../db/schema.js';
 import type { Queryable } from '../../db/types.js';
-import type { Delivery } from './schemas.js';
+import type { Attempt, Delivery, DeliveryWithAttempts } from './schemas.js';
 
 export type DeliveryRow = Selectable<WebhookDeliveryTable>;
 export type AttemptRow = Selectable<WebhookAttemptTable>;
@@ -18,11 +18,15 @@ export function deliveryToApi(row: DeliveryRow): Delivery {
     status: row.status,
     attemptCount: row.attempt_count,
     nextAttemptAt: toIsoOrNull(row.next_attempt_at),
+    test: row.test === 1,
     createdAt: toIso(row.created_at),
   };
 }
 
-export function attemptToApi(row: AttemptRow) {
+const headersOf = (json: string | null): Record<string, string> | null =>
+  json === null ? null : (JSON.parse(json) as Record<string, string>);
+
+export function attemptToApi(row: AttemptRow): Attempt {
   return {
     number: row.number,
     attemptedAt: toIso(row.attempted_at),
@@ -30,7 +34,74 @@ export function attemptToApi(row: AttemptRow) {
     latencyMs: row.latency_ms,
     responseBody: row.response_body,
     error: row.error,
+    requestUrl: row.request_url,
+    requestMethod: row.request_method,
+    requestHeaders: headersOf(row.request_headers),
+    responseHeaders: headersOf(row.response_headers),
   };
+}
+
+/**
+ * A delivery as the log shows it: its attempts and the body they sent (the event's stored
+ * envelope; none for a GET, as postbacks are sent).
+ */
+export function deliveryDetailToApi(row: DeliveryRow, payload: string, attempts: AttemptRow[]): DeliveryWithAttempts {
+  const method = attempts.at(-1)?.request_method ?? row.method;
+  return {
+    ...deliveryToApi(row),
+    requestBody: method === 'GET' ? null : payload,
+    attempts: attempts.map(attemptToApi),
+  };
+}
+
+/** One delivery with its event's payload and attempts, brand-scoped; undefined when not the brand's. */
+export async function findDeliveryDetail(
+  q: Queryable,
+  brandId: string,
+  id: string,
+): Promise<DeliveryWithAttempts | undefined> {
+  const row = await findDelivery(q, brandId, id);
+  if (!row) return undefined;
+  const [event, attempts] = await Promise.all([
+    q.selectFrom('events').select('payload').where('id', '=', row.event_id).executeTakeFirst(),
+    listAttempts(q, row.id),
+  ]);
+  return deliveryDetailToApi(row, event?.payload ?? '', attempts);
+}
+
+/** Every delivery of an event, oldest first, each with its attempts. */
+export async function listDeliveriesOfEvent(
+  q: Queryable,
+  brandId: string,
+  eventId: string,
+  payload: string,
+): Promise<DeliveryWithAttempts[]> {
+  const rows = await q
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('event_id', '=', eventId)
+    .where('brand_id', '=', brandId)
+    .orderBy('id')
+    .execute();
+  if (rows.length === 0) return [];
+  const attempts = await q
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where(
+      'delivery_id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .orderBy('delivery_id')
+    .orderBy('number')
+    .execute();
+  return rows.map((row) =>
+    deliveryDetailToApi(
+      row,
+      payload,
+      attempts.filter((a) => a.delivery_id === row.id),
+    ),
+  );
 }
 
 export function findDelivery(q: Queryable, brandId: string, id: string): Promise<DeliveryRow | undefined> {
@@ -62,7 +133,10 @@ export function listAttempts(q: Queryable, deliveryId: string): Promise<AttemptR
   return q.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('number').execute();
 }
 
-/** Deletes a target's deliveries and their attempts (the target is being deleted). */
+/**
+ * Deletes a target's deliveries and their attempts (the target is being deleted for good; a
+ * webhook subscription is soft-deleted instead, see `finishDeliveriesOf`).
+ */
 export async function deleteDeliveriesOf(q: Queryable, kind: string, targetId: string): Promise<void> {
   const deliveries = q
     .selectFrom('webhook_deliveries')
@@ -71,4 +145,19 @@ export async function deleteDeliveriesOf(q: Queryable, kind: string, targetId: s
     .where('kind', '=', kind);
   await q.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveries).execute();
   await q.deleteFrom('webhook_deliveries').where('subscription_id', '=', targetId).where('kind', '=', kind).execute();
+}
+
+/**
+ * A soft-deleted target's unfinished deliveries end as `failed` (nothing will send them
+ * again); its finished ones stay in the log as they are. An attempt in flight loses its
+ * lease here, so its outcome is not recorded over this state.
+ */
+export async function finishDeliveriesOf(q: Queryable, kind: string, targetId: string, now: number): Promise<void> {
+  await q
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', next_attempt_at: null, lease_until: null, lease_owner: null, updated_at: now })
+    .where('subscription_id', '=', targetId)
+    .where('kind', '=', kind)
+    .where('next_attempt_at', 'is not', null)
+    .execute();
 }

@@ -9,7 +9,7 @@ import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
-import { attemptToApi, deliveryToApi, findDelivery, listAttempts, listDeliveries } from './repository.js';
+import { deliveryToApi, findDeliveryDetail, listDeliveries } from './repository.js';
 import { Delivery, DeliveryWithAttempts, ListDeliveriesQuery } from './schemas.js';
 import { redeliver } from './service.js';
 
@@ -49,10 +49,9 @@ export function deliveryLogRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const row = await findDelivery(ctx.db.read, request.auth.brandId, request.params.id);
-        if (!row) throw ApiError.notFound('Delivery');
-        const attempts = await listAttempts(ctx.db.read, row.id);
-        return { ...deliveryToApi(row), attempts: attempts.map(attemptToApi) };
+        const delivery = await findDeliveryDetail(ctx.db.read, request.auth.brandId, request.params.id);
+        if (!delivery) throw ApiError.notFound('Delivery');
+        return delivery;
       },
     );
 

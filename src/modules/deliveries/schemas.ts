@@ -11,14 +11,27 @@ export const DeliveryStatus = Type.Union([
 /** The registered target kinds: a brand's webhook subscription, a partner's postback template. */
 export const DeliveryKind = Type.Union([Type.Literal('webhook'), Type.Literal('postback')]);
 
-export const Attempt = Type.Object({
-  number: Type.Integer(),
-  attemptedAt: Timestamp,
-  statusCode: Nullable(Type.Integer()),
-  latencyMs: Type.Integer(),
-  responseBody: Nullable(Type.String({ description: 'First 16 KiB of the response body.' })),
-  error: Nullable(Type.String()),
-});
+const Headers = Type.Record(Type.String(), Type.String(), { description: 'Header names in lower case.' });
+
+export const Attempt = Type.Object(
+  {
+    number: Type.Integer(),
+    attemptedAt: Timestamp,
+    statusCode: Nullable(Type.Integer()),
+    latencyMs: Type.Integer(),
+    responseBody: Nullable(Type.String({ description: 'First 16 KiB of the response body.' })),
+    error: Nullable(Type.String()),
+    requestUrl: Nullable(Type.String({ description: 'The URL this attempt was sent to.' })),
+    requestMethod: Nullable(Type.String()),
+    requestHeaders: Nullable(
+      Type.Record(Type.String(), Type.String(), {
+        description: 'Headers sent, X-Service-Signature included (the secret is never stored).',
+      }),
+    ),
+    responseHeaders: Nullable(Headers),
+  },
+  { $id: 'DeliveryAttempt', additionalProperties: false },
+);
 
 export const Delivery = Type.Object({
   id: Type.String({ description: 'wh_…, sent as X-Service-Webhook-Id.' }),
@@ -31,11 +44,24 @@ export const Delivery = Type.Object({
   status: DeliveryStatus,
   attemptCount: Type.Integer(),
   nextAttemptAt: NullableTimestamp,
+  test: Type.Boolean({ description: 'A test send (POST /api/public/webhooks/:id/test): one attempt, never retried.' }),
   createdAt: Timestamp,
 });
 export type Delivery = Static<typeof Delivery>;
 
-export const DeliveryWithAttempts = Type.Object({ ...Delivery.properties, attempts: Type.Array(Attempt) });
+export type Attempt = Static<typeof Attempt>;
+
+export const DeliveryWithAttempts = Type.Object(
+  {
+    ...Delivery.properties,
+    requestBody: Nullable(
+      Type.String({ description: 'The exact body every attempt sent (the event envelope); null for GET postbacks.' }),
+    ),
+    attempts: Type.Array(Attempt),
+  },
+  { $id: 'DeliveryWithAttempts', additionalProperties: false },
+);
+export type DeliveryWithAttempts = Static<typeof DeliveryWithAttempts>;
 
 export const ListDeliveriesQuery = Type.Object(
   { status: Type.Optional(DeliveryStatus), kind: Type.Optional(DeliveryKind), ...PageQuery },

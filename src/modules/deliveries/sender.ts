@@ -10,11 +10,22 @@ import type { OutgoingRequest } from './target.js';
 /** Bytes of a receiver's answer kept for the delivery log (spec: the first 16 KiB). */
 export const RESPONSE_BODY_LIMIT = 16 * 1024;
 
+/** What an attempt sent, as the delivery log shows it (the body is the event's stored payload). */
+export interface SentRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+}
+
 export interface AttemptOutcome {
   statusCode: number | null;
   latencyMs: number;
   responseBody: string | null;
   error: string | null;
+  /** The receiver's response headers; null when no answer came. */
+  responseHeaders?: Record<string, string> | null;
+  /** The request as sent; absent when nothing was sent (a delivery given up on). */
+  request?: SentRequest;
 }
 
 export class Sender {
@@ -38,6 +49,7 @@ export class Sender {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new Error(`timed out after ${this.timeoutMs} ms`)), this.timeoutMs);
     const elapsed = () => Math.round(performance.now() - started);
+    const sent: SentRequest = { url: outgoing.url, method: outgoing.method, headers: outgoing.headers };
     try {
       const url = new URL(outgoing.url);
       assertLiteralAllowed(url, this.allowPrivate);
@@ -49,9 +61,17 @@ export class Sender {
         signal: controller.signal,
       });
       const responseBody = await readCapped(response.body);
-      return { statusCode: response.statusCode, latencyMs: elapsed(), responseBody, error: null };
+      return {
+        statusCode: response.statusCode,
+        latencyMs: elapsed(),
+        responseBody,
+        error: null,
+        responseHeaders: flattenHeaders(response.headers),
+        request: sent,
+      };
     } catch (error) {
-      return { statusCode: null, latencyMs: elapsed(), responseBody: null, error: describe(error, controller.signal) };
+      const message = describe(error, controller.signal);
+      return { statusCode: null, latencyMs: elapsed(), responseBody: null, error: message, request: sent };
     } finally {
       clearTimeout(timer);
     }
@@ -60,6 +80,15 @@ export class Sender {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+/** Repeated headers (set-cookie…) joined with ", ", as HTTP allows for display. */
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const flat: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return flat;
 }
 
 async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {

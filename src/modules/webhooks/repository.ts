@@ -30,13 +30,16 @@ export function subscriptionToApi(row: SubscriptionRow): Subscription {
   };
 }
 
-export function findSubscription(q: Queryable, brandId: string, id: string): Promise<SubscriptionRow | undefined> {
-  return q
-    .selectFrom('webhook_subscriptions')
-    .selectAll()
-    .where('id', '=', id)
-    .where('brand_id', '=', brandId)
-    .executeTakeFirst();
+/** A subscription of the brand; a deleted one only with `includeDeleted` (its log stays readable). */
+export function findSubscription(
+  q: Queryable,
+  brandId: string,
+  id: string,
+  { includeDeleted = false }: { includeDeleted?: boolean } = {},
+): Promise<SubscriptionRow | undefined> {
+  let query = q.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).where('brand_id', '=', brandId);
+  if (!includeDeleted) query = query.where('deleted_at', 'is', null);
+  return query.executeTakeFirst();
 }
 
 export function listSubscriptions(
@@ -44,7 +47,11 @@ export function listSubscriptions(
   brandId: string,
   page: { cursor?: string; limit: number },
 ): Promise<SubscriptionRow[]> {
-  let query = q.selectFrom('webhook_subscriptions').selectAll().where('brand_id', '=', brandId);
+  let query = q
+    .selectFrom('webhook_subscriptions')
+    .selectAll()
+    .where('brand_id', '=', brandId)
+    .where('deleted_at', 'is', null);
   if (page.cursor) query = query.where('id', '<', page.cursor);
   return query
     .orderBy('id', 'desc')

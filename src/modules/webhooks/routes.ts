@@ -6,11 +6,15 @@ import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf, PageQuery } from '../../http/schemas.js';
 import { deliveryToApi, listDeliveries } from '../deliveries/repository.js';
 import { deliveryLogRoutes } from '../deliveries/routes.js';
-import { Delivery, ListDeliveriesQuery } from '../deliveries/schemas.js';
+import { Delivery, DeliveryWithAttempts, ListDeliveriesQuery } from '../deliveries/schemas.js';
+import { EventName } from '../events/apiSchemas.js';
 import { eventCatalogue } from './catalogue.js';
 import { findSubscription, listSubscriptions, subscriptionToApi } from './repository.js';
 import { CreateSubscriptionBody, Subscription, UpdateSubscriptionBody } from './schemas.js';
 import { createSubscription, deleteSubscription, updateSubscription } from './service.js';
+import { sendTestWebhook } from './testSend.js';
+
+const TestSendBody = Type.Object({ event: EventName }, { additionalProperties: false });
 
 const IdParams = Type.Object({ id: Type.String() });
 const security = [{ bearerAuth: [] }];
@@ -91,7 +95,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       {
         schema: {
           tags,
-          summary: 'Delete a subscription and its delivery log.',
+          summary: 'Delete a subscription; its delivery log stays readable (soft delete) until retention removes it.',
           security,
           params: IdParams,
           response: { 204: Type.Null(), ...errorResponses(...KEYED_ERRORS, 404) },
@@ -108,7 +112,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       {
         schema: {
           tags,
-          summary: 'Delivery log of one subscription, newest first.',
+          summary: 'Delivery log of one subscription (a deleted one too), newest first.',
           security,
           params: IdParams,
           querystring: ListDeliveriesQuery,
@@ -116,7 +120,9 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const subscription = await findSubscription(ctx.db.read, request.auth.brandId, request.params.id);
+        const subscription = await findSubscription(ctx.db.read, request.auth.brandId, request.params.id, {
+          includeDeleted: true,
+        });
         if (!subscription) throw ApiError.notFound('Subscription');
         const limit = pageSize(request.query.limit);
         const rows = await listDeliveries(ctx.db.read, request.auth.brandId, {
@@ -126,6 +132,24 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         });
         return toPage(rows, limit, deliveryToApi);
       },
+    );
+
+    app.post(
+      '/webhooks/:id/test',
+      {
+        schema: {
+          operationId: 'testWebhookSubscription',
+          tags,
+          summary:
+            'Send the catalogue’s example of an event to the subscription now, signed, once; answers the attempt ' +
+            '(recorded in the log as a test delivery).',
+          security,
+          params: IdParams,
+          body: TestSendBody,
+          response: { 200: DeliveryWithAttempts, ...errorResponses(...KEYED_ERRORS, 400, 404, 422) },
+        },
+      },
+      async (request) => sendTestWebhook(ctx, request.auth.brandId, request.params.id, request.body.event),
     );
 
     // The brand's whole delivery log (webhooks and postback sends) under the same prefix and key.

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { announceDeliveries } from '../deliveries/fanout.js';
-import { deleteDeliveriesOf } from '../deliveries/repository.js';
+import { finishDeliveriesOf } from '../deliveries/repository.js';
 import { validateTargetUrl } from '../deliveries/targetUrl.js';
 import { mergedMetadata, metadataText } from '../metadata.js';
 import { findSubscription, type SubscriptionRow } from './repository.js';
@@ -34,6 +34,7 @@ export async function createSubscription(
       .selectFrom('webhook_subscriptions')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('brand_id', '=', brandId)
+      .where('deleted_at', 'is', null)
       .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_SUBSCRIPTIONS_PER_BRAND) {
       throw new InvalidError([
@@ -51,6 +52,7 @@ export async function createSubscription(
       created_at: now,
       updated_at: now,
       metadata: metadataText(input.metadata),
+      deleted_at: null,
     };
     await trx.insertInto('webhook_subscriptions').values(row).execute();
     return row;
@@ -80,12 +82,21 @@ export async function updateSubscription(
   });
 }
 
-/** Deletes a subscription with its deliveries and their attempts. */
+/**
+ * Deletes a subscription softly: it is gone from the API (404, no new deliveries: it is
+ * disabled too, so fan-out and sending pass it by) but its delivery log stays readable until
+ * retention removes it. Deliveries still waiting end as failed.
+ */
 export async function deleteSubscription(ctx: AppContext, brandId: string, id: string): Promise<void> {
   await ctx.db.transact(async (trx) => {
     const existing = await findSubscription(trx, brandId, id);
     if (!existing) throw new NotFoundError('Subscription');
-    await deleteDeliveriesOf(trx, webhookTarget.kind, id);
-    await trx.deleteFrom('webhook_subscriptions').where('id', '=', id).execute();
+    const now = ctx.clock.now();
+    await finishDeliveriesOf(trx, webhookTarget.kind, id, now);
+    await trx
+      .updateTable('webhook_subscriptions')
+      .set({ status: 'disabled', deleted_at: now, updated_at: now })
+      .where('id', '=', id)
+      .execute();
   });
 }
