@@ -34,6 +34,15 @@ export interface Config {
   requestTimeoutMs: number;
   /** How long after an attempt's time-out a claimed delivery may be taken over by another worker. */
   webhookLeaseMarginMs: number;
+  /** Age after which the worker deletes rows (modules/retention); null keeps them for ever. */
+  retentionDeliveriesMs: number | null;
+  retentionEventsMs: number | null;
+  retentionClicksMs: number | null;
+  /** Rows one retention batch deletes at most: one short write transaction. */
+  retentionBatchSize: number;
+  /** GET /metrics: off unless a port or a token is set (modules/metrics). */
+  metricsPort: number | null;
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {
@@ -48,11 +57,11 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** Parses `250ms`, `10s`, `5m`, `2h` (a bare number is milliseconds). */
+/** Parses `250ms`, `10s`, `5m`, `2h`, `30d` (a bare number is milliseconds). */
 export function parseDuration(text: string): number | null {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
   if (!match) return null;
   const unit = DURATION_UNITS_MS[match[2] ?? 'ms'] ?? 1;
   return Math.round(Number(match[1]) * unit);
@@ -81,6 +90,26 @@ function readDuration(env: Env, name: string, fallback: number): number {
   const value = parseDuration(raw);
   if (value === null || value <= 0) throw new ConfigError(name, `expected a duration like 10s, got "${raw}"`);
   return value;
+}
+
+const DAY_MS = 86_400_000;
+
+/** A retention window: a duration (`30d`), or `off` to keep rows for ever. At least a day. */
+function readRetention(env: Env, name: string, fallbackDays: number): number | null {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallbackDays * DAY_MS;
+  if (raw.toLowerCase() === 'off') return null;
+  const value = parseDuration(raw);
+  if (value === null || value < DAY_MS) throw new ConfigError(name, `expected off or a duration of at least 1d, got "${raw}"`);
+  return value;
+}
+
+/** A bearer token for GET /metrics: long enough not to be guessed, printable, no spaces. */
+function readToken(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  if (!/^[\x21-\x7e]{16,256}$/.test(raw)) throw new ConfigError(name, 'expected 16 to 256 printable characters, no spaces');
+  return raw;
 }
 
 function readDelays(env: Env, name: string): number[] {
@@ -146,5 +175,11 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     requestTimeoutMs: readDuration(env, 'REQUEST_TIMEOUT', 30_000),
     webhookLeaseMarginMs: readDuration(env, 'WEBHOOK_LEASE_MARGIN', 30_000),
+    retentionDeliveriesMs: readRetention(env, 'RETENTION_DELIVERIES', 30),
+    retentionEventsMs: readRetention(env, 'RETENTION_EVENTS', 30),
+    retentionClicksMs: readRetention(env, 'RETENTION_CLICKS', 90),
+    retentionBatchSize: readInt(env, 'RETENTION_BATCH_SIZE', 500, 1, 10_000),
+    metricsPort: env.METRICS_PORT?.trim() ? readInt(env, 'METRICS_PORT', 0, 1, 65535) : null,
+    metricsToken: readToken(env, 'METRICS_TOKEN'),
   };
 }

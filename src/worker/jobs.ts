@@ -3,6 +3,7 @@ import { sweepIdempotencyKeys } from '../http/idempotency.js';
 import { FOLD_INTERVAL_MS, foldFacts } from '../modules/analytics/fold.js';
 import { approveExpiredHolds } from '../modules/conversions/service.js';
 import { Dispatcher } from '../modules/deliveries/dispatcher.js';
+import { sweepAll } from '../modules/retention/sweep.js';
 import { type Job, sleep } from './worker.js';
 
 /**
@@ -13,6 +14,14 @@ export const HOLD_POLL_INTERVAL_MS = 1000;
 
 /** Expired idempotency keys are deleted about once a minute (one indexed range delete). */
 export const IDEMPOTENCY_SWEEP_INTERVAL_MS = 60_000;
+
+/** Retention looks for expired rows once a minute: windows are days long, and an idle sweep is three index probes. */
+export const RETENTION_INTERVAL_MS = 60_000;
+/**
+ * Pause between two batches of a backlog (a first sweep over months of data): each batch is
+ * one short write transaction, and the pause hands the writer back to the hot paths.
+ */
+export const RETENTION_PAUSE_MS = 100;
 
 /** Runs `step` every `intervalMs` until aborted; a failing step is logged and retried next time. */
 export function periodicJob(name: string, ctx: AppContext, intervalMs: number, step: () => Promise<unknown>): Job {
@@ -37,6 +46,25 @@ export function createJobs(ctx: AppContext): Job[] {
     periodicJob('hold-approvals', ctx, HOLD_POLL_INTERVAL_MS, () => approveExpiredHolds(ctx)),
     periodicJob('idempotency-sweep', ctx, IDEMPOTENCY_SWEEP_INTERVAL_MS, () => sweepIdempotencyKeys(ctx)),
     periodicJob('analytics-fold', ctx, FOLD_INTERVAL_MS, () => foldFacts(ctx)),
+    retentionJob(ctx),
     new Dispatcher(ctx),
   ];
+}
+
+/** The retention sweep (modules/retention): a backlog in paused batches, stopping between two when aborted. */
+function retentionJob(ctx: AppContext): Job {
+  return {
+    name: 'retention',
+    async run(signal) {
+      while (!signal.aborted) {
+        try {
+          const deleted = await sweepAll(ctx, RETENTION_PAUSE_MS, signal);
+          if (deleted.deliveries + deleted.events + deleted.clicks > 0) ctx.logger.info({ deleted }, 'retention sweep');
+        } catch (error) {
+          ctx.logger.error({ err: error, job: 'retention' }, 'job step failed');
+        }
+        await sleep(RETENTION_INTERVAL_MS, signal);
+      }
+    },
+  };
 }

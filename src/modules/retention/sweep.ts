@@ -1,0 +1,113 @@
+/**
+ * Retention (issue #20, point 9): the worker deletes deliveries (with their attempts),
+ * events and raw clicks older than their windows (RETENTION_DELIVERIES, RETENTION_EVENTS,
+ * RETENTION_CLICKS), in small batches so the hot paths never wait long for the writer.
+ *
+ * Every batch is one short transaction that walks a primary key: ids sort by creation time
+ * (ids.ts), so "older than the window" is `id < idAt(prefix, cutoff)`, an index range from
+ * the oldest row, and a batch reads and deletes at most RETENTION_BATCH_SIZE rows. Nothing
+ * scans a table. On PostgreSQL the batch's rows are locked with SKIP LOCKED, so two workers
+ * sweeping at once share the work instead of waiting on each other.
+ *
+ * Reports never read these rows: they read the analytics facts and rollups (modules/
+ * analytics), which are not touched here, so deleting a click changes no report total.
+ */
+import { PostgresAdapter } from 'kysely';
+import type { AppContext } from '../../context.js';
+import type { Trx } from '../../db/types.js';
+import { idAt } from '../../ids.js';
+
+export interface SweepResult {
+  deliveries: number;
+  events: number;
+  clicks: number;
+}
+
+const isPostgres = (trx: Trx) => trx.getExecutor().adapter instanceof PostgresAdapter;
+
+/**
+ * One batch of finished deliveries created before `cutoff`, with their attempts. Unfinished
+ * ones (a retry still due) are left to finish first.
+ */
+export async function deleteOldDeliveries(trx: Trx, cutoff: number, limit: number): Promise<number> {
+  let select = trx
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('id', '<', idAt('wh', cutoff))
+    .where('next_attempt_at', 'is', null)
+    .orderBy('id')
+    .limit(limit);
+  if (isPostgres(trx)) select = select.forUpdate().skipLocked();
+  const ids = (await select.execute()).map((r) => r.id);
+  if (ids.length === 0) return 0;
+  await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).execute();
+  await trx.deleteFrom('webhook_deliveries').where('id', 'in', ids).execute();
+  return ids.length;
+}
+
+/** One batch of events created before `cutoff` that no delivery refers to any more. */
+export async function deleteOldEvents(trx: Trx, cutoff: number, limit: number): Promise<number> {
+  let select = trx
+    .selectFrom('events as e')
+    .select('e.id')
+    .where('e.id', '<', idAt('evt', cutoff))
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'e.id'))),
+    )
+    .orderBy('e.id')
+    .limit(limit);
+  if (isPostgres(trx)) select = select.forUpdate().skipLocked();
+  const ids = (await select.execute()).map((r) => r.id);
+  if (ids.length === 0) return 0;
+  await trx.deleteFrom('events').where('id', 'in', ids).execute();
+  return ids.length;
+}
+
+/** One batch of raw clicks made before `cutoff`. */
+export async function deleteOldClicks(trx: Trx, cutoff: number, limit: number): Promise<number> {
+  let select = trx.selectFrom('clicks').select('id').where('id', '<', idAt('clk', cutoff)).orderBy('id').limit(limit);
+  if (isPostgres(trx)) select = select.forUpdate().skipLocked();
+  const ids = (await select.execute()).map((r) => r.id);
+  if (ids.length === 0) return 0;
+  await trx.deleteFrom('clicks').where('id', 'in', ids).execute();
+  return ids.length;
+}
+
+/**
+ * One batch of each kind, each its own transaction (so none holds the writer for more than
+ * one batch). An event is kept while a delivery refers to it, so events go after their
+ * deliveries: its window is at least the deliveries' one.
+ */
+export async function sweepOnce(ctx: AppContext): Promise<SweepResult> {
+  const { retentionDeliveriesMs, retentionEventsMs, retentionClicksMs, retentionBatchSize: limit } = ctx.config;
+  const now = ctx.clock.now();
+  const result: SweepResult = { deliveries: 0, events: 0, clicks: 0 };
+  if (retentionDeliveriesMs !== null) {
+    const cutoff = now - retentionDeliveriesMs;
+    result.deliveries = await ctx.db.transact((trx) => deleteOldDeliveries(trx, cutoff, limit));
+  }
+  if (retentionEventsMs !== null) {
+    const window = Math.max(retentionEventsMs, retentionDeliveriesMs ?? 0);
+    result.events = await ctx.db.transact((trx) => deleteOldEvents(trx, now - window, limit));
+  }
+  if (retentionClicksMs !== null) {
+    const cutoff = now - retentionClicksMs;
+    result.clicks = await ctx.db.transact((trx) => deleteOldClicks(trx, cutoff, limit));
+  }
+  return result;
+}
+
+/** Sweeps until every batch comes back short of full (or `signal` aborts); returns the totals. */
+export async function sweepAll(ctx: AppContext, pauseMs = 0, signal?: AbortSignal): Promise<SweepResult> {
+  const total: SweepResult = { deliveries: 0, events: 0, clicks: 0 };
+  for (;;) {
+    const batch = await sweepOnce(ctx);
+    total.deliveries += batch.deliveries;
+    total.events += batch.events;
+    total.clicks += batch.clicks;
+    const limit = ctx.config.retentionBatchSize;
+    const more = batch.deliveries === limit || batch.events === limit || batch.clicks === limit;
+    if (!more || signal?.aborted) return total;
+    if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+  }
+}
