@@ -17,7 +17,13 @@ const INSERTS = 10_000;
 const ROUNDS = 5;
 
 const brandById = prepared(1, (q, id: string) => q.selectFrom('brands').selectAll().where('id', '=', id));
-const eventInsert = preparedInsert<Omit<EventTable, 'test'>>('events', ['id', 'brand_id', 'type', 'payload', 'created_at']);
+const eventInsert = preparedInsert<Omit<EventTable, 'test'>>('events', [
+  'id',
+  'brand_id',
+  'type',
+  'payload',
+  'created_at',
+]);
 
 async function perCall(calls: number, run: (i: number) => Promise<unknown>): Promise<number> {
   const rounds: number[] = [];

@@ -100,7 +100,8 @@ function readRetention(env: Env, name: string, fallbackDays: number): number | n
   if (raw === undefined || raw === '') return fallbackDays * DAY_MS;
   if (raw.toLowerCase() === 'off') return null;
   const value = parseDuration(raw);
-  if (value === null || value < DAY_MS) throw new ConfigError(name, `expected off or a duration of at least 1d, got "${raw}"`);
+  if (value === null || value < DAY_MS)
+    throw new ConfigError(name, `expected off or a duration of at least 1d, got "${raw}"`);
   return value;
 }
 
@@ -108,7 +109,8 @@ function readRetention(env: Env, name: string, fallbackDays: number): number | n
 function readToken(env: Env, name: string): string | null {
   const raw = env[name];
   if (raw === undefined || raw === '') return null;
-  if (!/^[\x21-\x7e]{16,256}$/.test(raw)) throw new ConfigError(name, 'expected 16 to 256 printable characters, no spaces');
+  if (!/^[\x21-\x7e]{16,256}$/.test(raw))
+    throw new ConfigError(name, 'expected 16 to 256 printable characters, no spaces');
   return raw;
 }
 

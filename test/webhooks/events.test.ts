@@ -75,7 +75,10 @@ for (const [index, dialect] of testedDialects().entries()) {
       );
 
       const other = await env.request('GET', '/api/public/events?event=conversion.created');
-      assert.equal(other.body.data.some((e: { id: string }) => [first, second, third].includes(e.id)), false);
+      assert.equal(
+        other.body.data.some((e: { id: string }) => [first, second, third].includes(e.id)),
+        false,
+      );
     });
 
     it('refuses an unknown event name, a bad time and an empty window with 422', async () => {
@@ -90,10 +93,11 @@ for (const [index, dialect] of testedDialects().entries()) {
     });
 
     it("shows an event's deliveries with the URL, headers and body sent and each attempt's response", async () => {
-      const r = await receiver((_req, n): Answer =>
-        n === 0
-          ? { status: 503, body: 'busy', headers: { 'retry-after': '1', 'x-receiver': 'one' } }
-          : { status: 200, body: 'ok', headers: { 'x-receiver': 'two' } },
+      const r = await receiver(
+        (_req, n): Answer =>
+          n === 0
+            ? { status: 503, body: 'busy', headers: { 'retry-after': '1', 'x-receiver': 'one' } }
+            : { status: 200, body: 'ok', headers: { 'x-receiver': 'two' } },
       );
       const sub = await subscribe(env, { url: r.url, secret: SECRET });
       const eventId = await fireEvent();
@@ -182,7 +186,11 @@ for (const [index, dialect] of testedDialects().entries()) {
         422,
         'validation_error',
       );
-      expectError(await env.request('POST', `/api/public/events/${eventId}/resend`, { body: {} }), 422, 'validation_error');
+      expectError(
+        await env.request('POST', `/api/public/events/${eventId}/resend`, { body: {} }),
+        422,
+        'validation_error',
+      );
       const r = await receiver();
       const sub = await subscribe(env, { url: r.url });
       await env.request('PATCH', `/api/public/webhooks/${sub.id}`, { body: { status: 'disabled' } });
@@ -198,7 +206,10 @@ for (const [index, dialect] of testedDialects().entries()) {
       const eventId = await fireEvent();
       const otherList = await env.request('GET', '/api/public/events', { key: other.apiKey });
       assert.equal(otherList.status, 200);
-      assert.equal(otherList.body.data.some((e: { id: string }) => e.id === eventId), false);
+      assert.equal(
+        otherList.body.data.some((e: { id: string }) => e.id === eventId),
+        false,
+      );
       expectError(await env.request('GET', `/api/public/events/${eventId}`, { key: other.apiKey }), 404, 'not_found');
       const r = await receiver();
       const otherSub = await subscribe(env, { url: r.url }, other.apiKey);
@@ -228,7 +239,10 @@ for (const [index, dialect] of testedDialects().entries()) {
       assert.equal((await env.request('DELETE', `/api/public/webhooks/${sub.id}`)).status, 204);
       expectError(await env.request('GET', `/api/public/webhooks/${sub.id}`), 404, 'not_found');
       const list = await env.request('GET', '/api/public/webhooks');
-      assert.equal(list.body.data.some((s: { id: string }) => s.id === sub.id), false);
+      assert.equal(
+        list.body.data.some((s: { id: string }) => s.id === sub.id),
+        false,
+      );
 
       const log = await env.request('GET', `/api/public/webhooks/${sub.id}/deliveries`);
       assert.deepEqual(

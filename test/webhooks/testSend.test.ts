@@ -125,7 +125,11 @@ for (const dialect of testedDialects()) {
         422,
         'validation_error',
       );
-      expectError(await env.request('POST', `/api/public/webhooks/${sub.id}/test`, { body: {} }), 422, 'validation_error');
+      expectError(
+        await env.request('POST', `/api/public/webhooks/${sub.id}/test`, { body: {} }),
+        422,
+        'validation_error',
+      );
       expectError(
         await env.request('POST', '/api/public/webhooks/sub_unknown/test', { body: { event: 'partner.approved' } }),
         404,

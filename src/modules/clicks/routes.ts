@@ -6,6 +6,7 @@ import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
 import { sendPage } from '../../web/page.js';
 import { allPages, sendCsv, wantsCsv } from '../analytics/csv.js';
+import { eraseClicks } from './erase.js';
 import { LinkNotActivePage } from './linkNotActivePage.js';
 import { clickToApi, listClicks } from './repository.js';
 import { Click, ListClicksQuery, TrackingQuery } from './schemas.js';
@@ -82,8 +83,41 @@ export function trackingRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   };
 }
 
+const EraseClicksBody = Type.Object(
+  {
+    clickId: Type.Optional(Type.String({ maxLength: 64, description: 'One click (clk_…) of the brand.' })),
+    ip: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description: 'Every click of the brand from this IP address, as GET /clicks shows it.',
+      }),
+    ),
+  },
+  { additionalProperties: false, description: 'Exactly one of clickId or ip.' },
+);
+const EraseClicksResult = Type.Object(
+  { erased: Type.Integer({ description: 'Clicks whose IP, user agent and referrer were blanked now.' }) },
+  { $id: 'EraseClicksResult', additionalProperties: false },
+);
+
 export function clickRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
+    app.post(
+      '/clicks/erase',
+      {
+        schema: {
+          operationId: 'eraseClicks',
+          tags: ['clicks'],
+          summary:
+            "Erase a visitor's personal data: blanks the IP address, user agent and referrer of one click or of every click from an IP, keeping the clicks and every count.",
+          security: [{ bearerAuth: [] }],
+          body: EraseClicksBody,
+          response: { 200: EraseClicksResult, ...errorResponses(...KEYED_ERRORS, 400, 422) },
+        },
+      },
+      async (request) => ({ erased: await eraseClicks(ctx, request.auth.brandId, request.body) }),
+    );
+
     app.get(
       '/clicks',
       {

@@ -22,7 +22,13 @@ export interface RecordedEvent<E extends EventName = EventName> {
   createdAt: number;
 }
 
-const eventInsert = preparedInsert<Omit<EventTable, 'test'>>('events', ['id', 'brand_id', 'type', 'payload', 'created_at']);
+const eventInsert = preparedInsert<Omit<EventTable, 'test'>>('events', [
+  'id',
+  'brand_id',
+  'type',
+  'payload',
+  'created_at',
+]);
 
 export async function recordEvent<E extends EventName>(
   ctx: AppContext,
