@@ -4,6 +4,7 @@ import { benchApiAuth } from './apiAuth.js';
 import { benchConversionIngest } from './conversionIngest.js';
 import { writeReport } from './lib.js';
 import { benchReports } from './reports.js';
+import { benchRetention } from './retention.js';
 import { benchSoak } from './soak.js';
 import { benchTracking } from './tracking.js';
 import { benchWebhooks } from './webhooks.js';
@@ -14,6 +15,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   'conversion-ingest': benchConversionIngest,
   reports: benchReports,
   analytics: benchAnalytics,
+  retention: benchRetention,
   webhooks: benchWebhooks,
   tracking: benchTracking,
   soak: benchSoak,

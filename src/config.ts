@@ -180,7 +180,7 @@ export function loadConfig(env: Env = process.env): Config {
     retentionDeliveriesMs: readRetention(env, 'RETENTION_DELIVERIES', 30),
     retentionEventsMs: readRetention(env, 'RETENTION_EVENTS', 30),
     retentionClicksMs: readRetention(env, 'RETENTION_CLICKS', 90),
-    retentionBatchSize: readInt(env, 'RETENTION_BATCH_SIZE', 500, 1, 10_000),
+    retentionBatchSize: readInt(env, 'RETENTION_BATCH_SIZE', 200, 1, 10_000),
     metricsPort: env.METRICS_PORT?.trim() ? readInt(env, 'METRICS_PORT', 0, 1, 65535) : null,
     metricsToken: readToken(env, 'METRICS_TOKEN'),
   };

@@ -16,7 +16,7 @@ describe('retention configuration', () => {
     assert.equal(config.retentionDeliveriesMs, 30 * DAY_MS);
     assert.equal(config.retentionEventsMs, 30 * DAY_MS);
     assert.equal(config.retentionClicksMs, 90 * DAY_MS);
-    assert.equal(config.retentionBatchSize, 500);
+    assert.equal(config.retentionBatchSize, 200);
   });
 
   it('reads windows in days, "off" to keep for ever, and refuses windows under a day', () => {
