@@ -24,6 +24,7 @@ import { dashboardRoutes } from './modules/dashboard/routes.js';
 import { eventRoutes } from './modules/events/routes.js';
 import { fraudRoutes } from './modules/fraud/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
+import { observeRequests, registerMetricsRoute } from './modules/metrics/routes.js';
 import { offerRoutes } from './modules/offers/routes.js';
 import { partnerApiRoutes } from './modules/partnerKeys/routes.js';
 import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
@@ -106,6 +107,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       'request',
     );
   });
+
+  // Metrics cost nothing when off: the hook and the route exist only when configured.
+  if (ctx.metrics) observeRequests(app, ctx.metrics);
+  registerMetricsRoute(app, ctx);
 
   app.addSchema(ErrorBody);
 

@@ -72,6 +72,14 @@ export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   return `${prefix}_${encodeTime(lastTime)}${encodeRandom(lastRandom)}`;
 }
 
+/** When an id was made (epoch ms): the time part of its ULID body. */
+export function timeOfId(id: string): number {
+  const body = id.slice(id.indexOf('_') + 1, id.indexOf('_') + 1 + TIME_CHARS);
+  let ms = 0;
+  for (const char of body) ms = ms * 32 + ALPHABET.indexOf(char);
+  return ms;
+}
+
 /** The smallest id of `prefix` made at `ms`: ids sort by time, so `id >= idAt(…)` is a time bound. */
 export function idAt(prefix: IdPrefix, ms: number): string {
   return `${prefix}_${encodeTime(ms)}`;

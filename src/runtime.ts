@@ -11,6 +11,7 @@ import { FallbackRateLimiter, MemoryRateLimiter, type RateLimiter } from './http
 import { RedisCounter } from './http/redisCounter.js';
 import { ApiKeyAuthenticator } from './modules/apiKeys/service.js';
 import { DeliveryRegistry } from './modules/deliveries/registry.js';
+import { Metrics, metricsEnabled } from './modules/metrics/metrics.js';
 import { postbackTarget } from './modules/postbacks/target.js';
 import { webhookTarget } from './modules/webhooks/target.js';
 
@@ -44,7 +45,9 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
   );
   // The delivery engine's target kinds: each feature module says what its deliveries are.
   const deliveries = new DeliveryRegistry([webhookTarget, postbackTarget]);
-  return { config, db, clock, logger, rateLimiter, authenticator, deliveries };
+  const metrics = metricsEnabled(config) ? new Metrics(db, clock) : null;
+  if (metrics) db.onGroupCommit((size) => metrics.groupCommitBatchSize.observe(size));
+  return { config, db, clock, logger, rateLimiter, authenticator, deliveries, metrics };
 }
 
 /**

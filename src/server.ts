@@ -7,6 +7,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { loadCountryRanges } from './modules/analytics/countries.js';
 import { bootstrapDefaultBrand } from './modules/brands/bootstrap.js';
 import { loadDatacenterRanges } from './modules/fraud/datacenter.js';
+import { startMetricsServer } from './modules/metrics/routes.js';
 import { closeContext, createContext } from './runtime.js';
 import { createJobs } from './worker/jobs.js';
 import { Worker } from './worker/worker.js';
@@ -46,6 +47,12 @@ export async function serve(config: Config, role: Role): Promise<void> {
     await closeContext(ctx);
     throw error;
   }
+  // A worker-only process has no API port: its metrics need METRICS_PORT.
+  const metricsServer = await startMetricsServer(ctx).catch(async (error) => {
+    await app?.close();
+    await closeContext(ctx);
+    throw error;
+  });
   const worker = role === 'api' ? null : new Worker(createJobs(ctx), ctx.logger);
   worker?.start();
   ctx.logger.info({ role, database: ctx.db.dialect, ...(app ? { url: config.publicUrl } : {}) }, 'affitrack started');
@@ -57,6 +64,7 @@ export async function serve(config: Config, role: Role): Promise<void> {
     ctx.logger.info({ signal }, 'shutting down: draining requests and jobs');
     // Stop intake first (close waits for in-flight requests), then jobs, then storage.
     await app?.close();
+    metricsServer?.close();
     await worker?.stop();
     await closeContext(ctx);
     process.exit(0);

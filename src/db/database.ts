@@ -134,6 +134,11 @@ export class Database {
    * change to a cached table, and on SQLite whenever another connection (another process)
    * committed anything since the last call.
    */
+  /** Reports the size of every SQLite group-commit batch to `listener` (metrics); PostgreSQL has none. */
+  onGroupCommit(listener: (size: number) => void): void {
+    if (this.committer) this.committer.onBatch = listener;
+  }
+
   cacheEpoch(): number {
     // Read once per turn of the event loop: the pragma costs more than the lookups it
     // guards, and requests handled in one turn may share the answer.

@@ -23,6 +23,8 @@ interface Unit {
 export class GroupCommitter {
   private queue: Unit[] = [];
   private flushing: Promise<void> | null = null;
+  /** Told each batch's size (the metrics' histogram); unset unless metrics are on. */
+  onBatch: ((size: number) => void) | null = null;
   // Run around every unit of every batch, straight on the writer connection the batch's
   // transaction holds (SQLite runs them in microseconds; Kysely's round trip costs more).
   private readonly savepoint: SQLite.Statement;
@@ -66,6 +68,7 @@ export class GroupCommitter {
 
   private async commitBatch(batch: Unit[]): Promise<void> {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    this.onBatch?.(batch.length);
     try {
       await this.db.transaction().execute(async (trx) => {
         runPreparedDirectly(trx, this.writer);

@@ -37,6 +37,7 @@ export async function enforceRateLimit(
   const decision = await ctx.rateLimiter.hit(key, limit);
   setRateLimitHeaders(reply, decision);
   if (!decision.allowed) {
+    ctx.metrics?.rateLimitRejections.inc({ scope: rateLimitScope(key) });
     throw new ApiError(
       'rate_limit_exceeded',
       `Rate limit of ${decision.limit} requests per minute exceeded. Retry in ${decision.resetSeconds} s.`,
@@ -44,6 +45,12 @@ export async function enforceRateLimit(
       { 'Retry-After': String(decision.resetSeconds) },
     );
   }
+}
+
+/** The kind of limit a counter key belongs to (`postback:…`, `portal:…`; a bare key id is an API key's). */
+function rateLimitScope(key: string): string {
+  const colon = key.indexOf(':');
+  return colon < 0 ? 'api_key' : key.slice(0, colon).replaceAll('-', '_');
 }
 
 export function apiKeyHook(ctx: AppContext) {

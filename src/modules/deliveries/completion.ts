@@ -7,6 +7,7 @@
 import type { AppContext } from '../../context.js';
 import { prepared, preparedInsert } from '../../db/prepared.js';
 import type { Trx } from '../../db/types.js';
+import { timeOfId } from '../../ids.js';
 import type { AttemptOutcome } from './sender.js';
 import type { SendableDelivery } from './target.js';
 
@@ -180,6 +181,26 @@ async function write(trx: Trx, c: Completion): Promise<boolean> {
  * unstorable answer must never turn into resending the delivery at every lease expiry.
  */
 async function writeAlone(ctx: AppContext, c: Completion): Promise<boolean> {
+  const recorded = await writeAloneOnce(ctx, c);
+  if (recorded) observe(ctx, c);
+  return recorded;
+}
+
+/**
+ * Metrics of a recorded attempt: its outcome and, for a delivery's first attempt, the wait
+ * since the delivery was created (its id carries that time). Nothing when metrics are off.
+ */
+function observe(ctx: AppContext, c: Completion): void {
+  const metrics = ctx.metrics;
+  if (!metrics) return;
+  metrics.deliveryAttempts.inc({ kind: c.delivery.kind, outcome: c.verdict.status });
+  if (c.attempt.number === 1) {
+    const delay = (c.attempt.attempted_at - timeOfId(c.delivery.id)) / 1000;
+    metrics.firstAttemptDelay.observe({ kind: c.delivery.kind }, Math.max(0, delay));
+  }
+}
+
+async function writeAloneOnce(ctx: AppContext, c: Completion): Promise<boolean> {
   try {
     return await ctx.db.transact((trx) => write(trx, c));
   } catch (error) {
@@ -249,7 +270,11 @@ export class CompletionBatcher {
             for (const { c } of batch) results.push(await write(trx, c));
             return results;
           });
-          for (const [i, item] of batch.entries()) item.resolve(recorded[i] ?? false);
+          for (const [i, item] of batch.entries()) {
+            const ok = recorded[i] ?? false;
+            if (ok) observe(this.ctx, item.c);
+            item.resolve(ok);
+          }
         } catch {
           for (const item of batch) {
             try {
