@@ -53,6 +53,40 @@ function prettyJson(text: string): string {
   }
 }
 
+/** `name: value` lines of a stored header object (JSON), for a <pre>. */
+function headerLines(json: string | null): string {
+  if (json === null) return '';
+  return Object.entries(JSON.parse(json) as Record<string, string>)
+    .map(([name, value]) => `${name}: ${value}`)
+    .join('\n');
+}
+
+/**
+ * What an attempt sent (method, URL, headers: the signature, never the secret) and the
+ * response headers it got; attempts recorded before the log kept them show nothing.
+ */
+function AttemptHeaders({ attempt }: { attempt: AttemptRow }): JSX.Element {
+  if (attempt.request_url === null) return '';
+  const request = `${attempt.request_method ?? ''} ${attempt.request_url}\n${headerLines(attempt.request_headers)}`;
+  return (
+    <details>
+      <summary>Request and response headers</summary>
+      <h3 class="small">Request</h3>
+      <pre tabindex="0" safe>
+        {request}
+      </pre>
+      <h3 class="small">Response headers</h3>
+      {attempt.response_headers === null ? (
+        <p class="muted">no answer</p>
+      ) : (
+        <pre tabindex="0" safe>
+          {headerLines(attempt.response_headers)}
+        </pre>
+      )}
+    </details>
+  );
+}
+
 /** "queued" until the first attempt: "attempting" would claim a send that has not begun. */
 function DeliveryStatus({ d }: { d: DeliveryRow }) {
   return d.status === 'attempting' && d.attempt_count === 0 ? (
@@ -313,7 +347,9 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
     const tz = brand.timezone;
     const target = d.target_url ?? targets.get(d.subscription_id) ?? '';
     const finished = d.status === 'succeeded' || d.status === 'failed';
-    const kind = d.kind === 'webhook' ? 'Webhook (POST)' : `Partner postback (${d.method ?? 'GET'})`;
+    const kind =
+      (d.kind === 'webhook' ? 'Webhook (POST)' : `Partner postback (${d.method ?? 'GET'})`) +
+      (d.test === 1 ? ' · test send' : '');
     return render(request, reply, {
       title: `Delivery ${d.id}`,
       section: 'deliveries',
@@ -402,6 +438,7 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
                   ) : (
                     <span class="muted">empty body</span>
                   )}
+                  <AttemptHeaders attempt={a} />
                 </td>
               </tr>
             ))}

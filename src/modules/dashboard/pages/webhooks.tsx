@@ -1,16 +1,19 @@
 /** Webhook subscriptions: list, create (secret shown once), edit, disable, delete. */
+import { escapeHtml } from '@kitajs/html';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import type { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
+import { EVENT_NAMES, type EventName } from '../../events/schemas.js';
 import { findSubscription, listSubscriptions, type SubscriptionRow } from '../../webhooks/repository.js';
 import { CreateSubscriptionBody, UpdateSubscriptionBody } from '../../webhooks/schemas.js';
 import { createSubscription, deleteSubscription, updateSubscription } from '../../webhooks/service.js';
+import { sendTestWebhook } from '../../webhooks/testSend.js';
 import { notFound } from '../errors.js';
 import { Cursor, Field, FormBody, type FormValues, IdParams, Query, text, validateAgainst } from '../forms.js';
 import { type DashboardApp, formError, render, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
-import { ActionButton, BackLink, Badge, EmptyState, Pager, Time } from '../views/components.js';
+import { ActionButton, BackLink, Badge, CsrfField, EmptyState, Pager, Time } from '../views/components.js';
 import { Table } from '../views/table.js';
 import {
   generateSecret,
@@ -23,6 +26,41 @@ import {
 
 const PAGE_SIZE = 25;
 const StatusForm = FormBody({ status: Field });
+const TestSendFormBody = FormBody({ event: Field });
+
+/**
+ * Sends the catalogue's example of an event to the subscription now, signed; the outcome
+ * opens as the test delivery in the log. The subscription's own events come first.
+ */
+function TestSendForm({ csrf, row }: { csrf: string; row: SubscriptionRow }) {
+  const chosen = JSON.parse(row.events) as string[];
+  const names = [
+    ...chosen.filter((e) => EVENT_NAMES.includes(e as EventName)),
+    ...EVENT_NAMES.filter((e) => !chosen.includes(e)),
+  ];
+  return (
+    <section class="panel" aria-label="Test send">
+      <form method="post" action={`/dashboard/webhooks/${escapeHtml(row.id)}/test`} class="inline">
+        <CsrfField token={csrf} />
+        <label for="test-event">Send a test event</label>{' '}
+        <select id="test-event" name="event">
+          {names.map((name) => (
+            <option value={escapeHtml(name)} safe>
+              {name}
+            </option>
+          ))}
+        </select>{' '}
+        <button type="submit" class="secondary">
+          Send test
+        </button>
+      </form>
+      <p class="muted small">
+        The catalogue's example of the event, signed like a real delivery, sent once and kept in the delivery log as a
+        test.
+      </p>
+    </section>
+  );
+}
 
 function SubscriptionTable(props: { rows: SubscriptionRow[]; csrf: string; timeZone: string; empty: JSX.Element }) {
   const { rows, csrf, timeZone } = props;
@@ -220,7 +258,7 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
                 action={`/dashboard/webhooks/${row.id}/delete`}
                 label="Delete"
                 tone="danger"
-                confirm="Delete this subscription and its delivery log?"
+                confirm="Delete this subscription? Its delivery log stays readable."
               />
             </div>
           </div>
@@ -231,6 +269,7 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
             · created <Time ms={row.created_at} timeZone={session.brand.timezone} /> ·{' '}
             {row.secret ? 'deliveries are signed' : 'deliveries are not signed'}
           </p>
+          <TestSendForm csrf={session.csrfToken} row={row} />
           <section class="panel">
             <SubscriptionFormView
               csrf={session.csrfToken}
@@ -273,6 +312,27 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
     return runAction(request, reply, '/dashboard/webhooks', async () => {
       const row = await updateSubscription(ctx, brand.id, request.params.id, { status });
       return status === 'active' ? `Deliveries to ${row.url} resume.` : `Deliveries to ${row.url} are paused.`;
+    });
+  });
+
+  app.post('/webhooks/:id/test', { schema: { params: IdParams, body: TestSendFormBody } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const back = `/dashboard/webhooks/${request.params.id}`;
+    const event = text(request.body.event);
+    if (!EVENT_NAMES.includes(event as EventName)) {
+      return redirectWithFlash(reply, back, { kind: 'error', text: 'Choose an event from the list.' });
+    }
+    let sent: Awaited<ReturnType<typeof sendTestWebhook>>;
+    try {
+      sent = await sendTestWebhook(ctx, brand.id, request.params.id, event as EventName);
+    } catch (error) {
+      return runAction(request, reply, back, () => Promise.reject(error));
+    }
+    const attempt = sent.attempts[0];
+    const answer = attempt?.statusCode === null ? `no answer (${attempt?.error ?? 'error'})` : `${attempt?.statusCode}`;
+    return redirectWithFlash(reply, `/dashboard/deliveries/${sent.id}`, {
+      kind: sent.status === 'succeeded' ? 'ok' : 'error',
+      text: `Test ${event} sent: ${answer} in ${attempt?.latencyMs ?? 0} ms.`,
     });
   });
 
