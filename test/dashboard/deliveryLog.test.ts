@@ -62,6 +62,44 @@ for (const dialect of testedDialects()) {
       assert.equal(rowIds(page.body).length, 4);
     });
 
+    it("shows each attempt's request (method, URL, headers with the signature) and the response headers", async () => {
+      const page = await client.get(`/dashboard/deliveries/${ids.delivery}`);
+      assert.equal(page.status, 200);
+      const text = plain(page.body);
+      assert.match(text, /Request and response headers/);
+      assert.ok(text.includes(`POST ${receiver.url}`), 'the URL the attempt went to');
+      assert.ok(text.includes(`x-service-webhook-id: ${ids.delivery}`), 'the headers sent');
+      assert.match(text, /content-type: /, 'the response headers');
+    });
+
+    it('sends a test event from a subscription page and opens it in the log, marked as a test', async () => {
+      const form = await client.get(`/dashboard/webhooks/${ids.subscription}`);
+      assert.match(form.body, /Send a test event/);
+      const before = receiver.received.length;
+      const res = await client.post(`/dashboard/webhooks/${ids.subscription}/test`, { event: 'partner.banned' });
+      assert.equal(res.status, 303);
+      assert.match(res.location ?? '', /^\/dashboard\/deliveries\/wh_/);
+      assert.equal(receiver.received.length, before + 1);
+      const page = await client.get(res.location as string);
+      const text = plain(page.body);
+      assert.match(text, /Test partner\.banned sent: 503/);
+      assert.match(text, /test send/);
+      const refused = await client.post(`/dashboard/webhooks/${ids.subscription}/test`, { event: 'nope' });
+      assert.match(plain((await client.get(refused.location as string)).body), /Choose an event from the list/);
+      // The other tests count this suite's deliveries: the test send leaves none behind.
+      const id = (res.location as string).split('/').at(-1) as string;
+      await env.ctx.db.transact(async (trx) => {
+        const row = await trx
+          .selectFrom('webhook_deliveries')
+          .select('event_id')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow();
+        await trx.deleteFrom('webhook_attempts').where('delivery_id', '=', id).execute();
+        await trx.deleteFrom('webhook_deliveries').where('id', '=', id).execute();
+        await trx.deleteFrom('events').where('id', '=', row.event_id).execute();
+      });
+    });
+
     it('filters by status, event type, subscription, partner and date', async () => {
       const retrying = await client.get('/dashboard/deliveries?status=retry_scheduled');
       assert.equal(rowIds(retrying.body).length, 2);
