@@ -165,7 +165,11 @@ for (const dialect of testedDialects()) {
           'error',
           'latencyMs',
           'number',
+          'requestHeaders',
+          'requestMethod',
+          'requestUrl',
           'responseBody',
+          'responseHeaders',
           'statusCode',
         ]);
         assert.equal(attempt.number, index + 1);
