@@ -11,6 +11,7 @@ export function reportRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/reports',
       {
         schema: {
+          operationId: 'getReport',
           tags: ['reports'],
           summary:
             'Aggregated metrics over a brand-local date range, filtered and grouped by up to three dimensions, split by currency; `?format=csv` (or `Accept: text/csv`) answers the rows as CSV.',
