@@ -5,7 +5,7 @@ import type { AppContext } from '../../context.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { ErrorBody, errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
 import { sendPage } from '../../web/page.js';
-import { allPages, sendCsv, wantsCsv } from '../analytics/csv.js';
+import { allPages, JsonOrCsv, sendCsv, wantsCsv } from '../analytics/csv.js';
 import { LinkNotActivePage } from './linkNotActivePage.js';
 import { clickToApi, listClicks } from './repository.js';
 import { Click, ListClicksQuery, TrackingQuery } from './schemas.js';
@@ -107,7 +107,7 @@ export function clickRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             'List clicks, newest first, with their fraud score, signals and enrichment; `?format=csv` (or `Accept: text/csv`) streams every matching click as CSV.',
           security: [{ bearerAuth: [] }],
           querystring: ListClicksQuery,
-          response: { 200: ListOf(Click), ...errorResponses(...KEYED_ERRORS, 422) },
+          response: { 200: JsonOrCsv(ListOf(Click)), ...errorResponses(...KEYED_ERRORS, 422) },
         },
       },
       async (request, reply) => {

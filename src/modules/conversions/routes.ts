@@ -6,7 +6,7 @@ import { InvalidError } from '../../errors.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
-import { allPages, sendCsv, wantsCsv } from '../analytics/csv.js';
+import { allPages, JsonOrCsv, sendCsv, wantsCsv } from '../analytics/csv.js';
 import { conversionToApi, findConversion, listConversions } from './repository.js';
 import { Conversion, CreateConversionBody, ListConversionsQuery, RejectBody } from './schemas.js';
 import { approveConversion, recordConversion, rejectConversion } from './service.js';
@@ -82,7 +82,7 @@ export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             'List conversions, newest first, with filters; `?format=csv` (or `Accept: text/csv`) streams every matching conversion as CSV.',
           security,
           querystring: ListConversionsQuery,
-          response: { 200: ListOf(Conversion), ...errorResponses(...KEYED_ERRORS, 422) },
+          response: { 200: JsonOrCsv(ListOf(Conversion)), ...errorResponses(...KEYED_ERRORS, 422) },
         },
       },
       async (request, reply) => {
