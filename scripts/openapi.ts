@@ -42,7 +42,7 @@ function lint(file: string): number {
   const output = `${result.stdout}${result.stderr}`;
   // Redocly exits 0 on warnings: a clean document is one with no warning either.
   const clean = result.status === 0 && /Your API description is valid/.test(output) && !/warning/i.test(report(output));
-  if (!clean) process.stderr.write(`openapi: @redocly/cli lint --extends=recommended found problems\n${output}`);
+  if (!clean) process.stderr.write(`openapi: @redocly/cli lint --extends=recommended found problems\n${report(output)}`);
   return clean ? 0 : 1;
 }
 
@@ -61,7 +61,7 @@ if (command === 'write' && target) {
 } else if (command === 'lint') {
   const dir = mkdtempSync(path.join(tmpdir(), 'affitrack-openapi-lint-'));
   const file = path.join(dir, 'openapi.json');
-  writeFileSync(file, JSON.stringify(document));
+  writeFileSync(file, JSON.stringify(document, null, 2));
   const status = lint(file);
   rmSync(dir, { recursive: true, force: true });
   process.exitCode = status;
