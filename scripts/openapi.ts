@@ -42,7 +42,8 @@ function lint(file: string): number {
   const output = `${result.stdout}${result.stderr}`;
   // Redocly exits 0 on warnings: a clean document is one with no warning either.
   const clean = result.status === 0 && /Your API description is valid/.test(output) && !/warning/i.test(report(output));
-  if (!clean) process.stderr.write(`openapi: @redocly/cli lint --extends=recommended found problems\n${report(output)}`);
+  if (!clean)
+    process.stderr.write(`openapi: @redocly/cli lint --extends=recommended found problems\n${report(output)}`);
   return clean ? 0 : 1;
 }
 
