@@ -5,10 +5,11 @@
  * closed schemas), and errors of their own rules (404, 409, 422 …). What follows from a
  * route's shape is added here, the same way for every route, so no route can forget it:
  *
- * - 401 and 429 when it takes a key (`security`), 404 and 400 when its path has parameters
- *   (an unknown id; a badly encoded one), 422 when it reads a query string or a body, 400,
- *   413 and 415 when it takes a body (unparsable, too large, not JSON), and 503 everywhere
- *   (storage unreachable, or the server restarting).
+ * - 401 and 429 when it takes a key (`security`), 404 when its path has parameters, 422 when
+ *   it validates a query string or a body, 413 and 415 when it may carry a body (too large,
+ *   not JSON), and everywhere 400 (unparsable JSON, a badly encoded URL, no Host header), 503
+ *   (storage unreachable, or the server restarting) and `default` for what Node itself may
+ *   answer (408, 417, 431).
  * - On POST under /api/v1 and /api/public: the `Idempotency-Key` header, with its 409
  *   (`idempotency_key_in_use`) and 422 (`idempotency_key_reused`).
  * - `security: []` on routes that declare none: they are public, and say so.
@@ -21,7 +22,7 @@
 import swagger from '@fastify/swagger';
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
-import { errorResponses } from './schemas.js';
+import { ErrorBody, errorResponses } from './schemas.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 /** DELETE may carry a body too: Fastify parses it (and refuses a bad one) though the route reads none. */
@@ -75,7 +76,7 @@ function refusesSomeQuery(query: unknown): boolean {
 }
 
 /** The statuses every route of this shape can answer, whatever its own rules. */
-export function impliedErrorStatuses(method: string, url: string, schema: FastifySchema): number[] {
+function impliedErrorStatuses(method: string, url: string, schema: FastifySchema): number[] {
   // Any request can be malformed (no Host header, a badly encoded URL) or meet a restart.
   const statuses = new Set([400, 503]);
   const security = (schema as { security?: unknown[] }).security;
@@ -129,7 +130,7 @@ function documentRoute({ schema, url, route }: { schema: FastifySchema; url: str
     responses[status] = documentedResponse(Number(status), response);
   }
   for (const status of impliedErrorStatuses(method, url, schema ?? {})) responses[status] ??= errorResponse(status);
-  responses.default ??= { ...errorResponses(0)[0], description: OTHER_ERRORS };
+  responses.default ??= { ...Type.Ref(ErrorBody), description: OTHER_ERRORS };
 
   const documented: Record<string, unknown> = { ...schema, response: responses };
   documented.security ??= [];
