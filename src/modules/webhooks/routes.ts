@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
-import { errorResponses, KEYED_ERRORS, ListOf, PageQuery } from '../../http/schemas.js';
+import { errorResponses, KEYED_ERRORS, ListOf, PageQuery, Resource } from '../../http/schemas.js';
 import { deliveryToApi, listDeliveries } from '../deliveries/repository.js';
 import { deliveryLogRoutes } from '../deliveries/routes.js';
 import { Delivery, ListDeliveriesQuery } from '../deliveries/schemas.js';
@@ -23,6 +23,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks',
       {
         schema: {
+          operationId: 'createWebhookSubscription',
           tags,
           summary: 'Subscribe a URL to events of the calling key’s brand.',
           security,
@@ -38,6 +39,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks',
       {
         schema: {
+          operationId: 'listWebhookSubscriptions',
           tags,
           summary: 'List subscriptions, newest first.',
           security,
@@ -56,6 +58,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks/:id',
       {
         schema: {
+          operationId: 'getWebhookSubscription',
           tags,
           summary: 'One subscription.',
           security,
@@ -74,6 +77,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks/:id',
       {
         schema: {
+          operationId: 'updateWebhookSubscription',
           tags,
           summary: 'Change url, events, secret (null removes it) or status (active|disabled).',
           security,
@@ -90,6 +94,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks/:id',
       {
         schema: {
+          operationId: 'deleteWebhookSubscription',
           tags,
           summary: 'Delete a subscription and its delivery log.',
           security,
@@ -107,6 +112,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks/:id/deliveries',
       {
         schema: {
+          operationId: 'listWebhookSubscriptionDeliveries',
           tags,
           summary: 'Delivery log of one subscription, newest first.',
           security,
@@ -141,16 +147,17 @@ export function webhookCatalogueRoutes(): FastifyPluginAsyncTypebox {
       '/api/public/webhook-events',
       {
         schema: {
+          operationId: 'listWebhookEvents',
           tags,
           summary: 'Every webhook event with its description, the JSON Schema of its data, and an example delivery.',
           response: {
-            200: Type.Object({
+            200: Resource('WebhookEventCatalogue', {
               data: Type.Array(
-                Type.Object({
+                Resource('WebhookEventType', {
                   name: Type.String(),
                   description: Type.String(),
-                  schema: Type.Object({}, { additionalProperties: true }),
-                  example: Type.Object({}, { additionalProperties: true }),
+                  schema: Type.Object({}, { additionalProperties: true, description: 'JSON Schema of the data.' }),
+                  example: Type.Object({}, { additionalProperties: true, description: 'An example delivery body.' }),
                 }),
               ),
             }),
