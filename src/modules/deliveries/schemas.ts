@@ -1,6 +1,6 @@
 /** The delivery log's API schemas (GET /api/public/webhook-deliveries…). */
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Nullable, NullableTimestamp, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
 
 export const DeliveryStatus = Type.Union([
   Type.Literal('attempting'),
@@ -13,27 +13,24 @@ export const DeliveryKind = Type.Union([Type.Literal('webhook'), Type.Literal('p
 
 const Headers = Type.Record(Type.String(), Type.String(), { description: 'Header names in lower case.' });
 
-export const Attempt = Type.Object(
-  {
-    number: Type.Integer(),
-    attemptedAt: Timestamp,
-    statusCode: Nullable(Type.Integer()),
-    latencyMs: Type.Integer(),
-    responseBody: Nullable(Type.String({ description: 'First 16 KiB of the response body.' })),
-    error: Nullable(Type.String()),
-    requestUrl: Nullable(Type.String({ description: 'The URL this attempt was sent to.' })),
-    requestMethod: Nullable(Type.String()),
-    requestHeaders: Nullable(
-      Type.Record(Type.String(), Type.String(), {
-        description: 'Headers sent, X-Service-Signature included (the secret is never stored).',
-      }),
-    ),
-    responseHeaders: Nullable(Headers),
-  },
-  { $id: 'DeliveryAttempt', additionalProperties: false },
-);
+export const Attempt = Resource('DeliveryAttempt', {
+  number: Type.Integer(),
+  attemptedAt: Timestamp,
+  statusCode: Nullable(Type.Integer()),
+  latencyMs: Type.Integer(),
+  responseBody: Nullable(Type.String({ description: 'First 16 KiB of the response body.' })),
+  error: Nullable(Type.String()),
+  requestUrl: Nullable(Type.String({ description: 'The URL this attempt was sent to.' })),
+  requestMethod: Nullable(Type.String()),
+  requestHeaders: Nullable(
+    Type.Record(Type.String(), Type.String(), {
+      description: 'Headers sent, X-Service-Signature included (the secret is never stored).',
+    }),
+  ),
+  responseHeaders: Nullable(Headers),
+});
 
-export const Delivery = Type.Object({
+export const Delivery = Resource('Delivery', {
   id: Type.String({ description: 'wh_…, sent as X-Service-Webhook-Id.' }),
   kind: DeliveryKind,
   subscriptionId: Type.String({
@@ -51,16 +48,13 @@ export type Delivery = Static<typeof Delivery>;
 
 export type Attempt = Static<typeof Attempt>;
 
-export const DeliveryWithAttempts = Type.Object(
-  {
-    ...Delivery.properties,
-    requestBody: Nullable(
-      Type.String({ description: 'The exact body every attempt sent (the event envelope); null for GET postbacks.' }),
-    ),
-    attempts: Type.Array(Attempt),
-  },
-  { $id: 'DeliveryWithAttempts', additionalProperties: false },
-);
+export const DeliveryWithAttempts = Resource('DeliveryWithAttempts', {
+  ...Delivery.properties,
+  requestBody: Nullable(
+    Type.String({ description: 'The exact body every attempt sent (the event envelope); null for GET postbacks.' }),
+  ),
+  attempts: Type.Array(Attempt),
+});
 export type DeliveryWithAttempts = Static<typeof DeliveryWithAttempts>;
 
 export const ListDeliveriesQuery = Type.Object(

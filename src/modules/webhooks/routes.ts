@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
-import { errorResponses, KEYED_ERRORS, ListOf, PageQuery } from '../../http/schemas.js';
+import { errorResponses, KEYED_ERRORS, ListOf, PageQuery, Resource } from '../../http/schemas.js';
 import { deliveryToApi, listDeliveries } from '../deliveries/repository.js';
 import { deliveryLogRoutes } from '../deliveries/routes.js';
 import { Delivery, DeliveryWithAttempts, ListDeliveriesQuery } from '../deliveries/schemas.js';
@@ -27,6 +27,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks',
       {
         schema: {
+          operationId: 'createWebhookSubscription',
           tags,
           summary: 'Subscribe a URL to events of the calling key’s brand.',
           security,
@@ -42,6 +43,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks',
       {
         schema: {
+          operationId: 'listWebhookSubscriptions',
           tags,
           summary: 'List subscriptions, newest first.',
           security,
@@ -60,6 +62,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks/:id',
       {
         schema: {
+          operationId: 'getWebhookSubscription',
           tags,
           summary: 'One subscription.',
           security,
@@ -78,6 +81,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks/:id',
       {
         schema: {
+          operationId: 'updateWebhookSubscription',
           tags,
           summary: 'Change url, events, secret (null removes it) or status (active|disabled).',
           security,
@@ -94,6 +98,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks/:id',
       {
         schema: {
+          operationId: 'deleteWebhookSubscription',
           tags,
           summary: 'Delete a subscription; its delivery log stays readable (soft delete) until retention removes it.',
           security,
@@ -111,6 +116,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks/:id/deliveries',
       {
         schema: {
+          operationId: 'listWebhookSubscriptionDeliveries',
           tags,
           summary: 'Delivery log of one subscription (a deleted one too), newest first.',
           security,
@@ -165,16 +171,17 @@ export function webhookCatalogueRoutes(): FastifyPluginAsyncTypebox {
       '/api/public/webhook-events',
       {
         schema: {
+          operationId: 'listWebhookEvents',
           tags,
           summary: 'Every webhook event with its description, the JSON Schema of its data, and an example delivery.',
           response: {
-            200: Type.Object({
+            200: Resource('WebhookEventCatalogue', {
               data: Type.Array(
-                Type.Object({
+                Resource('WebhookEventType', {
                   name: Type.String(),
                   description: Type.String(),
-                  schema: Type.Object({}, { additionalProperties: true }),
-                  example: Type.Object({}, { additionalProperties: true }),
+                  schema: Type.Object({}, { additionalProperties: true, description: 'JSON Schema of the data.' }),
+                  example: Type.Object({}, { additionalProperties: true, description: 'An example delivery body.' }),
                 }),
               ),
             }),

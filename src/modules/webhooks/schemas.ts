@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, Timestamp } from '../../http/schemas.js';
+import { Nullable, Resource, Timestamp } from '../../http/schemas.js';
 import { EVENT_NAMES } from '../events/schemas.js';
 import { Metadata, MetadataInput, MetadataPatch } from '../metadata.js';
 import { MAX_URL_LENGTH } from '../urls.js';
@@ -24,7 +24,7 @@ const Secret = Type.String({
 });
 export const SubscriptionStatus = Type.Union([Type.Literal('active'), Type.Literal('disabled')]);
 
-export const Subscription = Type.Object({
+export const Subscription = Resource('WebhookSubscription', {
   id: Type.String(),
   url: Type.String(),
   events: Type.Array(Type.String()),
