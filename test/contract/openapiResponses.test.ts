@@ -317,6 +317,10 @@ const SCENARIOS: Record<string, Scenario> = {
   followTrackingLink: async (w) => {
     await w.newClick();
   },
+  eraseClicks: async (w) => {
+    const clickId = await w.newClick();
+    assert.deepEqual((await w.call('eraseClicks', { body: { clickId } })).body, { erased: 1 });
+  },
   listClicks: async (w) => {
     assert.ok((await w.call('listClicks')).body.data.length > 0);
     const csv = await w.call('listClicks', { query: { format: 'csv' } });
@@ -474,6 +478,33 @@ const SCENARIOS: Record<string, Scenario> = {
   getDelivery: async (w) => {
     const id = await w.finishedDelivery();
     assert.ok((await w.call('getDelivery', { params: { id } })).body.attempts.length > 0);
+  },
+  testWebhookSubscription: async (w) => {
+    const made = await w.call('createWebhookSubscription', { body: { url: w.receiver.url, events: ['cap.reached'] } });
+    const res = await w.call('testWebhookSubscription', {
+      params: { id: made.body.id },
+      body: { event: 'conversion.created' },
+    });
+    assert.equal(res.body.test, true);
+  },
+  listEvents: async (w) => {
+    await w.finishedDelivery();
+    assert.ok((await w.call('listEvents', { query: { event: 'partner.approved' } })).body.data.length > 0);
+  },
+  getEvent: async (w) => {
+    const id = await w.finishedDelivery();
+    const delivery = await w.call('getDelivery', { params: { id } });
+    const res = await w.call('getEvent', { params: { id: delivery.body.eventId } });
+    assert.ok(res.body.deliveries.length > 0);
+  },
+  resendEvent: async (w) => {
+    const id = await w.finishedDelivery();
+    const delivery = await w.call('getDelivery', { params: { id } });
+    const res = await w.call('resendEvent', {
+      params: { id: delivery.body.eventId },
+      body: { subscriptionId: delivery.body.subscriptionId },
+    });
+    assert.equal(res.status, 201);
   },
   redeliverDelivery: async (w) => {
     const id = await w.finishedDelivery();
