@@ -31,22 +31,10 @@ export const FOLD_INTERVAL_MS = 1000;
 export const ALL = '*';
 
 const COUNTERS = ['clicks', 'pending', 'approved', 'rejected', 'revenue_cents', 'payout_cents'] as const;
-/**
- * Joins the parts of an in-memory key. Ids, days, currencies and attribute values never
- * hold it (values are printable text from URLs, headers and the enrichment tables).
- */
-const SEP = '\u0001';
-const FACT_KEY_COLUMNS = [
-  'brand_id',
-  'day',
-  'offer_id',
-  'partner_id',
-  'currency',
-  ...ATTRIBUTES.map((a) => ATTRIBUTE_COLUMN[a]),
-] as const;
 const DIMENSIONS = ['', ...ATTRIBUTES] as const;
-const COLUMN_OF_DIMENSION = DIMENSIONS.map((d) => (d === '' ? null : ATTRIBUTE_COLUMN[d]));
-const PAIR_COLUMNS = PAIRS.map(([a, b]) => [ATTRIBUTE_COLUMN[a], ATTRIBUTE_COLUMN[b]] as const);
+const ATTRIBUTE_COLUMNS = ATTRIBUTES.map((a) => ATTRIBUTE_COLUMN[a]);
+/** Each pair's attributes as indexes into DIMENSIONS (0 is the empty dimension). */
+const PAIR_INDEXES = PAIRS.map(([a, b]) => [DIMENSIONS.indexOf(a), DIMENSIONS.indexOf(b)] as const);
 const PAIR_NAMES = PAIRS.map(([a, b]) => `${a},${b}`);
 
 /** Counter sums of one group: clicks, pending, approved, rejected, revenue, payout. */
@@ -78,12 +66,76 @@ function addSums(into: Sums, from: Sums): void {
   for (let i = 0; i < 6; i++) into[i] = (into[i] as number) + (from[i] as number);
 }
 
-/** Identical facts (same brand, day, offer, partner, currency and attributes) summed once. */
-function distinctFacts(facts: FactRow[]): Array<{ fact: FactRow; sums: Sums }> {
-  const groups = new Map<string, { fact: FactRow; sums: Sums }>();
+/**
+ * Ids one batch may hand out: each fact adds at most 53 (16 strings, 4 contexts, 11 for its
+ * distinct key, 12 dimension values, 10 pair values). Two ids combine into one number below
+ * 2^30, a small integer that V8 hashes without allocating.
+ */
+const ID_SPACE = 1 << 15;
+const IDS_PER_FACT = 64;
+if (FOLD_BATCH * IDS_PER_FACT > ID_SPACE) throw new Error('fold: FOLD_BATCH too large for the id space');
+
+/**
+ * Small integer ids for the batch's strings, and for pairs of ids. Every sum below is keyed
+ * by such an id — a number, hashed at once — instead of by a key string built and hashed
+ * for each of the ~50 sums every fact adds to.
+ */
+class Ids {
+  private readonly strings = new Map<string, number>();
+  private readonly pairs = new Map<number, number>();
+  private next = 0;
+
+  of(text: string): number {
+    let id = this.strings.get(text);
+    if (id === undefined) {
+      id = this.next++;
+      this.strings.set(text, id);
+    }
+    return id;
+  }
+
+  pair(a: number, b: number): number {
+    const key = a * ID_SPACE + b;
+    let id = this.pairs.get(key);
+    if (id === undefined) {
+      id = this.next++;
+      this.pairs.set(key, id);
+    }
+    return id;
+  }
+}
+
+interface DistinctFact {
+  fact: FactRow;
+  /** Per dimension ('' first, then ATTRIBUTES): the value ('' = none) and its id. */
+  values: string[];
+  valueIds: number[];
+  /** Ids of (brand, day, currency), plus the offer, plus the partner: one per level. */
+  contexts: [number, number, number];
+  sums: Sums;
+}
+
+/**
+ * Identical facts (same brand, day, offer, partner, currency and attributes) summed once, so
+ * each distinct one is expanded into its ~50 rollup rows once.
+ */
+function distinctFacts(facts: FactRow[], ids: Ids): Iterable<DistinctFact> {
+  const distinct = new Map<number, DistinctFact>();
+  const none = ids.of('');
   for (const fact of facts) {
-    let key = '';
-    for (const column of FACT_KEY_COLUMNS) key += `${fact[column] ?? ''}${SEP}`;
+    const base = ids.pair(ids.pair(ids.of(fact.brand_id), ids.of(fact.day)), ids.of(fact.currency));
+    const perOffer = ids.pair(base, ids.of(fact.offer_id));
+    const perPartner = ids.pair(perOffer, ids.of(fact.partner_id));
+    let key = perPartner;
+    const values = [''];
+    const valueIds = [none];
+    for (const column of ATTRIBUTE_COLUMNS) {
+      const value = fact[column] ?? '';
+      const id = ids.of(value);
+      values.push(value);
+      valueIds.push(id);
+      key = ids.pair(key, id);
+    }
     const sums: Sums = [
       Number(fact.clicks),
       Number(fact.pending),
@@ -92,30 +144,25 @@ function distinctFacts(facts: FactRow[]): Array<{ fact: FactRow; sums: Sums }> {
       Number(fact.revenue_cents),
       Number(fact.payout_cents),
     ];
-    const group = groups.get(key);
+    const group = distinct.get(key);
     if (group) addSums(group.sums, sums);
-    else groups.set(key, { fact, sums });
+    else distinct.set(key, { fact, values, valueIds, contexts: [base, perOffer, perPartner], sums });
   }
-  return [...groups.values()];
+  return distinct.values();
 }
 
 /** The batch's sums per rollup row and per pair rollup row. */
-export function sumFacts(facts: FactRow[]): { rollups: Map<string, RollupSum>; pairs: Map<string, PairSum> } {
-  const rollups = new Map<string, RollupSum>();
-  const pairs = new Map<string, PairSum>();
-  for (const { fact, sums } of distinctFacts(facts)) {
-    const base = `${fact.brand_id}${SEP}${fact.day}${SEP}${fact.currency}${SEP}`;
-    const levels = [
-      [0, ALL, ALL],
-      [1, fact.offer_id, ALL],
-      [2, fact.offer_id, fact.partner_id],
-    ] as const;
+export function sumFacts(facts: FactRow[]): { rollups: Map<number, RollupSum>; pairs: Map<number, PairSum> } {
+  if (facts.length > FOLD_BATCH) throw new Error(`fold: at most ${FOLD_BATCH} facts at once`);
+  const ids = new Ids();
+  const rollups = new Map<number, RollupSum>();
+  const pairs = new Map<number, PairSum>();
+  for (const { fact, values, valueIds, contexts, sums } of distinctFacts(facts, ids)) {
+    const dimensionValues = valueIds.map((id, d) => ids.pair(d, id));
     for (let d = 0; d < DIMENSIONS.length; d++) {
-      const column = COLUMN_OF_DIMENSION[d];
-      const value = column == null ? '' : (fact[column] ?? '');
-      const dimensionKey = `${base}${d}${SEP}${value}${SEP}`;
-      for (const [level, offerId, partnerId] of levels) {
-        const key = `${dimensionKey}${level}${SEP}${offerId}${SEP}${partnerId}`;
+      const dimensionValue = dimensionValues[d] as number;
+      for (let level = 0; level < 3; level++) {
+        const key = (contexts[level] as number) * ID_SPACE + dimensionValue;
         const sum = rollups.get(key);
         if (sum) addSums(sum.sums, sums);
         else {
@@ -124,20 +171,18 @@ export function sumFacts(facts: FactRow[]): { rollups: Map<string, RollupSum>; p
             dimension: DIMENSIONS[d] as string,
             level,
             day: fact.day,
-            offerId,
-            partnerId,
-            value,
+            offerId: level > 0 ? fact.offer_id : ALL,
+            partnerId: level > 1 ? fact.partner_id : ALL,
+            value: values[d] as string,
             currency: fact.currency,
             sums: [...sums],
           });
         }
       }
     }
-    for (let p = 0; p < PAIR_COLUMNS.length; p++) {
-      const [columnA, columnB] = PAIR_COLUMNS[p] as readonly [keyof FactRow, keyof FactRow];
-      const first = (fact[columnA] as string | null) ?? '';
-      const second = (fact[columnB] as string | null) ?? '';
-      const key = `${base}${p}${SEP}${first}${SEP}${second}`;
+    for (let p = 0; p < PAIR_INDEXES.length; p++) {
+      const [a, b] = PAIR_INDEXES[p] as readonly [number, number];
+      const key = contexts[0] * ID_SPACE + ids.pair(dimensionValues[a] as number, dimensionValues[b] as number);
       const sum = pairs.get(key);
       if (sum) addSums(sum.sums, sums);
       else {
@@ -145,8 +190,8 @@ export function sumFacts(facts: FactRow[]): { rollups: Map<string, RollupSum>; p
           brandId: fact.brand_id,
           pair: PAIR_NAMES[p] as string,
           day: fact.day,
-          first,
-          second,
+          first: values[a] as string,
+          second: values[b] as string,
           currency: fact.currency,
           sums: [...sums],
         });

@@ -1,0 +1,37 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pino from 'pino';
+import { sql } from 'kysely';
+import { loadConfig } from '../src/config.js';
+import { Database } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { foldFacts, sumFacts } from '../src/modules/analytics/fold.js';
+import { addFact, foldFacts as oldFoldFacts } from './oldfold.js';
+import { createContext, createLogger, closeContext } from '../src/runtime.js';
+const N = Number(process.env.N ?? 20000);
+const pick = (n: number, i: number, s: number) => (Math.imul(i ^ Math.imul(s, 0x9e3779b1), 2654435761) >>> 8) % n;
+const fact = (i: number) => ({ brand_id: 'brd_x', day: '2026-11-23', hour: '10', offer_id: `off_${i%20}`, partner_id: `prt_${Math.floor(i/20)%100}`, currency: 'USD', country: `C${pick(50,i,1)}`, device_type: `d${pick(5,i,2)}`, os: `os${pick(10,i,3)}`, browser: `b${pick(15,i,4)}`, referrer_host: i%3? `site${pick(200,i,5)}.example`: null, sub1: `campaign-${pick(1000,i,6)}`, sub2: pick(10,i,7)===0? `x${pick(50,i,8)}`: null, sub3: null, sub4: null, sub5: null, clicks: 1, pending: 0, approved: 0, rejected: 0, revenue_cents: 0, payout_cents: 0 });
+const url = process.env.PGURL ?? null;
+const schema = url ? `scratch_${Date.now()}` : undefined;
+if (url) { const pg = (await import('pg')).default; const c = new pg.Client({ connectionString: url }); await c.connect(); await c.query(`create schema ${schema}`); await c.end(); }
+const db = new Database({ databaseUrl: url, dataDir: mkdtempSync(path.join(tmpdir(), 'reports-scratch-')), schema });
+await migrateToLatest(db);
+const config = loadConfig({ LOG_LEVEL: 'info' });
+const ctx = createContext(config, { db, logger: createLogger(config, pino.destination({ dest: '/dev/null' })) });
+const facts = Array.from({ length: N }, (_, i) => fact(i));
+let t = performance.now();
+for (let b = 0; b < N; b += 500) { const m = new Map(); for (const f of facts.slice(b, b + 500)) addFact(m as any, f as any); [...m.entries()].sort(([a], [c]) => (a < c ? -1 : a > c ? 1 : 0)); }
+console.log('old JS sums per 1000 facts', ((performance.now() - t) * 1000 / N).toFixed(2));
+t = performance.now();
+for (let b = 0; b < N; b += 500) sumFacts(facts.slice(b, b + 500) as any);
+console.log('new JS sums per 1000 facts', ((performance.now() - t) * 1000 / N).toFixed(2));
+for (let b = 0; b < N; b += 1000) await db.admin.insertInto('analytics_facts').values(facts.slice(b, b + 1000) as any).execute();
+const fold = process.env.OLD ? oldFoldFacts : foldFacts;
+const cpu = process.cpuUsage();
+t = performance.now();
+await fold(ctx);
+const used = process.cpuUsage(cpu);
+console.log(process.env.OLD ? 'OLD' : 'NEW', db.dialect, 'fold wall per 1000', ((performance.now() - t) * 1000 / N).toFixed(2), 'cpu per 1000', ((used.user + used.system) / N).toFixed(2));
+await closeContext(ctx);
