@@ -411,6 +411,25 @@ export interface AnalyticsRollupTable {
   payout_cents: number;
 }
 
+/**
+ * Facts summed per pair of fixed-vocabulary attributes and brand-local day, over all offers
+ * and partners (modules/analytics/fold.ts); `pair` = 'country,deviceType', '' = none.
+ */
+export interface AnalyticsPairRollupTable {
+  brand_id: string;
+  pair: string;
+  day: string;
+  first: string;
+  second: string;
+  currency: string;
+  clicks: number;
+  pending: number;
+  approved: number;
+  rejected: number;
+  revenue_cents: number;
+  payout_cents: number;
+}
+
 export interface IdempotencyKeyTable {
   /** The API key's id, or `ip:<address>` on the public routes that take none. */
   scope: string;
@@ -452,5 +471,6 @@ export interface Schema {
   partner_api_keys: PartnerApiKeyTable;
   analytics_facts: AnalyticsFactTable;
   analytics_rollups: AnalyticsRollupTable;
+  analytics_pair_rollups: AnalyticsPairRollupTable;
   idempotency_keys: IdempotencyKeyTable;
 }

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { ATTRIBUTES } from '../../src/modules/analytics/dimensions.js';
+import { ATTRIBUTES, PAIRED_ATTRIBUTES } from '../../src/modules/analytics/dimensions.js';
 import { foldFacts } from '../../src/modules/analytics/fold.js';
 import { createTestEnv, expectError, type JsonBody, type TestEnv, testedDialects } from '../helpers.js';
 
@@ -77,6 +77,29 @@ const queryArb = fc
     days: fc.nat(3),
   })
   .map((q) => ({ ...q, groupBy: [...(q.time ? [q.time] : []), ...q.keys].slice(0, 3) }));
+/**
+ * Reports over exactly two fixed-vocabulary attributes, each grouped by or filtered on, with
+ * or without a time unit: the ones answered from the pair rollups, which random queries
+ * above reach only now and then.
+ */
+const pairQueryArb = fc
+  .record({
+    time: fc.constantFrom(null, 'day', 'week', 'month'),
+    pair: fc.shuffledSubarray([...PAIRED_ATTRIBUTES], { minLength: 2, maxLength: 2 }),
+    // Which of the two are filters rather than groupings: none, the second, the first, both.
+    filtered: fc.constantFrom([false, false], [false, true], [true, false], [true, true]),
+    filterPick: fc.nat(3),
+    fromDay: fc.integer({ min: 19, max: 22 }),
+    days: fc.nat(3),
+  })
+  .map((q) => ({
+    ...q,
+    keys: q.pair.filter((_, i) => !q.filtered[i]),
+    filters: q.pair.filter((_, i) => q.filtered[i]),
+    offerFilter: null,
+    partnerFilter: null,
+  }))
+  .map((q) => ({ ...q, groupBy: [...(q.time ? [q.time] : []), ...q.keys] }));
 
 type Row = Record<string, string | number | null>;
 
@@ -183,129 +206,136 @@ for (const dialect of testedDialects()) {
     it('matches an independent aggregation for random data, groupings and filters', async () => {
       let brandNo = 0;
       await fc.assert(
-        fc.asyncProperty(datasetArb, fc.array(queryArb, { minLength: 8, maxLength: 8 }), async (data, queries) => {
-          const { apiKey: key } = await env.createBrand(`Dimensions ${++brandNo}`, { timezone: data.timezone });
-          const offers: Array<{ id: string; currency: string }> = [];
-          for (const currency of ['EUR', 'USD']) {
-            const res = await env.request('POST', '/api/v1/offers', {
-              key,
-              body: {
-                name: currency,
-                destinationUrl: 'https://o.example/',
-                currency,
-                revenueCents: 900,
-                payoutCents: 250,
-              },
-            });
-            offers.push({ id: res.body.id, currency });
-          }
-          const partners: string[] = [];
-          for (const name of ['P1', 'P2']) {
-            partners.push(
-              (await env.request('POST', '/api/v1/partners', { key, body: { name, email: 'p@example.com' } })).body.id,
-            );
-          }
-          const half = Math.floor(data.clicks.length / 2);
-          for (const [i, c] of data.clicks.entries()) {
-            if (data.fold === 'midway' && i === half) await foldFacts(env.ctx);
-            env.clock.set(START + c.minute * 60_000);
-            const query = c.subs
-              .map((s, n) => (s ? `sub${n + 1}=${s}` : ''))
-              .filter(Boolean)
-              .join('&');
-            const headers: Record<string, string> = { 'x-forwarded-for': IPS[c.ip] as string };
-            if (USER_AGENTS[c.ua]) headers['user-agent'] = USER_AGENTS[c.ua] as string;
-            if (REFERERS[c.referer]) headers.referer = REFERERS[c.referer] as string;
-            const url = `/t/${offers[c.offer]?.id}/${partners[c.partner]}?${query}`;
-            const res = await env.app.inject({ method: 'GET', url, headers });
-            assert.equal(res.statusCode, 302);
-          }
-          const storedClicks = await listAll(key, '/api/v1/clicks');
-          for (const c of data.conversions) {
-            env.clock.set(START + c.minute * 60_000);
-            const body: Record<string, unknown> = { revenueCents: c.revenue, payoutCents: c.payout };
-            const click = c.click === null ? undefined : storedClicks[c.click % storedClicks.length];
-            if (click) body.clickId = click.id;
-            else {
-              body.offerId = offers[c.offer]?.id;
-              body.partnerId = partners[c.partner];
-              c.subs.forEach((s, n) => {
-                if (s) body[`sub${n + 1}`] = s;
-              });
-            }
-            if (c.currency) body.currency = c.currency;
-            const res = await env.request('POST', '/api/v1/conversions', { key, body });
-            assert.equal(res.status, 201, JSON.stringify(res.body));
-            if (c.decision !== 'none') {
-              const decided = await env.request('POST', `/api/v1/conversions/${res.body.id}/${c.decision}`, {
+        fc.asyncProperty(
+          datasetArb,
+          fc.array(queryArb, { minLength: 8, maxLength: 8 }),
+          fc.array(pairQueryArb, { minLength: 4, maxLength: 4 }),
+          async (data, randomQueries, pairQueries) => {
+            const queries = [...randomQueries, ...pairQueries];
+            const { apiKey: key } = await env.createBrand(`Dimensions ${++brandNo}`, { timezone: data.timezone });
+            const offers: Array<{ id: string; currency: string }> = [];
+            for (const currency of ['EUR', 'USD']) {
+              const res = await env.request('POST', '/api/v1/offers', {
                 key,
-                body: {},
+                body: {
+                  name: currency,
+                  destinationUrl: 'https://o.example/',
+                  currency,
+                  revenueCents: 900,
+                  payoutCents: 250,
+                },
               });
-              assert.equal(decided.status, 200);
+              offers.push({ id: res.body.id, currency });
             }
-          }
-          if (data.fold !== 'never') await foldFacts(env.ctx);
+            const partners: string[] = [];
+            for (const name of ['P1', 'P2']) {
+              partners.push(
+                (await env.request('POST', '/api/v1/partners', { key, body: { name, email: 'p@example.com' } })).body
+                  .id,
+              );
+            }
+            const half = Math.floor(data.clicks.length / 2);
+            for (const [i, c] of data.clicks.entries()) {
+              if (data.fold === 'midway' && i === half) await foldFacts(env.ctx);
+              env.clock.set(START + c.minute * 60_000);
+              const query = c.subs
+                .map((s, n) => (s ? `sub${n + 1}=${s}` : ''))
+                .filter(Boolean)
+                .join('&');
+              const headers: Record<string, string> = { 'x-forwarded-for': IPS[c.ip] as string };
+              if (USER_AGENTS[c.ua]) headers['user-agent'] = USER_AGENTS[c.ua] as string;
+              if (REFERERS[c.referer]) headers.referer = REFERERS[c.referer] as string;
+              const url = `/t/${offers[c.offer]?.id}/${partners[c.partner]}?${query}`;
+              const res = await env.app.inject({ method: 'GET', url, headers });
+              assert.equal(res.statusCode, 302);
+            }
+            const storedClicks = await listAll(key, '/api/v1/clicks');
+            for (const c of data.conversions) {
+              env.clock.set(START + c.minute * 60_000);
+              const body: Record<string, unknown> = { revenueCents: c.revenue, payoutCents: c.payout };
+              const click = c.click === null ? undefined : storedClicks[c.click % storedClicks.length];
+              if (click) body.clickId = click.id;
+              else {
+                body.offerId = offers[c.offer]?.id;
+                body.partnerId = partners[c.partner];
+                c.subs.forEach((s, n) => {
+                  if (s) body[`sub${n + 1}`] = s;
+                });
+              }
+              if (c.currency) body.currency = c.currency;
+              const res = await env.request('POST', '/api/v1/conversions', { key, body });
+              assert.equal(res.status, 201, JSON.stringify(res.body));
+              if (c.decision !== 'none') {
+                const decided = await env.request('POST', `/api/v1/conversions/${res.body.id}/${c.decision}`, {
+                  key,
+                  body: {},
+                });
+                assert.equal(decided.status, 200);
+              }
+            }
+            if (data.fold !== 'never') await foldFacts(env.ctx);
 
-          // What the lists say, summed independently.
-          const currencyOf = new Map(offers.map((o) => [o.id, o.currency]));
-          const attrs = (row: JsonBody, at: number): Row => ({
-            ...localParts(at, data.timezone),
-            offerId: row.offerId,
-            partnerId: row.partnerId,
-            country: row.country,
-            deviceType: row.deviceType,
-            os: row.os,
-            browser: row.browser,
-            referrerHost: row.referrerHost,
-            sub1: row.sub1,
-            sub2: row.sub2,
-            sub3: row.sub3,
-            sub4: row.sub4,
-            sub5: row.sub5,
-          });
-          const facts = [
-            ...storedClicks.map((c) => ({
-              attrs: attrs(c, Date.parse(c.createdAt)),
-              currency: currencyOf.get(c.offerId) as string,
-              sums: [1, 0, 0, 0, 0, 0],
-            })),
-            ...(await listAll(key, '/api/v1/conversions')).map((c) => {
-              const counted = c.status === 'rejected' ? 0 : 1;
-              return {
+            // What the lists say, summed independently.
+            const currencyOf = new Map(offers.map((o) => [o.id, o.currency]));
+            const attrs = (row: JsonBody, at: number): Row => ({
+              ...localParts(at, data.timezone),
+              offerId: row.offerId,
+              partnerId: row.partnerId,
+              country: row.country,
+              deviceType: row.deviceType,
+              os: row.os,
+              browser: row.browser,
+              referrerHost: row.referrerHost,
+              sub1: row.sub1,
+              sub2: row.sub2,
+              sub3: row.sub3,
+              sub4: row.sub4,
+              sub5: row.sub5,
+            });
+            const facts = [
+              ...storedClicks.map((c) => ({
                 attrs: attrs(c, Date.parse(c.createdAt)),
-                currency: c.currency as string,
-                sums: [
-                  0,
-                  c.status === 'pending' ? 1 : 0,
-                  c.status === 'approved' ? 1 : 0,
-                  c.status === 'rejected' ? 1 : 0,
-                  counted * c.revenueCents,
-                  counted * c.payoutCents,
-                ],
-              };
-            }),
-          ];
+                currency: currencyOf.get(c.offerId) as string,
+                sums: [1, 0, 0, 0, 0, 0],
+              })),
+              ...(await listAll(key, '/api/v1/conversions')).map((c) => {
+                const counted = c.status === 'rejected' ? 0 : 1;
+                return {
+                  attrs: attrs(c, Date.parse(c.createdAt)),
+                  currency: c.currency as string,
+                  sums: [
+                    0,
+                    c.status === 'pending' ? 1 : 0,
+                    c.status === 'approved' ? 1 : 0,
+                    c.status === 'rejected' ? 1 : 0,
+                    counted * c.revenueCents,
+                    counted * c.payoutCents,
+                  ],
+                };
+              }),
+            ];
 
-          for (const q of queries) {
-            const from = `2026-11-${q.fromDay}`;
-            const to = `2026-11-${Math.min(q.fromDay + q.days, 23)}`;
-            const filters: Record<string, string> = {};
-            for (const name of q.filters) {
-              const values = FILTER_VALUES[name] as string[];
-              filters[name] = values[q.filterPick % values.length] as string;
+            for (const q of queries) {
+              const from = `2026-11-${q.fromDay}`;
+              const to = `2026-11-${Math.min(q.fromDay + q.days, 23)}`;
+              const filters: Record<string, string> = {};
+              for (const name of q.filters) {
+                const values = FILTER_VALUES[name] as string[];
+                filters[name] = values[q.filterPick % values.length] as string;
+              }
+              if (q.offerFilter !== null) filters.offerId = offers[q.offerFilter]?.id as string;
+              if (q.partnerFilter !== null) filters.partnerId = partners[q.partnerFilter] as string;
+              const params = new URLSearchParams({ from, to, ...filters });
+              if (q.groupBy.length > 0) params.set('groupBy', q.groupBy.join(','));
+              const res = await env.request('GET', `/api/v1/reports?${params}`, { key });
+              assert.equal(res.status, 200, `${params}: ${JSON.stringify(res.body)}`);
+              const expected = expectedReport(facts, q.groupBy, filters, { from, to });
+              assert.deepEqual(canonical(res.body.data), canonical(expected as Row[]), String(params));
+              const totals = expectedReport(facts, [], filters, { from, to });
+              if (totals.length > 0) assert.deepEqual(canonical(res.body.totalsByCurrency), canonical(totals as Row[]));
             }
-            if (q.offerFilter !== null) filters.offerId = offers[q.offerFilter]?.id as string;
-            if (q.partnerFilter !== null) filters.partnerId = partners[q.partnerFilter] as string;
-            const params = new URLSearchParams({ from, to, ...filters });
-            if (q.groupBy.length > 0) params.set('groupBy', q.groupBy.join(','));
-            const res = await env.request('GET', `/api/v1/reports?${params}`, { key });
-            assert.equal(res.status, 200, `${params}: ${JSON.stringify(res.body)}`);
-            const expected = expectedReport(facts, q.groupBy, filters, { from, to });
-            assert.deepEqual(canonical(res.body.data), canonical(expected as Row[]), String(params));
-            const totals = expectedReport(facts, [], filters, { from, to });
-            if (totals.length > 0) assert.deepEqual(canonical(res.body.totalsByCurrency), canonical(totals as Row[]));
-          }
-        }),
+          },
+        ),
         { numRuns: 6 },
       );
     });

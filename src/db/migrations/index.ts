@@ -24,6 +24,7 @@ import * as m0017 from './0017_dashboard_indexes.js';
 import * as m0018 from './0018_unfolded_facts_index.js';
 import * as m0019 from './0019_drop_offer_rollups.js';
 import * as m0025 from './0025_webhook_log.js';
+import * as m0033 from './0033_pair_rollups.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0018_unfolded_facts_index': m0018,
   '0019_drop_offer_rollups': m0019,
   '0025_webhook_log': m0025,
+  '0033_pair_rollups': m0033,
 };
 
 export const migrationProvider: MigrationProvider = {

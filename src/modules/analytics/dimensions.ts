@@ -37,3 +37,29 @@ export function isAttribute(name: string): name is Attribute {
 
 export const DEVICE_TYPES = ['desktop', 'mobile', 'tablet', 'bot', 'other'] as const;
 export type DeviceType = (typeof DEVICE_TYPES)[number];
+
+/**
+ * Attributes whose values come from a fixed vocabulary (about 250 countries, five device
+ * types, the OS and browser names ua-parser knows, 24 hours). Their pairs are rolled up too
+ * (fold.ts): a pair's rows per day are bounded by the product of the vocabularies, however
+ * much traffic there is. The free-form ones (referrer host, sub1–sub5) are not paired: their
+ * combinations grow with the traffic, so a pair rollup would be as large as the facts.
+ */
+export const PAIRED_ATTRIBUTES = [
+  'country',
+  'deviceType',
+  'os',
+  'browser',
+  'hour',
+] as const satisfies readonly Attribute[];
+
+/** Every pair of paired attributes, each in the order of ATTRIBUTES (as stored). */
+export const PAIRS: ReadonlyArray<readonly [Attribute, Attribute]> = PAIRED_ATTRIBUTES.flatMap((a, i) =>
+  PAIRED_ATTRIBUTES.slice(i + 1).map((b) => [a, b] as const),
+);
+
+/** The pair rollup covering exactly `attributes`, in stored order, if there is one. */
+export function pairOf(attributes: readonly Attribute[]): readonly [Attribute, Attribute] | undefined {
+  if (attributes.length !== 2) return undefined;
+  return PAIRS.find(([a, b]) => attributes.includes(a) && attributes.includes(b));
+}

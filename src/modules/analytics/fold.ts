@@ -1,15 +1,20 @@
 /**
  * The fold job: claims facts not folded yet, sums them per attribute value at three levels
- * (all offers and partners, per offer, per offer and partner) and adds the sums to
- * analytics_rollups, in one transaction that also marks the facts folded. Summing a batch in
- * memory first turns thousands of facts into a few hundred upserts, which is why clicks
- * append a fact instead of updating a dozen rollup rows on the tracking link.
+ * (all offers and partners, per offer, per offer and partner) and per pair of
+ * fixed-vocabulary attributes, and adds the sums to analytics_rollups and
+ * analytics_pair_rollups, in one transaction that also marks the facts folded. Summing a
+ * batch in memory first turns thousands of facts into a few hundred upserts, which is why
+ * clicks append a fact instead of updating dozens of rollup rows on the tracking link.
+ *
+ * The fold runs in the server process beside the tracking link, so its per-fact work is kept
+ * small: identical facts are summed first under one cheap string key, each distinct fact
+ * then adds to its rollup sums under plain concatenated keys (no JSON, no object unless the
+ * sum is new), and the upserts are a handful of statements whatever the batch holds.
  */
 import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
-import type { AnalyticsRollupTable } from '../../db/schema.js';
-import { ATTRIBUTE_COLUMN, ATTRIBUTES } from './dimensions.js';
+import { ATTRIBUTE_COLUMN, ATTRIBUTES, PAIRS } from './dimensions.js';
 import type { FactRow } from './facts.js';
 
 /**
@@ -22,58 +27,218 @@ export const FOLD_BATCH = 500;
  * folding often keeps that tail, which reports scan, to about a second of traffic.
  */
 export const FOLD_INTERVAL_MS = 1000;
-/** Rollup rows per INSERT statement (13 parameters each, far below either dialect's limit). */
-const UPSERT_CHUNK = 200;
 /** '*' in offer_id / partner_id: the row sums every offer / partner. */
 export const ALL = '*';
 
 const COUNTERS = ['clicks', 'pending', 'approved', 'rejected', 'revenue_cents', 'payout_cents'] as const;
+const DIMENSIONS = ['', ...ATTRIBUTES] as const;
+const ATTRIBUTE_COLUMNS = ATTRIBUTES.map((a) => ATTRIBUTE_COLUMN[a]);
+/** Each pair's attributes as indexes into DIMENSIONS (0 is the empty dimension). */
+const PAIR_INDEXES = PAIRS.map(([a, b]) => [DIMENSIONS.indexOf(a), DIMENSIONS.indexOf(b)] as const);
+const PAIR_NAMES = PAIRS.map(([a, b]) => `${a},${b}`);
 
-type Rollup = AnalyticsRollupTable;
+/** Counter sums of one group: clicks, pending, approved, rejected, revenue, payout. */
+type Sums = [number, number, number, number, number, number];
 
-function addFact(sums: Map<string, Rollup>, fact: FactRow): void {
-  const levels: Array<[number, string, string]> = [
-    [0, ALL, ALL],
-    [1, fact.offer_id, ALL],
-    [2, fact.offer_id, fact.partner_id],
-  ];
-  const dimensions: Array<[string, string | null]> = [
-    ['', ''],
-    ...ATTRIBUTES.map((a) => [a, fact[ATTRIBUTE_COLUMN[a]]] as [string, string | null]),
-  ];
-  for (const [level, offerId, partnerId] of levels) {
-    for (const [dimension, value] of dimensions) {
-      const row: Rollup = {
-        brand_id: fact.brand_id,
-        dimension,
-        level,
-        value: value ?? '',
-        day: fact.day,
-        offer_id: offerId,
-        partner_id: partnerId,
-        currency: fact.currency,
-        clicks: 0,
-        pending: 0,
-        approved: 0,
-        rejected: 0,
-        revenue_cents: 0,
-        payout_cents: 0,
-      };
-      const key = JSON.stringify([
-        row.brand_id,
-        row.dimension,
-        level,
-        row.day,
-        row.offer_id,
-        row.partner_id,
-        row.value,
-        row.currency,
-      ]);
-      const sum = sums.get(key) ?? row;
-      for (const counter of COUNTERS) sum[counter] += Number(fact[counter]);
-      sums.set(key, sum);
+interface RollupSum {
+  brandId: string;
+  dimension: string;
+  level: number;
+  day: string;
+  offerId: string;
+  partnerId: string;
+  value: string;
+  currency: string;
+  sums: Sums;
+}
+
+interface PairSum {
+  brandId: string;
+  pair: string;
+  day: string;
+  first: string;
+  second: string;
+  currency: string;
+  sums: Sums;
+}
+
+function addSums(into: Sums, from: Sums): void {
+  for (let i = 0; i < 6; i++) into[i] = (into[i] as number) + (from[i] as number);
+}
+
+/**
+ * Ids one batch may hand out: each fact adds at most 53 (16 strings, 4 contexts, 11 for its
+ * distinct key, 12 dimension values, 10 pair values). Two ids combine into one number below
+ * 2^30, a small integer that V8 hashes without allocating.
+ */
+const ID_SPACE = 1 << 15;
+const IDS_PER_FACT = 64;
+if (FOLD_BATCH * IDS_PER_FACT > ID_SPACE) throw new Error('fold: FOLD_BATCH too large for the id space');
+
+/**
+ * Small integer ids for the batch's strings, and for pairs of ids. Every sum below is keyed
+ * by such an id — a number, hashed at once — instead of by a key string built and hashed
+ * for each of the ~50 sums every fact adds to.
+ */
+class Ids {
+  private readonly strings = new Map<string, number>();
+  private readonly pairs = new Map<number, number>();
+  private next = 0;
+
+  of(text: string): number {
+    let id = this.strings.get(text);
+    if (id === undefined) {
+      id = this.next++;
+      this.strings.set(text, id);
+    }
+    return id;
+  }
+
+  pair(a: number, b: number): number {
+    const key = a * ID_SPACE + b;
+    let id = this.pairs.get(key);
+    if (id === undefined) {
+      id = this.next++;
+      this.pairs.set(key, id);
+    }
+    return id;
+  }
+}
+
+interface DistinctFact {
+  fact: FactRow;
+  /** Per dimension ('' first, then ATTRIBUTES): the value ('' = none) and its id. */
+  values: string[];
+  valueIds: number[];
+  /** Ids of (brand, day, currency), plus the offer, plus the partner: one per level. */
+  contexts: [number, number, number];
+  sums: Sums;
+}
+
+/**
+ * Identical facts (same brand, day, offer, partner, currency and attributes) summed once, so
+ * each distinct one is expanded into its ~50 rollup rows once.
+ */
+function distinctFacts(facts: FactRow[], ids: Ids): Iterable<DistinctFact> {
+  const distinct = new Map<number, DistinctFact>();
+  const none = ids.of('');
+  for (const fact of facts) {
+    const base = ids.pair(ids.pair(ids.of(fact.brand_id), ids.of(fact.day)), ids.of(fact.currency));
+    const perOffer = ids.pair(base, ids.of(fact.offer_id));
+    const perPartner = ids.pair(perOffer, ids.of(fact.partner_id));
+    let key = perPartner;
+    const values = [''];
+    const valueIds = [none];
+    for (const column of ATTRIBUTE_COLUMNS) {
+      const value = fact[column] ?? '';
+      const id = ids.of(value);
+      values.push(value);
+      valueIds.push(id);
+      key = ids.pair(key, id);
+    }
+    const sums: Sums = [
+      Number(fact.clicks),
+      Number(fact.pending),
+      Number(fact.approved),
+      Number(fact.rejected),
+      Number(fact.revenue_cents),
+      Number(fact.payout_cents),
+    ];
+    const group = distinct.get(key);
+    if (group) addSums(group.sums, sums);
+    else distinct.set(key, { fact, values, valueIds, contexts: [base, perOffer, perPartner], sums });
+  }
+  return distinct.values();
+}
+
+/** The batch's sums per rollup row and per pair rollup row. */
+export function sumFacts(facts: FactRow[]): { rollups: Map<number, RollupSum>; pairs: Map<number, PairSum> } {
+  if (facts.length > FOLD_BATCH) throw new Error(`fold: at most ${FOLD_BATCH} facts at once`);
+  const ids = new Ids();
+  const rollups = new Map<number, RollupSum>();
+  const pairs = new Map<number, PairSum>();
+  for (const { fact, values, valueIds, contexts, sums } of distinctFacts(facts, ids)) {
+    const dimensionValues = valueIds.map((id, d) => ids.pair(d, id));
+    for (let d = 0; d < DIMENSIONS.length; d++) {
+      const dimensionValue = dimensionValues[d] as number;
+      for (let level = 0; level < 3; level++) {
+        const key = (contexts[level] as number) * ID_SPACE + dimensionValue;
+        const sum = rollups.get(key);
+        if (sum) addSums(sum.sums, sums);
+        else {
+          rollups.set(key, {
+            brandId: fact.brand_id,
+            dimension: DIMENSIONS[d] as string,
+            level,
+            day: fact.day,
+            offerId: level > 0 ? fact.offer_id : ALL,
+            partnerId: level > 1 ? fact.partner_id : ALL,
+            value: values[d] as string,
+            currency: fact.currency,
+            sums: [...sums],
+          });
+        }
+      }
+    }
+    for (let p = 0; p < PAIR_INDEXES.length; p++) {
+      const [a, b] = PAIR_INDEXES[p] as readonly [number, number];
+      const key = contexts[0] * ID_SPACE + ids.pair(dimensionValues[a] as number, dimensionValues[b] as number);
+      const sum = pairs.get(key);
+      if (sum) addSums(sum.sums, sums);
+      else {
+        pairs.set(key, {
+          brandId: fact.brand_id,
+          pair: PAIR_NAMES[p] as string,
+          day: fact.day,
+          first: values[a] as string,
+          second: values[b] as string,
+          currency: fact.currency,
+          sums: [...sums],
+        });
+      }
     }
   }
+  return { rollups, pairs };
+}
+
+const ROLLUP_COLUMNS = ['brand_id', 'dimension', 'level', 'day', 'offer_id', 'partner_id', 'value', 'currency'];
+const PAIR_ROLLUP_COLUMNS = ['brand_id', 'pair', 'day', 'first', 'second', 'currency'];
+/** PostgreSQL types of the key columns (SQLite takes the JSON values as they come). */
+const ROLLUP_TYPES = ['text', 'text', 'integer', 'text', 'text', 'text', 'text', 'text'];
+const PAIR_ROLLUP_TYPES = ['text', 'text', 'text', 'text', 'text', 'text'];
+
+/**
+ * Adds `rows` (key columns, then the six counters) to `table` in ONE statement: the rows
+ * travel as one JSON parameter that the database unpacks, instead of a multi-row INSERT
+ * built and compiled in the server process per 200 rows. On PostgreSQL the rows go in key
+ * order: two folds upserting the same rows lock them in the same sequence and cannot
+ * deadlock (SQLite has one writer at a time).
+ */
+async function upsert(
+  trx: Trx,
+  dialect: 'sqlite' | 'postgres',
+  table: 'analytics_rollups' | 'analytics_pair_rollups',
+  keyColumns: string[],
+  keyTypes: string[],
+  rows: unknown[][],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const json = JSON.stringify(rows);
+  const columns = [...keyColumns, ...COUNTERS];
+  const types = [...keyTypes, ...COUNTERS.map(() => 'bigint')];
+  const source =
+    dialect === 'sqlite'
+      ? sql`select ${sql.join(types.map((_, i) => sql.raw(`value ->> ${i}`)))} from json_each(${json}) where true`
+      : sql`select ${sql.join(types.map((type, i) => sql.raw(`(e ->> ${i})::${type}`)))}
+          from json_array_elements(${json}::json) as e
+          order by ${sql.join(keyColumns.map((_, i) => sql.raw(String(i + 1))))}`;
+  await sql`
+    insert into ${sql.table(table)} as t (${sql.join(columns.map((c) => sql.ref(c)))})
+    ${source}
+    on conflict (${sql.join(keyColumns.map((c) => sql.ref(c)))}) do update set
+    ${sql.join(COUNTERS.map((c) => sql`${sql.ref(c)} = ${sql.ref(`t.${c}`)} + ${sql.ref(`excluded.${c}`)}`))}`.execute(
+    trx,
+  );
 }
 
 async function claimFacts(trx: Trx, dialect: 'sqlite' | 'postgres'): Promise<FactRow[]> {
@@ -87,35 +252,21 @@ async function claimFacts(trx: Trx, dialect: 'sqlite' | 'postgres'): Promise<Fac
   return result.rows;
 }
 
-async function upsertRollups(trx: Trx, rows: Rollup[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += UPSERT_CHUNK) {
-    await trx
-      .insertInto('analytics_rollups')
-      .values(rows.slice(i, i + UPSERT_CHUNK))
-      .onConflict((oc) =>
-        oc
-          .columns(['brand_id', 'dimension', 'level', 'day', 'offer_id', 'partner_id', 'value', 'currency'])
-          .doUpdateSet(
-            Object.fromEntries(
-              COUNTERS.map((c) => [c, sql`${sql.ref(`analytics_rollups.${c}`)} + ${sql.ref(`excluded.${c}`)}`]),
-            ),
-          ),
-      )
-      .execute();
-  }
-}
-
 /** Folds one batch; returns how many facts it folded. */
 export async function foldBatch(ctx: AppContext): Promise<number> {
+  const { dialect } = ctx.db;
   return ctx.db.transact(async (trx) => {
-    const facts = await claimFacts(trx, ctx.db.dialect);
+    const facts = await claimFacts(trx, dialect);
     if (facts.length === 0) return 0;
-    const sums = new Map<string, Rollup>();
-    for (const fact of facts) addFact(sums, fact);
-    // One order for every worker: two PostgreSQL folds upserting the same rows lock them in
-    // the same sequence and cannot deadlock.
-    const rows = [...sums.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
-    await upsertRollups(trx, rows);
+    const { rollups, pairs } = sumFacts(facts);
+    const rollupRows = [];
+    for (const r of rollups.values()) {
+      rollupRows.push([r.brandId, r.dimension, r.level, r.day, r.offerId, r.partnerId, r.value, r.currency, ...r.sums]);
+    }
+    const pairRows = [];
+    for (const p of pairs.values()) pairRows.push([p.brandId, p.pair, p.day, p.first, p.second, p.currency, ...p.sums]);
+    await upsert(trx, dialect, 'analytics_rollups', ROLLUP_COLUMNS, ROLLUP_TYPES, rollupRows);
+    await upsert(trx, dialect, 'analytics_pair_rollups', PAIR_ROLLUP_COLUMNS, PAIR_ROLLUP_TYPES, pairRows);
     return facts.length;
   });
 }
@@ -131,9 +282,10 @@ export async function foldFacts(ctx: AppContext): Promise<number> {
 }
 
 /**
- * The fold as one SQL statement per dimension and level, for data loaded in bulk (the
- * benchmark's million clicks, an import): the same sums `foldBatch` adds, computed by the
- * database. Only for facts of `brandId` not folded yet and rollups not written yet.
+ * The fold as one SQL statement per dimension and level (and per pair), for data loaded in
+ * bulk (the benchmark's million clicks, an import): the same sums `foldBatch` adds,
+ * computed by the database. Only for facts of `brandId` not folded yet and rollups not
+ * written yet.
  */
 export async function rollUpLoadedFacts(trx: Trx, brandId: string): Promise<void> {
   const counters = sql.join(COUNTERS.map((c) => sql`sum(${sql.ref(c)})`));
@@ -142,10 +294,12 @@ export async function rollUpLoadedFacts(trx: Trx, brandId: string): Promise<void
     { level: 1, offer: sql.ref('offer_id'), partner: sql`${ALL}`, keys: ['offer_id'] },
     { level: 2, offer: sql.ref('offer_id'), partner: sql.ref('partner_id'), keys: ['offer_id', 'partner_id'] },
   ];
-  for (const dimension of ['', ...ATTRIBUTES] as const) {
+  for (const dimension of DIMENSIONS) {
     const value = dimension === '' ? sql`''` : sql`coalesce(${sql.ref(ATTRIBUTE_COLUMN[dimension])}, '')`;
     for (const { level, offer, partner, keys } of levels) {
-      const groupBy = sql.join([sql.ref('day'), ...keys.map((k) => sql.ref(k)), value, sql.ref('currency')]);
+      // PostgreSQL refuses a constant in GROUP BY: the '' dimension groups without its value.
+      const values = dimension === '' ? [] : [value];
+      const groupBy = sql.join([sql.ref('day'), ...keys.map((k) => sql.ref(k)), ...values, sql.ref('currency')]);
       await sql`
         insert into analytics_rollups (brand_id, dimension, level, day, offer_id, partner_id, value, currency,
           clicks, pending, approved, rejected, revenue_cents, payout_cents)
@@ -153,6 +307,16 @@ export async function rollUpLoadedFacts(trx: Trx, brandId: string): Promise<void
         from analytics_facts where brand_id = ${brandId} and folded = 0
         group by ${groupBy}`.execute(trx);
     }
+  }
+  for (const [a, b] of PAIRS) {
+    const first = sql`coalesce(${sql.ref(ATTRIBUTE_COLUMN[a])}, '')`;
+    const second = sql`coalesce(${sql.ref(ATTRIBUTE_COLUMN[b])}, '')`;
+    await sql`
+      insert into analytics_pair_rollups (brand_id, pair, day, first, second, currency,
+        clicks, pending, approved, rejected, revenue_cents, payout_cents)
+      select ${brandId}, ${`${a},${b}`}, day, ${first}, ${second}, currency, ${counters}
+      from analytics_facts where brand_id = ${brandId} and folded = 0
+      group by day, ${first}, ${second}, currency`.execute(trx);
   }
   await sql`update analytics_facts set folded = 1 where brand_id = ${brandId} and folded = 0`.execute(trx);
 }

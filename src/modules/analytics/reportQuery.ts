@@ -5,16 +5,18 @@
  *   attribute (dimension '' when none) at the coarsest level that still has the offers or
  *   partners asked for, plus the facts not folded yet, in ONE statement so both parts come
  *   from the same snapshot (a fold committing in between can neither drop nor double-count).
- * - Several attributes at once: their joint counts are not rolled up (one row per
- *   combination would cost every click a dozen writes), so the facts of the range are
- *   grouped directly.
+ * - Two fixed-vocabulary attributes (country, device type, OS, browser, hour) and no offer
+ *   or partner: the pair rollups of those two, plus the unfolded facts, the same way.
+ * - Anything else (three attributes, a pair with a free-form one such as sub1, or a pair
+ *   with an offer or partner): the facts of the range, grouped directly — their joint
+ *   counts have about as many rows as the facts themselves.
  *
  * Column names come from this module's constants, never from the request; values are
  * parameters.
  */
 import { type RawBuilder, sql } from 'kysely';
 import type { Queryable } from '../../db/database.js';
-import { ATTRIBUTE_COLUMN, type Attribute } from './dimensions.js';
+import { ATTRIBUTE_COLUMN, type Attribute, pairOf } from './dimensions.js';
 
 export interface ReportSpec {
   brandId: string;
@@ -91,6 +93,32 @@ function fromRollups(spec: ReportSpec, attribute: Attribute | undefined) {
     group by ${sql.join(groupBy)}`;
 }
 
+function fromPairRollups(spec: ReportSpec, [a, b]: readonly [Attribute, Attribute]) {
+  const keys = keyColumns(spec).map((c) => sql.ref(c));
+  const filters = [sql`pair = ${`${a},${b}`}`, ...commonFilters(spec)];
+  const unfoldedFilters = [sql`folded = 0`, ...commonFilters(spec)];
+  for (const [attribute, column] of [
+    [a, 'first'],
+    [b, 'second'],
+  ] as const) {
+    const value = spec.filters[attribute];
+    if (value === undefined) continue;
+    filters.push(sql`${sql.ref(column)} = ${value}`);
+    unfoldedFilters.push(sql`${sql.ref(ATTRIBUTE_COLUMN[attribute])} = ${value}`);
+  }
+  const unfoldedValues = [a, b].map((attribute) => sql`coalesce(${sql.ref(ATTRIBUTE_COLUMN[attribute])}, '')`);
+  return sql<Record<string, string | number>>`
+    select ${sql.join([...keys, sql`first`, sql`second`, sql`currency`, SUMS])}
+    from (
+      select ${sql.join([...keys, sql`first`, sql`second`, sql`currency`, COUNTERS])}
+      from analytics_pair_rollups where ${sql.join(filters, sql` and `)}
+      union all
+      select ${sql.join([...keys, sql`${unfoldedValues[0]} as first`, sql`${unfoldedValues[1]} as second`, sql`currency`, COUNTERS])}
+      from analytics_facts where ${sql.join(unfoldedFilters, sql` and `)}
+    ) as sums
+    group by ${sql.join([...keys, sql.ref('first'), sql.ref('second'), sql.ref('currency')])}`;
+}
+
 function fromFacts(spec: ReportSpec) {
   const filters = commonFilters(spec);
   for (const [attribute, value] of Object.entries(spec.filters) as Array<[Attribute, string]>) {
@@ -105,13 +133,17 @@ function fromFacts(spec: ReportSpec) {
 
 export async function readReportSums(q: Queryable, spec: ReportSpec): Promise<SumsRow[]> {
   const involved = involvedAttributes(spec);
-  const viaRollups = involved.length <= 1;
-  const query = viaRollups ? fromRollups(spec, involved[0]) : fromFacts(spec);
+  const pair = spec.byOffer || spec.byPartner || spec.offerId || spec.partnerId ? undefined : pairOf(involved);
+  // Which column of the result holds each attribute's value.
+  const columnOf = (attribute: Attribute): string =>
+    involved.length <= 1 ? 'value' : pair ? (attribute === pair[0] ? 'first' : 'second') : ATTRIBUTE_COLUMN[attribute];
+  const query =
+    involved.length <= 1 ? fromRollups(spec, involved[0]) : pair ? fromPairRollups(spec, pair) : fromFacts(spec);
   const { rows } = await query.execute(q);
   return rows.map((raw) => {
     const attributes: SumsRow['attributes'] = {};
     for (const attribute of spec.attributes) {
-      const value = viaRollups ? raw.value : raw[ATTRIBUTE_COLUMN[attribute]];
+      const value = raw[columnOf(attribute)];
       attributes[attribute] = value === null || value === undefined || value === '' ? null : String(value);
     }
     const row: SumsRow = {
