@@ -2,6 +2,7 @@
 import { benchAnalytics } from './analytics.js';
 import { benchApiAuth } from './apiAuth.js';
 import { benchConversionIngest } from './conversionIngest.js';
+import { benchDashboard } from './dashboard.js';
 import { writeReport } from './lib.js';
 import { benchReports } from './reports.js';
 import { benchSoak } from './soak.js';
@@ -14,6 +15,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   'conversion-ingest': benchConversionIngest,
   reports: benchReports,
   analytics: benchAnalytics,
+  dashboard: benchDashboard,
   webhooks: benchWebhooks,
   tracking: benchTracking,
   soak: benchSoak,
