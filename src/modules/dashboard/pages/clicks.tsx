@@ -2,6 +2,7 @@
  * Clicks: the newest first with where they came from (country, device, OS, browser, referrer
  * host), fraud signals in words and sub-ids; one click's page.
  */
+import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../../context.js';
 import { toPage } from '../../../http/pagination.js';
@@ -84,7 +85,7 @@ export function clickPages(app: DashboardApp, ctx: AppContext): void {
           <Table
             caption="Clicks"
             class="wide"
-            columns={['Time', 'Offer', 'Partner', 'Country', 'Device', 'Referrer', 'IP', num('Fraud score'), 'Sub ids']}
+            columns={['Time', 'Offer', 'Partner', 'Country', 'Device', 'Referrer', num('Fraud score'), 'Sub ids']}
             rows={page.data.map((c) => (
               <tr>
                 <td>
@@ -98,10 +99,15 @@ export function clickPages(app: DashboardApp, ctx: AppContext): void {
                 </td>
                 <Cell text={offerName.get(c.offer_id) ?? c.offer_id} />
                 <Cell text={partnerName.get(c.partner_id) ?? c.partner_id} />
-                <Cell text={country(c.country) ?? '—'} />
+                <td>
+                  {escapeHtml(country(c.country) ?? '—')}
+                  <br />
+                  <span class="muted small mono" safe>
+                    {c.ip}
+                  </span>
+                </td>
                 <Cell class="small" text={device(c) ?? '—'} />
                 <Cell class="small url" text={c.referrer_host ?? '—'} />
-                <Cell class="mono small" text={c.ip} />
                 <td class="num">
                   <RiskCell click={c} />
                 </td>
