@@ -11,7 +11,7 @@
  * fetched 30 times in turn (after warm-up): p50 and p95 per page. Target: p95 <= 50 ms.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -43,6 +43,8 @@ const POSTBACK_TEMPLATES = 40;
 const DAYS = 30;
 const RUNS = 30;
 const WARMUP = 3;
+/** Requests timed of a page whose warm-up took over ten times the target. */
+const SLOW_RUNS = 5;
 const TARGET_P95_MS = 50;
 const DAY_MS = 86_400_000;
 const SPAN_MS = DAYS * DAY_MS;
@@ -386,16 +388,25 @@ function tables(seed: Seed): TableLoad[] {
   ];
 }
 
-/** Brand (zone UTC), offers, partners, subscriptions, postback templates and a dashboard user. */
+/** The seed's ids, all made from its start (so a kept database can be measured again). */
+function seedOf(brandId: string, startMs: number): Seed {
+  return {
+    brandId,
+    startMs,
+    offerIds: Array.from({ length: OFFERS }, (_, o) => idOf('off', startMs - DAY_MS, o)),
+    partnerIds: Array.from({ length: PARTNERS }, (_, p) => idOf('prt', startMs - DAY_MS, p)),
+    subscriptionIds: Array.from({ length: SUBSCRIPTIONS }, (_, s) => idOf('sub', startMs - DAY_MS, s)),
+    postbackIds: Array.from({ length: POSTBACK_TEMPLATES }, (_, t) => idOf('pbk', startMs - DAY_MS, t)),
+  };
+}
+
+/** Brand (zone UTC), offers, partners, subscriptions and postback templates. */
 async function createBrand(db: Database, startMs: number): Promise<Seed> {
   await migrateToLatest(db);
   const now = systemClock.now();
   const seed = await db.transact(async (trx) => {
     const { brand } = await createBrandWithFirstKey(trx, systemClock, { name: 'Bench Dashboard' }, {});
-    const offerIds = Array.from({ length: OFFERS }, (_, o) => idOf('off', startMs - DAY_MS, o));
-    const partnerIds = Array.from({ length: PARTNERS }, (_, p) => idOf('prt', startMs - DAY_MS, p));
-    const subscriptionIds = Array.from({ length: SUBSCRIPTIONS }, (_, s) => idOf('sub', startMs - DAY_MS, s));
-    const postbackIds = Array.from({ length: POSTBACK_TEMPLATES }, (_, t) => idOf('pbk', startMs - DAY_MS, t));
+    const { offerIds, partnerIds, subscriptionIds, postbackIds } = seedOf(brand.id, startMs);
     await trx
       .insertInto('offers')
       .values(
@@ -616,7 +627,8 @@ async function measure(dialect: Dialect, db: Database, seed: Seed, dataDir: stri
     db,
     logger: createLogger(config, pino.destination({ dest: '/dev/null', sync: false })),
   });
-  await createUser(ctx, { brandId: seed.brandId, email: EMAIL, password: PASSWORD });
+  const user = await db.read.selectFrom('dashboard_users').select('id').where('email', '=', EMAIL).executeTakeFirst();
+  if (!user) await createUser(ctx, { brandId: seed.brandId, email: EMAIL, password: PASSWORD });
   const app = await buildApp(ctx);
   await app.listen({ port, host: '127.0.0.1' });
   try {
@@ -638,9 +650,13 @@ async function measure(dialect: Dialect, db: Database, seed: Seed, dataDir: stri
         const body = await res.text();
         if (res.status !== 200) throw new Error(`${url}: ${res.status} ${body.slice(0, 300)}`);
       };
+      let warm = performance.now();
       for (let i = 0; i < WARMUP; i++) await once();
+      warm = (performance.now() - warm) / WARMUP;
+      // A page far over the target is timed a few times only: its p95 is the slowest of those.
+      const runs = warm > 10 * TARGET_P95_MS ? SLOW_RUNS : RUNS;
       const times: number[] = [];
-      for (let i = 0; i < RUNS; i++) {
+      for (let i = 0; i < runs; i++) {
         const started = performance.now();
         await once();
         times.push(performance.now() - started);
@@ -650,7 +666,7 @@ async function measure(dialect: Dialect, db: Database, seed: Seed, dataDir: stri
       if (p95 > TARGET_P95_MS) misses.push(name);
       record({
         benchmark: 'dashboard',
-        metric: `${name}: p50 ${percentile(times, 50).toFixed(1)} ms, p95`,
+        metric: `${name}: p50 ${percentile(times, 50).toFixed(1)} ms, p95 of ${runs}`,
         value: p95,
         unit: 'ms',
         target: `p95 <= ${TARGET_P95_MS} ms`,
@@ -667,8 +683,58 @@ async function measure(dialect: Dialect, db: Database, seed: Seed, dataDir: stri
   }
 }
 
+/** The brand and start of a database seeded by an earlier run (BENCH_DASHBOARD_DATA_DIR). */
+async function keptSeed(db: Database): Promise<Seed | null> {
+  const brand = await db.read
+    .selectFrom('brands')
+    .select('id')
+    .where('name', '=', 'Bench Dashboard')
+    .executeTakeFirst();
+  if (!brand) return null;
+  const first = await db.read
+    .selectFrom('clicks')
+    .select((eb) => eb.fn.min('created_at').as('start'))
+    .where('brand_id', '=', brand.id)
+    .executeTakeFirstOrThrow();
+  return seedOf(brand.id, Number(first.start));
+}
+
+async function seedDatabase(db: Database, dataDir: string, startMs: number): Promise<Seed> {
+  const seed = await createBrand(db, startMs);
+  const started = performance.now();
+  const loads = tables(seed);
+  if (db.dialect === 'sqlite') loadSqlite(path.join(dataDir, 'affitrack.db'), loads);
+  else await loadPostgres(db, loads);
+  // The fold of a bulk load rewrites every fact once: no need to wait for the disk meanwhile.
+  if (db.dialect === 'sqlite') await sql`pragma synchronous = OFF`.execute(db.admin);
+  await db.admin.transaction().execute(async (trx) => {
+    if (db.dialect === 'postgres') await sql`set local work_mem = '256MB'`.execute(trx);
+    await rollUpLoadedFacts(trx, seed.brandId);
+  });
+  // Settle the load as a server would be some time after it (see bench/reports.ts).
+  if (db.dialect === 'sqlite') {
+    await sql`pragma synchronous = FULL`.execute(db.admin);
+    await sql`pragma wal_checkpoint(TRUNCATE)`.execute(db.admin);
+  } else {
+    await sql`vacuum analyze`.execute(db.admin);
+    await sql`checkpoint`.execute(db.admin).catch(() => console.log('  postgres: checkpoint not permitted'));
+  }
+  console.log(
+    `  ${db.dialect}: ${DELIVERIES} deliveries, ${CLICKS} clicks, ${CONVERSIONS} conversions seeded in ` +
+      `${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  return seed;
+}
+
+/**
+ * Seeds a database and measures the pages. With BENCH_DASHBOARD_DATA_DIR (SQLite only) the
+ * seeded database is kept in that folder, and a later run measures it again without seeding
+ * (after migrating it: a change's new indexes are built on the million rows).
+ */
 async function benchDialect(dialect: Dialect, databaseUrl: string | null, startMs: number): Promise<void> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'affitrack-bench-dashboard-'));
+  const keptDir = dialect === 'sqlite' ? process.env.BENCH_DASHBOARD_DATA_DIR : undefined;
+  if (keptDir) mkdirSync(keptDir, { recursive: true });
+  const dataDir = keptDir ?? mkdtempSync(path.join(tmpdir(), 'affitrack-bench-dashboard-'));
   const schema = databaseUrl ? `bench_${randomBytes(6).toString('hex')}` : undefined;
   const admin = async (statement: string) => {
     const client = new pg.Client({ connectionString: databaseUrl ?? undefined });
@@ -682,33 +748,17 @@ async function benchDialect(dialect: Dialect, databaseUrl: string | null, startM
   if (schema) await admin(`create schema ${schema}`);
   let db: Database | null = new Database({ databaseUrl, dataDir, schema });
   try {
-    const seed = await createBrand(db, startMs);
-    const started = performance.now();
-    const loads = tables(seed);
-    if (dialect === 'sqlite') loadSqlite(path.join(dataDir, 'affitrack.db'), loads);
-    else await loadPostgres(db, loads);
-    await db.admin.transaction().execute(async (trx) => {
-      if (db?.dialect === 'postgres') await sql`set local work_mem = '256MB'`.execute(trx);
-      await rollUpLoadedFacts(trx, seed.brandId);
-    });
-    // Settle the load as a server would be some time after it (see bench/reports.ts).
-    if (dialect === 'sqlite') {
-      await sql`pragma wal_checkpoint(TRUNCATE)`.execute(db.admin);
-    } else {
-      await sql`vacuum analyze`.execute(db.admin);
-      await sql`checkpoint`.execute(db.admin).catch(() => console.log('  postgres: checkpoint not permitted'));
-    }
-    console.log(
-      `  ${dialect}: ${DELIVERIES} deliveries, ${CLICKS} clicks, ${CONVERSIONS} conversions seeded in ` +
-        `${((performance.now() - started) / 1000).toFixed(1)} s`,
-    );
+    await migrateToLatest(db);
+    const kept = keptDir ? await keptSeed(db) : null;
+    if (kept) console.log(`  ${dialect}: measuring the database kept in ${keptDir}`);
+    const seed = kept ?? (await seedDatabase(db, dataDir, startMs));
     const owned = db;
     db = null; // closed by measure()
     await measure(dialect, owned, seed, dataDir);
   } finally {
     await db?.close();
     if (schema) await admin(`drop schema if exists ${schema} cascade`);
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!keptDir) rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
