@@ -76,3 +76,16 @@ export function newId(prefix: IdPrefix, now: number = Date.now()): string {
 export function idAt(prefix: IdPrefix, ms: number): string {
   return `${prefix}_${encodeTime(ms)}`;
 }
+
+/** The creation time (ms) an id carries (`newId`'s time part), or null when `id` is not one of ours. */
+export function timeOfId(id: string): number | null {
+  const body = id.slice(id.indexOf('_') + 1, id.indexOf('_') + 1 + TIME_CHARS);
+  if (id.indexOf('_') < 0 || body.length !== TIME_CHARS) return null;
+  let ms = 0;
+  for (const char of body) {
+    const digit = ALPHABET.indexOf(char);
+    if (digit < 0) return null;
+    ms = ms * 32 + digit;
+  }
+  return ms;
+}

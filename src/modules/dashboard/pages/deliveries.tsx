@@ -5,6 +5,7 @@ import { addDays, isRealDay, parseDay, startOfLocalDay } from '../../../calendar
 import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
+import { timeOfId } from '../../../ids.js';
 import { EVENT_NAMES } from '../../events/schemas.js';
 import { type AttemptRow, findDelivery, listAttempts, listSubscriptions } from '../../webhooks/repository.js';
 import { redeliver } from '../../webhooks/service.js';
@@ -21,6 +22,7 @@ import {
   partnerMenu,
   partnerPostbackIds,
   retryNow,
+  SAME_TRANSACTION_MS,
 } from '../repository.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
 import { safeDashboardPath, sessionOf } from '../session.js';
@@ -149,9 +151,20 @@ function DeliveryTable(props: {
 /** A search term as a filter: a delivery id, an event id or a conversion's events. */
 async function searchFilter(ctx: AppContext, brandId: string, term: string) {
   if (term.startsWith('wh_')) return { id: term };
-  if (term.startsWith('evt_')) return { eventIds: [term] };
-  if (term.startsWith('conv_')) return { eventIds: await conversionEventIds(ctx.db.read, brandId, term) };
-  return { id: term };
+  const eventIds = term.startsWith('evt_')
+    ? [term]
+    : term.startsWith('conv_')
+      ? await conversionEventIds(ctx.db.read, brandId, term)
+      : null;
+  if (!eventIds) return { id: term };
+  // An event's deliveries are written with it: look for them in the minutes after it.
+  const windows = eventIds.flatMap((id) => {
+    const at = timeOfId(id);
+    return at === null ? [] : [{ fromMs: at, toMs: at + SAME_TRANSACTION_MS }];
+  });
+  // No event (an unknown conversion, not an event id): nothing to find, and nothing to scan.
+  if (windows.length === 0) return { id: '' };
+  return { eventIds, windows };
 }
 
 function dayBound(day: string, timeZone: string, end: boolean): number | undefined {

@@ -9,7 +9,14 @@ import type { Metrics, Report } from '../../reports/schemas.js';
 import { buildReport } from '../../reports/service.js';
 import { compactMoney, count, country, day, fraudSignals, money, percent } from '../format.js';
 import { Query } from '../forms.js';
-import { countByStatus, failingSubscriptions, offerNames, partnerNames, recentClicks } from '../repository.js';
+import {
+  countByStatus,
+  failingSubscriptions,
+  offerNames,
+  partnerNames,
+  pendingConversionCount,
+  recentClicks,
+} from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
@@ -134,7 +141,7 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
       buildReport(ctx, brand.id, { from, to: today, groupBy: 'country' }),
       buildReport(ctx, brand.id, { from, to: today, groupBy: 'deviceType' }),
       listConversions(q, brand.id, { status: 'pending', limit: ATTENTION_ROWS }),
-      countByStatus(q, 'conversions', brand.id, 'pending'),
+      pendingConversionCount(q, brand.id),
       recentClicks(q, brand.id, { highRisk: true, limit: ATTENTION_ROWS }).then((r) => r.slice(0, ATTENTION_ROWS)),
       failingSubscriptions(q, brand.id, now - FAILING_WINDOW_MS, ATTENTION_ROWS),
       countByStatus(q, 'partners', brand.id, 'applicant'),
