@@ -5,10 +5,14 @@ import type { Kysely } from 'kysely';
  * (measured by `npm run bench dashboard` with a million deliveries and clicks):
  * - the delivery log by event type: a rare event (`partner.banned`) meant scanning every
  *   delivery of the brand — seconds;
- * - the clicks of one partner, newest first: the planner walked the brand's clicks by id
- *   (or the high-risk ones) fetching each row to test the partner;
- * - a search by transaction id on the conversions page (the unique index starts with the
- *   offer, which the search does not know).
+ * - the clicks of one partner, newest first;
+ * - conversions of one offer, of one partner (the list, and the partner balances on the
+ *   partners list), and a search by transaction id (the unique index starts with the offer,
+ *   which the search does not know).
+ * Column order matters on SQLite, which plans without statistics (nothing runs ANALYZE):
+ * it takes an equality on any index as very selective, so an index starting with brand_id
+ * and no order would be picked for brand-wide queries too (and read every row); these lead
+ * with the filtered column, or end with id so the newest-first order needs no sort.
  * Each costs one index entry per delivery, click or conversion written.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -23,8 +27,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .columns(['brand_id', 'partner_id', 'id'])
     .execute();
   await db.schema
-    .createIndex('conversions_brand_txn_idx')
+    .createIndex('conversions_offer_brand_idx')
     .on('conversions')
-    .columns(['brand_id', 'external_txn_id'])
+    .columns(['offer_id', 'brand_id', 'id'])
+    .execute();
+  await db.schema
+    .createIndex('conversions_partner_brand_idx')
+    .on('conversions')
+    .columns(['partner_id', 'brand_id', 'id'])
+    .execute();
+  await db.schema
+    .createIndex('conversions_txn_brand_idx')
+    .on('conversions')
+    .columns(['external_txn_id', 'brand_id', 'id'])
     .execute();
 }

@@ -148,7 +148,7 @@ function DeliveryTable(props: {
   );
 }
 
-/** A search term as a filter: a delivery id, an event id or a conversion's events. */
+/** A search term as a filter: a delivery id, an event id or a conversion's events; null when nothing can match. */
 async function searchFilter(ctx: AppContext, brandId: string, term: string) {
   if (term.startsWith('wh_')) return { id: term };
   const eventIds = term.startsWith('evt_')
@@ -163,7 +163,7 @@ async function searchFilter(ctx: AppContext, brandId: string, term: string) {
     return at === null ? [] : [{ fromMs: at, toMs: at + SAME_TRANSACTION_MS }];
   });
   // No event (an unknown conversion, not an event id): nothing to find, and nothing to scan.
-  if (windows.length === 0) return { id: '' };
+  if (windows.length === 0) return null;
   return { eventIds, windows };
 }
 
@@ -189,17 +189,20 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
     };
     const cursor = cursorParam || undefined;
     const partnerTargets = filters.partnerId ? await partnerPostbackIds(q, brand.id, filters.partnerId) : undefined;
-    const rows = await deliveryLog(q, brand.id, {
-      status: filters.status,
-      kind: filters.kind,
-      event: filters.event,
-      targets: filters.subscription ? [filters.subscription] : partnerTargets,
-      fromMs: dayBound(filters.from ?? '', brand.timezone, false),
-      toMs: dayBound(filters.to ?? '', brand.timezone, true),
-      ...(filters.q ? await searchFilter(ctx, brand.id, filters.q) : {}),
-      cursor,
-      limit: PAGE_SIZE,
-    });
+    const search = filters.q ? await searchFilter(ctx, brand.id, filters.q) : {};
+    const rows = !search
+      ? []
+      : await deliveryLog(q, brand.id, {
+          status: filters.status,
+          kind: filters.kind,
+          event: filters.event,
+          targets: filters.subscription ? [filters.subscription] : partnerTargets,
+          fromMs: dayBound(filters.from ?? '', brand.timezone, false),
+          toMs: dayBound(filters.to ?? '', brand.timezone, true),
+          ...search,
+          cursor,
+          limit: PAGE_SIZE,
+        });
     const page = toPage(rows, PAGE_SIZE, (r) => r);
     const [targets, attempts, subscriptions, partners] = await Promise.all([
       deliveryTargets(
