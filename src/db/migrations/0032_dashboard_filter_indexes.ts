@@ -18,26 +18,33 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createIndex('webhook_deliveries_brand_event_idx')
+    .ifNotExists()
     .on('webhook_deliveries')
     .columns(['brand_id', 'event', 'id'])
     .execute();
   await db.schema
     .createIndex('clicks_brand_partner_idx')
+    .ifNotExists()
     .on('clicks')
     .columns(['brand_id', 'partner_id', 'id'])
     .execute();
   await db.schema
     .createIndex('conversions_offer_brand_idx')
+    .ifNotExists()
     .on('conversions')
     .columns(['offer_id', 'brand_id', 'id'])
     .execute();
+  // Also covers the partner balances of the partners list (status, currency, payout of every
+  // conversion of 50 partners), so those are read from the index alone.
   await db.schema
     .createIndex('conversions_partner_brand_idx')
+    .ifNotExists()
     .on('conversions')
-    .columns(['partner_id', 'brand_id', 'id'])
+    .columns(['partner_id', 'brand_id', 'id', 'status', 'currency', 'payout_cents'])
     .execute();
   await db.schema
     .createIndex('conversions_txn_brand_idx')
+    .ifNotExists()
     .on('conversions')
     .columns(['external_txn_id', 'brand_id', 'id'])
     .execute();
