@@ -145,7 +145,10 @@ export async function rollUpLoadedFacts(trx: Trx, brandId: string): Promise<void
   for (const dimension of ['', ...ATTRIBUTES] as const) {
     const value = dimension === '' ? sql`''` : sql`coalesce(${sql.ref(ATTRIBUTE_COLUMN[dimension])}, '')`;
     for (const { level, offer, partner, keys } of levels) {
-      const groupBy = sql.join([sql.ref('day'), ...keys.map((k) => sql.ref(k)), value, sql.ref('currency')]);
+      // PostgreSQL refuses a constant in GROUP BY (the '' of the no-attribute rows): only a
+      // column expression is grouped by.
+      const valueKey = dimension === '' ? [] : [value];
+      const groupBy = sql.join([sql.ref('day'), ...keys.map((k) => sql.ref(k)), ...valueKey, sql.ref('currency')]);
       await sql`
         insert into analytics_rollups (brand_id, dimension, level, day, offer_id, partner_id, value, currency,
           clicks, pending, approved, rejected, revenue_cents, payout_cents)
