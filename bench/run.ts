@@ -2,6 +2,7 @@
 import { benchAnalytics } from './analytics.js';
 import { benchApiAuth } from './apiAuth.js';
 import { benchConversionIngest } from './conversionIngest.js';
+import { benchDashboard } from './dashboard.js';
 import { writeReport } from './lib.js';
 import { benchReports } from './reports.js';
 import { benchRetention } from './retention.js';
@@ -16,6 +17,7 @@ const benchmarks: Record<string, () => Promise<void>> = {
   reports: benchReports,
   analytics: benchAnalytics,
   retention: benchRetention,
+  dashboard: benchDashboard,
   webhooks: benchWebhooks,
   tracking: benchTracking,
   soak: benchSoak,

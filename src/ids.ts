@@ -72,15 +72,20 @@ export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   return `${prefix}_${encodeTime(lastTime)}${encodeRandom(lastRandom)}`;
 }
 
-/** When an id was made (epoch ms): the time part of its ULID body. */
-export function timeOfId(id: string): number {
-  const body = id.slice(id.indexOf('_') + 1, id.indexOf('_') + 1 + TIME_CHARS);
-  let ms = 0;
-  for (const char of body) ms = ms * 32 + ALPHABET.indexOf(char);
-  return ms;
-}
-
 /** The smallest id of `prefix` made at `ms`: ids sort by time, so `id >= idAt(…)` is a time bound. */
 export function idAt(prefix: IdPrefix, ms: number): string {
   return `${prefix}_${encodeTime(ms)}`;
+}
+
+/** The creation time (ms) an id carries (`newId`'s time part), or null when `id` is not one of ours. */
+export function timeOfId(id: string): number | null {
+  const body = id.slice(id.indexOf('_') + 1, id.indexOf('_') + 1 + TIME_CHARS);
+  if (id.indexOf('_') < 0 || body.length !== TIME_CHARS) return null;
+  let ms = 0;
+  for (const char of body) {
+    const digit = ALPHABET.indexOf(char);
+    if (digit < 0) return null;
+    ms = ms * 32 + digit;
+  }
+  return ms;
 }

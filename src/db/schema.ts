@@ -392,7 +392,10 @@ export interface AnalyticsFactTable {
   folded: Generated<number>;
 }
 
-/** Facts summed per attribute value (modules/analytics/fold.ts); '' = none, '*' = all offers/partners. */
+/** Facts summed per attribute value (modules/analytics/fold.ts); '' = none, '*' = all offers/partners.
+ * Indexed also by partner for the rows without attribute at level 2 (migration 0030: a
+ * partner's dashboard numbers).
+ */
 export interface AnalyticsRollupTable {
   brand_id: string;
   dimension: string;

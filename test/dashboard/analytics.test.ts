@@ -68,3 +68,97 @@ for (const dialect of testedDialects()) {
     });
   });
 }
+
+const IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
+/** Addresses the country data places in Great Britain, the United States and Ireland. */
+const GB = '81.2.69.142';
+const US = '8.8.8.8';
+const IE = '2a00:1450:4001::1';
+
+/** The text of the element with `id`'s enclosing section (tags dropped, spaces collapsed). */
+function sectionText(html: string, headingId: string): string {
+  const start = html.indexOf(`aria-labelledby="${headingId}"`);
+  assert.ok(start >= 0, `a section labelled by ${headingId}`);
+  const end = html.indexOf('</section>', html.indexOf('</table>', start));
+  return html
+    .slice(start, end)
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/\s+/g, ' ');
+}
+
+for (const dialect of testedDialects()) {
+  describe(`dashboard: where clicks come from (${dialect})`, () => {
+    let env: TestEnv;
+    let client: DashboardClient;
+    before(async () => {
+      env = await createTestEnv(dialect, { env: { TRUST_PROXY: 'true' } });
+      // New York: the overview's 30 days are 2026-10-23…2026-11-21 there, 05:00 UTC to 05:00 UTC.
+      env.clock.set(Date.parse('2026-11-21T10:00:00Z'));
+      const brand = await env.request('PATCH', '/api/v1/brand', { body: { timezone: 'America/New_York' } });
+      assert.equal(brand.status, 200);
+      client = await signedInClient(env);
+      const partnerId = (await env.request('POST', '/api/v1/partners', { body: { name: 'P', email: 'p@example.com' } }))
+        .body.id;
+      const offerId = (
+        await env.request('POST', '/api/v1/offers', { body: { name: 'O', destinationUrl: 'https://o.example/' } })
+      ).body.id;
+      const click = async (at: string, headers: Record<string, string>) => {
+        env.clock.set(Date.parse(at));
+        const res = await env.app.inject({ method: 'GET', url: `/t/${offerId}/${partnerId}`, headers });
+        assert.equal(res.statusCode, 302);
+      };
+      // 22 Oct, 23:00 in New York (23 Oct in UTC): the day before the range, so not counted.
+      await click('2026-10-23T03:00:00Z', { 'user-agent': CHROME, 'x-forwarded-for': IE });
+      // 23 Oct, 00:30 in New York: the range's first day.
+      await click('2026-10-23T04:30:00Z', {
+        'user-agent': IPHONE,
+        'x-forwarded-for': US,
+        referer: 'https://Blog.Example.org/post',
+      });
+      await click('2026-11-21T09:00:00Z', { 'user-agent': CHROME, 'x-forwarded-for': GB });
+      await click('2026-11-21T09:30:00Z', { 'user-agent': CHROME, 'x-forwarded-for': GB });
+      env.clock.set(Date.parse('2026-11-21T10:00:00Z'));
+    });
+    after(() => env.close());
+
+    it('shows the top countries of the last 30 brand-local days on the overview, with their share of clicks', async () => {
+      const page = await client.get('/dashboard');
+      assert.equal(page.status, 200);
+      const text = sectionText(page.body, 'countries-h');
+      assert.match(text, /United Kingdom \(GB\) 2 66\.7% 0 United States \(US\) 1 33\.3% 0/);
+      assert.doesNotMatch(text, /Ireland/, 'the click of the day before the range is not counted');
+    });
+
+    it('shows the device types of the last 30 days on the overview', async () => {
+      const text = sectionText((await client.get('/dashboard')).body, 'devices-h');
+      assert.match(text, /desktop 2 66\.7% 0 mobile 1 33\.3% 0/);
+    });
+
+    it('lists each click with its country, device, OS, browser and referrer host', async () => {
+      const page = await client.get('/dashboard/clicks');
+      assert.equal(page.status, 200);
+      const iphoneRow = page.body.split('<tr').find((row) => row.includes('United States (US)'));
+      assert.ok(iphoneRow, 'a row for the click from the United States');
+      assert.match(iphoneRow, /data-label="Device">mobile · iOS · Mobile Safari</);
+      assert.match(iphoneRow, /data-label="Referrer">blog\.example\.org</);
+      const ireland = page.body.split('<tr').find((row) => row.includes('Ireland (IE)'));
+      assert.ok(ireland, 'a row for the click from Ireland');
+      assert.match(ireland, /data-label="Device">desktop · Windows · Chrome</);
+      assert.match(ireland, /data-label="Referrer">—</);
+    });
+
+    it("shows a click's country, device, OS, browser and referrer host on its page", async () => {
+      const list = await env.request('GET', '/api/v1/clicks?limit=100');
+      const fromUs = list.body.data.find((c: { country: string }) => c.country === 'US');
+      assert.ok(fromUs, 'the click from the United States is listed by the API');
+      const text = (await client.get(`/dashboard/clicks/${fromUs.id}`)).body
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/\s+/g, ' ');
+      assert.match(
+        text,
+        /Country United States \(US\) Device mobile Operating system iOS Browser Mobile Safari Referrer host blog\.example\.org/,
+      );
+    });
+  });
+}

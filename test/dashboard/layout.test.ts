@@ -16,12 +16,26 @@ import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { createTestEnv, describeOrSkip, type TestEnv, testedDialects } from '../helpers.js';
 import { CHROMIUM_MISSING, launchChromium, startReceiver } from './browser.js';
 import { createDashboardUser, PASSWORD } from './client.js';
+import { seedRealisticBrand } from './seed.js';
 
 const WIDTHS = [
   { name: 'phone', width: 390, height: 844 },
   { name: 'desk', width: 1280, height: 900 },
 ] as const;
 const SCREENSHOT_DIR = path.resolve('docs/screenshots');
+/** The pages photographed for the README (every page is checked; these are the ones shown). */
+const SCREENSHOT_PAGES = new Set([
+  'overview',
+  'offers',
+  'partners',
+  'conversions',
+  'clicks',
+  'reports',
+  'analytics',
+  'deliveries',
+  'delivery',
+  'settings',
+]);
 const LONG_URL_PATH = `/hooks/${'very-long-path-segment/'.repeat(16)}end`;
 
 /** The pages a marketer uses, by the name their screenshot gets; ids are filled in by the seed. */
@@ -37,6 +51,8 @@ function pages(ids: Record<string, string>): Array<[string, string]> {
     ['clicks', '/dashboard/clicks'],
     ['click', `/dashboard/clicks/${ids.click}`],
     ['reports', '/dashboard/reports?time=day&by=offer'],
+    ['analytics', '/dashboard/analytics'],
+    ['payouts', '/dashboard/payouts'],
     ['webhooks', '/dashboard/webhooks'],
     ['deliveries', '/dashboard/deliveries'],
     ['delivery', `/dashboard/deliveries/${ids.delivery}`],
@@ -61,7 +77,9 @@ for (const dialect of testedDialects()) {
     };
 
     before(async () => {
-      env = await createTestEnv(dialect, { env: { WEBHOOK_MAX_ATTEMPTS: '1' } });
+      // Clicks come from several countries through X-Forwarded-For (the seed's addresses).
+      env = await createTestEnv(dialect, { env: { WEBHOOK_MAX_ATTEMPTS: '1', TRUST_PROXY: 'true' } });
+      await seedRealisticBrand(env);
       email = await createDashboardUser(env);
       await env.app.listen({ port: 0, host: '127.0.0.1' });
       base = `http://127.0.0.1:${(env.app.server.address() as AddressInfo).port}`;
@@ -176,7 +194,7 @@ for (const dialect of testedDialects()) {
                 findings.push(`${url}: ${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
               }
             }
-            if (process.env.SCREENSHOTS === '1') {
+            if (process.env.SCREENSHOTS === '1' && SCREENSHOT_PAGES.has(name)) {
               mkdirSync(SCREENSHOT_DIR, { recursive: true });
               await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${size.width}.png`) });
             }
@@ -184,6 +202,36 @@ for (const dialect of testedDialects()) {
           assert.equal(checked, pages(ids).length, 'axe ran on every page');
           assert.deepEqual(findings, []);
           assert.deepEqual(problems, []);
+        });
+
+        it('shows where clicks come from: top countries and device types on the overview, and on every click', async () => {
+          await page.goto(`${base}/dashboard`);
+          for (const heading of ['Top countries', 'Device types']) {
+            const table = page.getByRole('table', { name: new RegExp(`^${heading}, last 30 days`) });
+            const rows = await table.locator('tbody tr').count();
+            assert.ok(rows >= 2, `${heading}: ${rows} rows`);
+            const box = await table.boundingBox();
+            assert.ok(box && box.x >= 0 && box.x + box.width <= size.width, `${heading} fits ${size.width} px`);
+          }
+          await page.goto(`${base}/dashboard/clicks`);
+          for (const column of ['Country', 'Device', 'Referrer']) {
+            const cell = page.locator(`table tbody tr td[data-label="${column}"]`).first();
+            const text = (await cell.innerText()).trim();
+            assert.ok(text.length > 0, `the first click's ${column} is shown`);
+            const box = await cell.boundingBox();
+            assert.ok(
+              box && box.x >= 0 && box.x + box.width <= size.width,
+              `${column} at x=${box?.x} fits ${size.width} px`,
+            );
+          }
+          assert.ok(
+            (await page.locator('td[data-label="Country"]', { hasText: /\([A-Z]{2}\)/ }).count()) > 0,
+            'clicks name their country',
+          );
+          assert.ok(
+            (await page.locator('td[data-label="Device"]', { hasText: /^(desktop|mobile|tablet) · / }).count()) > 0,
+            'clicks name their device, OS and browser',
+          );
         });
 
         it("keeps a table row's actions on the screen", async () => {

@@ -25,6 +25,9 @@ import * as m0018 from './0018_unfolded_facts_index.js';
 import * as m0019 from './0019_drop_offer_rollups.js';
 import * as m0025 from './0025_webhook_log.js';
 import * as m0033 from './0033_pair_rollups.js';
+import * as m0030 from './0030_partner_rollups_index.js';
+import * as m0031 from './0031_failing_deliveries_index.js';
+import * as m0032 from './0032_dashboard_filter_indexes.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -48,6 +51,9 @@ const migrations: Record<string, Migration> = {
   '0019_drop_offer_rollups': m0019,
   '0025_webhook_log': m0025,
   '0033_pair_rollups': m0033,
+  '0030_partner_rollups_index': m0030,
+  '0031_failing_deliveries_index': m0031,
+  '0032_dashboard_filter_indexes': m0032,
 };
 
 export const migrationProvider: MigrationProvider = {

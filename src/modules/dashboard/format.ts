@@ -86,6 +86,26 @@ export function fraudSignals(json: string): string {
   return codes.map((c) => SIGNAL_WORDS[c] ?? c.replaceAll('_', ' ')).join(', ');
 }
 
+const regionNames = new Intl.DisplayNames('en', { type: 'region', fallback: 'code' });
+
+/** An ISO 3166-1 alpha-2 code in words with the code ("Germany (DE)"); `null` when unknown. */
+export function country(code: string | null): string | null {
+  if (!code) return null;
+  let name = code;
+  try {
+    name = regionNames.of(code) ?? code;
+  } catch {
+    // Not a well-formed region code (stored data is, but a page never breaks on it).
+  }
+  return name === code ? code : `${name} (${code})`;
+}
+
+/** What the User-Agent said of a click's device: "mobile · iOS · Mobile Safari"; null when nothing. */
+export function device(c: { device_type: string | null; os: string | null; browser: string | null }): string | null {
+  const parts = [c.device_type, c.os, c.browser].filter(Boolean);
+  return parts.length > 0 ? parts.join(' · ') : null;
+}
+
 /** Seconds as the largest whole unit (`7200` → `2 h`). */
 export function duration(seconds: number): string {
   for (const [size, unit] of [

@@ -6,8 +6,8 @@
 import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
-import { idAt } from '../../ids.js';
-import { readReportSums } from '../analytics/reportQuery.js';
+import { idAt, timeOfId } from '../../ids.js';
+import { readReportSums, type SumsRow } from '../analytics/reportQuery.js';
 import type { ClickRow } from '../clicks/repository.js';
 import type { ConversionFilter } from '../conversions/repository.js';
 import { announceDeliveries } from '../deliveries/fanout.js';
@@ -61,9 +61,9 @@ export function partnerMenu(q: Queryable, brandId: string) {
 
 export async function countByStatus(
   q: Queryable,
-  table: 'conversions' | 'partners',
+  table: 'partners',
   brandId: string,
-  status: 'pending' | 'applicant',
+  status: 'applicant',
 ): Promise<number> {
   const row = await q
     .selectFrom(table)
@@ -76,27 +76,28 @@ export async function countByStatus(
 
 /**
  * Webhook subscriptions with failed or retrying deliveries since `sinceMs`, worst first.
- * The time bound is on the id (ids sort by creation time), so the brand/status/id index
- * reads only the recent failing rows, never all of a brand's deliveries.
+ * The time bound is on the id (ids sort by creation time), and the partial index of failing
+ * deliveries (migration 0031) covers the query, so it reads only the recent failing entries
+ * of that index, never a brand's deliveries.
  */
 export async function failingSubscriptions(q: Queryable, brandId: string, sinceMs: number, limit: number) {
+  // Counted per subscription first, from the index alone; only the few subscriptions are joined.
+  const failing = q
+    .selectFrom('webhook_deliveries')
+    .select((eb) => ['subscription_id', eb.fn.countAll<number>().as('failing'), eb.fn.max('updated_at').as('last_at')])
+    .where('brand_id', '=', brandId)
+    // Literal, as in the partial index of migration 0031 (which then holds every column read).
+    .where(sql<boolean>`status in ('failed', 'retry_scheduled')`)
+    .where('id', '>=', idAt('wh', sinceMs))
+    .where('kind', '=', 'webhook')
+    .groupBy('subscription_id');
   const rows = await q
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
-    .select((eb) => [
-      's.id',
-      's.url',
-      's.status',
-      eb.fn.countAll<number>().as('failing'),
-      eb.fn.max('d.updated_at').as('last_at'),
-    ])
-    .where('d.brand_id', '=', brandId)
-    .where('d.status', 'in', ['failed', 'retry_scheduled'])
-    .where('d.id', '>=', idAt('wh', sinceMs))
-    .where('d.kind', '=', 'webhook')
+    .selectFrom(failing.as('f'))
+    .innerJoin('webhook_subscriptions as s', 's.id', 'f.subscription_id')
+    .select(['s.id', 's.url', 's.status', 'f.failing', 'f.last_at'])
     .where('s.deleted_at', 'is', null)
-    .groupBy(['s.id', 's.url', 's.status'])
-    .orderBy('failing', 'desc')
+    .orderBy('f.failing', 'desc')
+    .orderBy('s.id')
     .limit(limit)
     .execute();
   return rows.map((r) => ({ ...r, failing: Number(r.failing), last_at: Number(r.last_at) }));
@@ -127,6 +128,11 @@ export interface DeliveryLogFilter {
   targets?: string[];
   /** Event ids (a search by evt_ or conversion id). */
   eventIds?: string[];
+  /**
+   * Creation-time ranges (ms) the deliveries lie in: those of the searched events, whose
+   * deliveries were written with them (so the brand's id index is read over minutes, not all).
+   */
+  windows?: Array<{ fromMs: number; toMs: number }>;
   id?: string;
   fromMs?: number;
   toMs?: number;
@@ -143,6 +149,12 @@ export function deliveryLog(q: Queryable, brandId: string, f: DeliveryLogFilter)
   if (f.event) query = query.where('event', '=', f.event);
   if (f.targets) query = query.where('subscription_id', 'in', f.targets.length > 0 ? f.targets : ['']);
   if (f.eventIds) query = query.where('event_id', 'in', f.eventIds.length > 0 ? f.eventIds : ['']);
+  const windows = f.windows;
+  if (windows && windows.length > 0) {
+    query = query.where((eb) =>
+      eb.or(windows.map((w) => eb.and([eb('id', '>=', idAt('wh', w.fromMs)), eb('id', '<', idAt('wh', w.toMs))]))),
+    );
+  }
   if (f.fromMs !== undefined) query = query.where('id', '>=', idAt('wh', f.fromMs));
   if (f.toMs !== undefined) query = query.where('id', '<', idAt('wh', f.toMs));
   if (f.cursor) query = query.where('id', '<', f.cursor);
@@ -171,22 +183,43 @@ export async function lastAttempts(q: Queryable, deliveries: DeliveryRow[]): Pro
 }
 
 /**
- * Events of a conversion (a search by conversion id). Events come after their conversion,
- * so the scan starts at its creation time (ids sort by time) and reads only later events.
+ * How far an event's id can be from the change that made it, and a delivery's id from its
+ * event's: each is written in the same transaction as the other, milliseconds later (and an
+ * id's time part only ever runs ahead of the clock, never behind). Generous, so a slow
+ * transaction never hides one; still a few index entries, not the brand's whole outbox.
+ */
+export const SAME_TRANSACTION_MS = 10 * 60_000;
+
+/**
+ * Events of a conversion (a search by conversion id). Its events are written with its
+ * changes: `conversion.created` with the conversion itself, `conversion.approved` or
+ * `.rejected` when it was decided. Ids sort by time, so each is looked for in a short id range
+ * from the moment of its change: a handful of events, however many the brand has.
  */
 export async function conversionEventIds(q: Queryable, brandId: string, conversionId: string): Promise<string[]> {
   const conversion = await q
     .selectFrom('conversions')
-    .select('created_at')
+    .select(['created_at', 'approved_at', 'rejected_at'])
     .where('id', '=', conversionId)
     .where('brand_id', '=', brandId)
     .executeTakeFirst();
   if (!conversion) return [];
+  const moments = [
+    timeOfId(conversionId) ?? conversion.created_at,
+    conversion.approved_at,
+    conversion.rejected_at,
+  ].filter((t): t is number => t !== null);
   const rows = await q
     .selectFrom('events')
     .select('id')
     .where('brand_id', '=', brandId)
-    .where('id', '>=', idAt('evt', Number(conversion.created_at)))
+    .where((eb) =>
+      eb.or(
+        moments.map((t) =>
+          eb.and([eb('id', '>=', idAt('evt', Number(t))), eb('id', '<', idAt('evt', Number(t) + SAME_TRANSACTION_MS))]),
+        ),
+      ),
+    )
     .where('type', 'like', 'conversion.%')
     .where('payload', 'like', `%"conversionId":"${conversionId.replace(/[^A-Za-z0-9_]/g, '')}"%`)
     .limit(100)
@@ -310,21 +343,25 @@ export async function numbersBy(
   to: string,
 ): Promise<Map<string, Numbers>> {
   if (ids.length === 0) return new Map();
-  const byOffer = key === 'offer_id';
-  const sums = await readReportSums(q, {
-    brandId,
-    from,
-    to,
-    byDay: false,
-    byOffer,
-    byPartner: !byOffer,
-    attributes: [],
-    filters: {},
-  });
+  const sums: Array<Omit<SumsRow, 'attributes' | 'currency' | 'rejected'>> =
+    key === 'partner_id'
+      ? // One partner per statement: with a list, the planner reads every partner's rows of
+        // the days instead of each one's through the index.
+        (await Promise.all([...new Set(ids)].map((id) => partnerSums(q, brandId, [id], from, to)))).flat()
+      : await readReportSums(q, {
+          brandId,
+          from,
+          to,
+          byDay: false,
+          byOffer: true,
+          byPartner: false,
+          attributes: [],
+          filters: {},
+        });
   const wanted = new Set(ids);
   const numbers = new Map<string, Numbers>();
   for (const row of sums) {
-    const id = (byOffer ? row.offerId : row.partnerId) ?? '';
+    const id = (key === 'offer_id' ? row.offerId : row.partnerId) ?? '';
     if (!wanted.has(id)) continue;
     const n = numbers.get(id) ?? { ...NO_NUMBERS };
     n.clicks += row.clicks;
@@ -336,29 +373,176 @@ export async function numbersBy(
   return numbers;
 }
 
-/** Count, revenue and payout of the conversions a list filter matches, per currency. */
-export async function conversionTotals(q: Queryable, brandId: string, f: Omit<ConversionFilter, 'cursor' | 'limit'>) {
+interface PartnerSums {
+  partnerId: string;
+  currency: string;
+  clicks: number;
+  pending: number;
+  approved: number;
+  rejected: number;
+  revenue: number;
+  payout: number;
+}
+
+/**
+ * The report sums of some partners (a page of the list, or one), per currency: their own
+ * rollup rows (no attribute, per offer and partner), found through the partial index of
+ * migration 0030 — hence the literals, which let SQLite match the index's condition — plus
+ * their facts not folded yet, in one statement, so a fold committing meanwhile neither drops
+ * nor doubles any. A report's `partnerId` filter would read every partner's rows of the days.
+ */
+async function partnerSums(
+  q: Queryable,
+  brandId: string,
+  partnerIds: string[],
+  from: string,
+  to: string,
+  offerId?: string,
+): Promise<PartnerSums[]> {
+  const conditions = [
+    sql`brand_id = ${brandId}`,
+    sql`partner_id in (${sql.join(partnerIds)})`,
+    sql`day >= ${from}`,
+    sql`day <= ${to}`,
+  ];
+  if (offerId !== undefined) conditions.push(sql`offer_id = ${offerId}`);
+  const range = sql.join(conditions, sql` and `);
+  const { rows } = await sql<Record<string, string | number>>`
+    select partner_id, currency, sum(clicks) as clicks, sum(pending) as pending, sum(approved) as approved,
+      sum(rejected) as rejected, sum(revenue_cents) as revenue, sum(payout_cents) as payout
+    from (
+      select partner_id, currency, clicks, pending, approved, rejected, revenue_cents, payout_cents
+      from analytics_rollups where dimension = '' and level = 2 and ${range}
+      union all
+      select partner_id, currency, clicks, pending, approved, rejected, revenue_cents, payout_cents
+      from analytics_facts where folded = 0 and ${range}
+    ) as sums
+    group by partner_id, currency`.execute(q);
+  return rows.map((r) => ({
+    partnerId: String(r.partner_id),
+    currency: String(r.currency),
+    clicks: Number(r.clicks ?? 0),
+    pending: Number(r.pending ?? 0),
+    approved: Number(r.approved ?? 0),
+    rejected: Number(r.rejected ?? 0),
+    revenue: Number(r.revenue ?? 0),
+    payout: Number(r.payout ?? 0),
+  }));
+}
+
+/** Every day there is: the bounds of a range that leaves out none. */
+const FIRST_DAY = '0000-01-01';
+const LAST_DAY = '9999-12-31';
+
+/**
+ * Conversions waiting for a decision, from the report rollups (each day's pending count goes
+ * up when one is recorded and down when it is decided): a few rows per day of the brand's
+ * history instead of a count over every pending conversion.
+ */
+export async function pendingConversionCount(q: Queryable, brandId: string): Promise<number> {
+  const sums = await readReportSums(q, {
+    brandId,
+    from: FIRST_DAY,
+    to: LAST_DAY,
+    byDay: false,
+    byOffer: false,
+    byPartner: false,
+    attributes: [],
+    filters: {},
+  });
+  return sums.reduce((n, row) => n + row.pending, 0);
+}
+
+/** What the conversions list's totals show per currency; money is null where not summed. */
+export interface ConversionTotal {
+  currency: string;
+  count: number;
+  /** Of pending and approved conversions (as reports count); null for a status filter. */
+  revenueCents: number | null;
+  payoutCents: number | null;
+  /** Rejected among `count` (not in the amounts). */
+  rejected: number;
+}
+
+/**
+ * Count, revenue and payout of the conversions a list filter matches, per currency. A
+ * transaction id matches a handful (its index finds them); every other filter is one the
+ * report rollups are kept by — status, offer, partner, brand-local days — so the numbers come
+ * from there (a few rows per day) and a brand with a million conversions is never read to
+ * show a page. The rollups sum money over pending and approved conversions only, so with a
+ * status filter the count is shown alone.
+ */
+export async function conversionTotals(
+  q: Queryable,
+  brandId: string,
+  f: Omit<ConversionFilter, 'cursor' | 'limit'>,
+  days: { from?: string; to?: string },
+): Promise<ConversionTotal[]> {
+  if (f.externalTxnId) return transactionTotals(q, brandId, f);
+  const from = days.from ?? FIRST_DAY;
+  const to = days.to ?? LAST_DAY;
+  const sums = f.partnerId
+    ? await partnerSums(q, brandId, [f.partnerId], from, to, f.offerId)
+    : await readReportSums(q, {
+        brandId,
+        from,
+        to,
+        byDay: false,
+        byOffer: false,
+        byPartner: false,
+        attributes: [],
+        offerId: f.offerId,
+        filters: {},
+      });
+  const byCurrency = new Map<string, ConversionTotal>();
+  for (const row of sums) {
+    const total = byCurrency.get(row.currency) ?? {
+      currency: row.currency,
+      count: 0,
+      revenueCents: f.status ? null : 0,
+      payoutCents: f.status ? null : 0,
+      rejected: 0,
+    };
+    total.count += f.status ? row[f.status] : row.pending + row.approved + row.rejected;
+    if (!f.status) {
+      total.revenueCents = (total.revenueCents ?? 0) + row.revenue;
+      total.payoutCents = (total.payoutCents ?? 0) + row.payout;
+      total.rejected += row.rejected;
+    }
+    byCurrency.set(row.currency, total);
+  }
+  return [...byCurrency.values()].filter((t) => t.count !== 0).sort((a, b) => a.currency.localeCompare(b.currency));
+}
+
+/** The conversions of one transaction id (index of migration 0032), summed directly. */
+async function transactionTotals(
+  q: Queryable,
+  brandId: string,
+  f: Omit<ConversionFilter, 'cursor' | 'limit'>,
+): Promise<ConversionTotal[]> {
   let query = q
     .selectFrom('conversions')
     .select((eb) => [
       'currency',
       eb.fn.countAll<number>().as('n'),
-      eb.fn.sum<number>('revenue_cents').as('revenue'),
-      eb.fn.sum<number>('payout_cents').as('payout'),
+      eb.fn.sum<number>(sql`case when status = 'rejected' then 0 else revenue_cents end`).as('revenue'),
+      eb.fn.sum<number>(sql`case when status = 'rejected' then 0 else payout_cents end`).as('payout'),
+      eb.fn.sum<number>(sql`case when status = 'rejected' then 1 else 0 end`).as('rejected'),
     ])
-    .where('brand_id', '=', brandId);
+    .where('brand_id', '=', brandId)
+    .where('external_txn_id', '=', f.externalTxnId ?? '');
   if (f.status) query = query.where('status', '=', f.status);
   if (f.offerId) query = query.where('offer_id', '=', f.offerId);
   if (f.partnerId) query = query.where('partner_id', '=', f.partnerId);
-  if (f.externalTxnId) query = query.where('external_txn_id', '=', f.externalTxnId);
   if (f.fromMs !== undefined) query = query.where('created_at', '>=', f.fromMs);
   if (f.toMs !== undefined) query = query.where('created_at', '<=', f.toMs);
   const rows = await query.groupBy('currency').orderBy('currency').execute();
   return rows.map((r) => ({
     currency: r.currency,
     count: Number(r.n),
-    revenueCents: Number(r.revenue),
-    payoutCents: Number(r.payout),
+    revenueCents: f.status ? null : Number(r.revenue),
+    payoutCents: f.status ? null : Number(r.payout),
+    rejected: f.status ? 0 : Number(r.rejected),
   }));
 }
 

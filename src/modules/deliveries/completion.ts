@@ -195,7 +195,7 @@ function observe(ctx: AppContext, c: Completion): void {
   if (!metrics) return;
   metrics.deliveryAttempts.inc({ kind: c.delivery.kind, outcome: c.verdict.status });
   if (c.attempt.number === 1) {
-    const delay = (c.attempt.attempted_at - timeOfId(c.delivery.id)) / 1000;
+    const delay = (c.attempt.attempted_at - (timeOfId(c.delivery.id) ?? c.attempt.attempted_at)) / 1000;
     metrics.firstAttemptDelay.observe({ kind: c.delivery.kind }, Math.max(0, delay));
   }
 }

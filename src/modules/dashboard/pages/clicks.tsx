@@ -1,10 +1,14 @@
-/** Clicks: the newest first with fraud signals in words and sub-ids; one click's page. */
+/**
+ * Clicks: the newest first with where they came from (country, device, OS, browser, referrer
+ * host), fraud signals in words and sub-ids; one click's page.
+ */
+import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../../context.js';
 import { toPage } from '../../../http/pagination.js';
 import { type ClickRow, findClick } from '../../clicks/repository.js';
 import { notFound } from '../errors.js';
-import { fraudSignals } from '../format.js';
+import { country, device, fraudSignals } from '../format.js';
 import { Choice, Cursor, IdParams, Query, text } from '../forms.js';
 import { offerMenu, offerNames, partnerMenu, partnerNames, recentClicks } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
@@ -81,7 +85,7 @@ export function clickPages(app: DashboardApp, ctx: AppContext): void {
           <Table
             caption="Clicks"
             class="wide"
-            columns={['Time', 'Offer', 'Partner', 'IP', num('Fraud score'), 'Sub ids']}
+            columns={['Time', 'Offer', 'Partner', 'Country', 'Device', 'Referrer', num('Fraud score'), 'Sub ids']}
             rows={page.data.map((c) => (
               <tr>
                 <td>
@@ -95,7 +99,15 @@ export function clickPages(app: DashboardApp, ctx: AppContext): void {
                 </td>
                 <Cell text={offerName.get(c.offer_id) ?? c.offer_id} />
                 <Cell text={partnerName.get(c.partner_id) ?? c.partner_id} />
-                <Cell class="mono small" text={c.ip} />
+                <td>
+                  {escapeHtml(country(c.country) ?? '—')}
+                  <br />
+                  <span class="muted small mono" safe>
+                    {c.ip}
+                  </span>
+                </td>
+                <Cell class="small" text={device(c) ?? '—'} />
+                <Cell class="small url" text={c.referrer_host ?? '—'} />
                 <td class="num">
                   <RiskCell click={c} />
                 </td>
@@ -148,6 +160,11 @@ export function clickPages(app: DashboardApp, ctx: AppContext): void {
               <Prop label="Fraud score">
                 <RiskCell click={c} />
               </Prop>
+              <Prop label="Country" text={country(c.country) ?? 'unknown'} />
+              <Prop label="Device" text={c.device_type ?? 'unknown'} />
+              <Prop label="Operating system" text={c.os ?? 'unknown'} />
+              <Prop label="Browser" text={c.browser ?? 'unknown'} />
+              <Prop label="Referrer host" mono text={c.referrer_host ?? 'none'} />
               <Prop label="IP" mono text={c.ip} />
               <Prop label="User agent" mono text={c.user_agent} />
               <Prop label="Referrer" mono text={c.referer} />

@@ -1,12 +1,20 @@
 /** Conversions: a filterable list with single and bulk decisions, and one conversion's page. */
 import { escapeHtml } from '@kitajs/html';
+import { isRealDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
 import { toPage } from '../../../http/pagination.js';
 import { type ConversionRow, findConversion, listConversions } from '../../conversions/repository.js';
 import { notFound } from '../errors.js';
 import { count, money } from '../format.js';
 import { IdParams, Query } from '../forms.js';
-import { conversionTotals, offerMenu, offerNames, partnerMenu, partnerNames } from '../repository.js';
+import {
+  type ConversionTotal,
+  conversionTotals,
+  offerMenu,
+  offerNames,
+  partnerMenu,
+  partnerNames,
+} from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { ActionButton, BackLink, Badge, CsrfField, EmptyState, link, Pager, Prop, Time } from '../views/components.js';
@@ -41,6 +49,14 @@ function StatusCell({ conversion: c, timeZone }: { conversion: ConversionRow; ti
       )}
     </>
   );
+}
+
+/** "3 conversions · revenue $85.00 · payout $21.00", or "2 pending conversions" under a status filter. */
+function totalText(t: ConversionTotal, all: ConversionTotal[], status: string | undefined): string {
+  const noun = `${status ? `${status} ` : ''}conversion${t.count === 1 ? '' : 's'}${all.length > 1 ? ` in ${t.currency}` : ''}`;
+  if (t.revenueCents === null || t.payoutCents === null) return `${count(t.count)} ${noun}`;
+  const rejected = t.rejected > 0 ? ` (${count(t.rejected)} rejected, not in the amounts)` : '';
+  return `${count(t.count)} ${noun}${rejected} · revenue ${money(t.revenueCents, t.currency)} · payout ${money(t.payoutCents, t.currency)}`;
 }
 
 export function Menu(props: {
@@ -188,7 +204,10 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
     const q = ctx.db.read;
     const [rows, totals, offers, partners] = await Promise.all([
       listConversions(q, brand.id, { ...filter, cursor, limit: PAGE_SIZE }),
-      conversionTotals(q, brand.id, filter),
+      conversionTotals(q, brand.id, filter, {
+        from: isRealDay(filters.from) ? filters.from : undefined,
+        to: isRealDay(filters.to) ? filters.to : undefined,
+      }),
       offerMenu(q, brand.id),
       partnerMenu(q, brand.id),
     ]);
@@ -232,14 +251,7 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
           <p class="totals">
             {totals.length === 0
               ? 'No matching conversions.'
-              : escapeHtml(
-                  totals
-                    .map(
-                      (t) =>
-                        `${count(t.count)} conversion${t.count === 1 ? '' : 's'} · revenue ${money(t.revenueCents, t.currency)} · payout ${money(t.payoutCents, t.currency)}`,
-                    )
-                    .join('; '),
-                )}
+              : escapeHtml(totals.map((t) => totalText(t, totals, filters.status)).join('; '))}
           </p>
           <details class="filter-panel" open={filtered}>
             <summary>Filters</summary>

@@ -1,12 +1,22 @@
-/** Overview: today and the last 30 days at a glance, and what needs a person's attention. */
+/**
+ * Overview: today and the last 30 days at a glance (with where the clicks came from: top
+ * countries and device types), and what needs a person's attention.
+ */
 import { addDays, formatDay, localDay, parseDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
 import { listConversions } from '../../conversions/repository.js';
-import type { Metrics } from '../../reports/schemas.js';
+import type { Metrics, Report } from '../../reports/schemas.js';
 import { buildReport } from '../../reports/service.js';
-import { compactMoney, count, day, fraudSignals, money } from '../format.js';
+import { compactMoney, count, country, day, fraudSignals, money, percent } from '../format.js';
 import { Query } from '../forms.js';
-import { countByStatus, failingSubscriptions, offerNames, partnerNames, recentClicks } from '../repository.js';
+import {
+  countByStatus,
+  failingSubscriptions,
+  offerNames,
+  partnerNames,
+  pendingConversionCount,
+  recentClicks,
+} from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
@@ -52,6 +62,72 @@ function Cards({
   );
 }
 
+/** Rows of the top countries and device types. */
+const TOP_VALUES = 5;
+
+interface TopValue {
+  value: string | null;
+  clicks: number;
+  conversions: number;
+}
+
+/**
+ * The values of one dimension with the most clicks, summed over currencies (a report row is
+ * per value and currency; clicks and conversions are counts, so adding them is sound).
+ */
+function topValues(report: Report, key: 'country' | 'deviceType'): { top: TopValue[]; clicks: number } {
+  const byValue = new Map<string | null, TopValue>();
+  let clicks = 0;
+  for (const row of report.data) {
+    const value = row[key] ?? null;
+    const entry = byValue.get(value) ?? { value, clicks: 0, conversions: 0 };
+    entry.clicks += row.clicks;
+    entry.conversions += row.conversions;
+    byValue.set(value, entry);
+    clicks += row.clicks;
+  }
+  const top = [...byValue.values()]
+    .filter((v) => v.clicks > 0 || v.conversions > 0)
+    .sort((a, b) => b.clicks - a.clicks || b.conversions - a.conversions)
+    .slice(0, TOP_VALUES);
+  return { top, clicks };
+}
+
+function TopTable(props: {
+  id: string;
+  heading: string;
+  column: string;
+  report: Report;
+  dimension: 'country' | 'deviceType';
+}) {
+  const { top, clicks } = topValues(props.report, props.dimension);
+  const name = (v: string | null) => (props.dimension === 'country' ? (country(v) ?? 'Unknown') : (v ?? 'Unknown'));
+  return (
+    <section aria-labelledby={props.id}>
+      <div class="head">
+        <h2 id={props.id} safe>
+          {props.heading}
+        </h2>
+        <a href={`/dashboard/analytics?d1=${props.dimension}`}>Open in analytics</a>
+      </div>
+      <Table
+        caption={`${props.heading}, last ${RANGE_DAYS} days, by clicks`}
+        showCaption
+        columns={[props.column, num('Clicks'), num('Share'), num('Conversions')]}
+        rows={top.map((v) => (
+          <tr>
+            <Cell text={name(v.value)} />
+            <Cell class="num" text={count(v.clicks)} />
+            <Cell class="num" text={clicks > 0 ? percent(v.clicks / clicks) : '—'} />
+            <Cell class="num" text={count(v.conversions)} />
+          </tr>
+        ))}
+        empty={<EmptyState title="No clicks yet">Clicks of the last {RANGE_DAYS} days appear here.</EmptyState>}
+      />
+    </section>
+  );
+}
+
 export function overviewPages(app: DashboardApp, ctx: AppContext): void {
   app.get('/', { schema: { querystring: Query({}) } }, async (request, reply) => {
     const { brand } = sessionOf(request);
@@ -59,10 +135,13 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
     const now = ctx.clock.now();
     const today = localDay(now, brand.timezone);
     const from = formatDay(addDays(parseDay(today), 1 - RANGE_DAYS));
-    const [report, pending, pendingTotal, risky, failing, applicants] = await Promise.all([
+    const [report, countries, devices, pending, pendingTotal, risky, failing, applicants] = await Promise.all([
       buildReport(ctx, brand.id, { from, to: today, groupBy: 'day' }),
+      // From the analytics rollups (one row per value and day), brand-local days like the rest.
+      buildReport(ctx, brand.id, { from, to: today, groupBy: 'country' }),
+      buildReport(ctx, brand.id, { from, to: today, groupBy: 'deviceType' }),
       listConversions(q, brand.id, { status: 'pending', limit: ATTENTION_ROWS }),
-      countByStatus(q, 'conversions', brand.id, 'pending'),
+      pendingConversionCount(q, brand.id),
       recentClicks(q, brand.id, { highRisk: true, limit: ATTENTION_ROWS }).then((r) => r.slice(0, ATTENTION_ROWS)),
       failingSubscriptions(q, brand.id, now - FAILING_WINDOW_MS, ATTENTION_ROWS),
       countByStatus(q, 'partners', brand.id, 'applicant'),
@@ -217,6 +296,16 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
             format={(v) => money(v, cur)}
             axisFormat={(v) => compactMoney(v, cur)}
           />
+          <div class="cols">
+            <TopTable
+              id="countries-h"
+              heading="Top countries"
+              column="Country"
+              report={countries}
+              dimension="country"
+            />
+            <TopTable id="devices-h" heading="Device types" column="Device" report={devices} dimension="deviceType" />
+          </div>
           <div class="cols">
             <section aria-labelledby="pending-h">
               <div class="head">
