@@ -33,6 +33,7 @@ import { portalRoutes } from './modules/portal/routes.js';
 import { postbackRoutes } from './modules/postbacks/routes.js';
 import { reportRoutes } from './modules/reports/routes.js';
 import { webhookCatalogueRoutes, webhookRoutes } from './modules/webhooks/routes.js';
+import { WEBHOOK_SHARED_SCHEMAS } from './modules/webhooks/schemas.js';
 import { securityHeaders } from './web/securityHeaders.js';
 import { publicAssets } from './web/views/PublicPage.js';
 
@@ -107,6 +108,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   });
 
   app.addSchema(ErrorBody);
+  for (const schema of WEBHOOK_SHARED_SCHEMAS) app.addSchema(schema);
 
   await app.register(swagger, {
     openapi: {

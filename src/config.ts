@@ -34,6 +34,13 @@ export interface Config {
   requestTimeoutMs: number;
   /** How long after an attempt's time-out a claimed delivery may be taken over by another worker. */
   webhookLeaseMarginMs: number;
+  /**
+   * Auto-disable: a subscription whose every delivery failed for `ms` and at least
+   * `deliveries` deliveries is disabled (WEBHOOK_DISABLE_AFTER, e.g. `5d,20`; `off` = never).
+   */
+  webhookDisableAfter: { ms: number; deliveries: number } | null;
+  /** Sends per second when parked or recovered deliveries are replayed (WEBHOOK_REPLAY_RATE). */
+  webhookReplayRatePerSecond: number;
 }
 
 export class ConfigError extends Error {
@@ -48,11 +55,11 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** Parses `250ms`, `10s`, `5m`, `2h` (a bare number is milliseconds). */
+/** Parses `250ms`, `10s`, `5m`, `2h`, `5d` (a bare number is milliseconds). */
 export function parseDuration(text: string): number | null {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
   if (!match) return null;
   const unit = DURATION_UNITS_MS[match[2] ?? 'ms'] ?? 1;
   return Math.round(Number(match[1]) * unit);
@@ -91,6 +98,21 @@ function readDelays(env: Env, name: string): number[] {
     throw new ConfigError(name, `expected a comma list of durations like 1s,5s,30s, got "${raw}"`);
   }
   return delays as number[];
+}
+
+/** Default auto-disable rule (issue #20): every delivery failed for 5 days, and at least 20 of them. */
+const DEFAULT_DISABLE_AFTER = { ms: 5 * 86_400_000, deliveries: 20 };
+
+function readDisableAfter(env: Env, name: string): Config['webhookDisableAfter'] {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return DEFAULT_DISABLE_AFTER;
+  if (raw.toLowerCase() === 'off') return null;
+  const [duration, deliveries, ...rest] = raw.split(',');
+  const ms = parseDuration(duration ?? '');
+  if (ms === null || ms <= 0 || rest.length > 0 || !/^\s*\d+\s*$/.test(deliveries ?? '') || Number(deliveries) < 1) {
+    throw new ConfigError(name, `expected a duration and a delivery count like 5d,20 (or off), got "${raw}"`);
+  }
+  return { ms, deliveries: Number(deliveries) };
 }
 
 function readUrl(env: Env, name: string, protocols: string[]): string | null {
@@ -146,5 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     requestTimeoutMs: readDuration(env, 'REQUEST_TIMEOUT', 30_000),
     webhookLeaseMarginMs: readDuration(env, 'WEBHOOK_LEASE_MARGIN', 30_000),
+    webhookDisableAfter: readDisableAfter(env, 'WEBHOOK_DISABLE_AFTER'),
+    webhookReplayRatePerSecond: readInt(env, 'WEBHOOK_REPLAY_RATE', 10, 1, 10_000),
   };
 }

@@ -23,6 +23,7 @@ import * as m0016 from './0016_metadata.js';
 import * as m0017 from './0017_dashboard_indexes.js';
 import * as m0018 from './0018_unfolded_facts_index.js';
 import * as m0019 from './0019_drop_offer_rollups.js';
+import * as m0020 from './0020_webhook_operations.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -44,6 +45,7 @@ const migrations: Record<string, Migration> = {
   '0017_dashboard_indexes': m0017,
   '0018_unfolded_facts_index': m0018,
   '0019_drop_offer_rollups': m0019,
+  '0020_webhook_operations': m0020,
 };
 
 export const migrationProvider: MigrationProvider = {
