@@ -32,7 +32,11 @@ for (const dialect of testedDialects()) {
       await fireConversionCreated(ops.env);
       await ops.drain();
       assert.equal(received(r, 'conversion.created').length, 1);
-      assert.equal(received(r, 'partner.approved').length, 0, 'partner.approved fired too but is not a conversion event');
+      assert.equal(
+        received(r, 'partner.approved').length,
+        0,
+        'partner.approved fired too but is not a conversion event',
+      );
       assert.equal(r.requests.length, 1);
     });
 

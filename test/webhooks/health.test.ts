@@ -33,7 +33,8 @@ for (const dialect of testedDialects()) {
     afterEach(() => ops.reset());
     after(() => ops.close());
 
-    const subscription = (id: string, key?: string) => ops.call('GET', `/api/public/webhooks/${id}`, 200, undefined, key);
+    const subscription = (id: string, key?: string) =>
+      ops.call('GET', `/api/public/webhooks/${id}`, 200, undefined, key);
     /** Fires one partner.approved and sends what is due. */
     const fire = async () => {
       await firePartnerApproved(ops.env);
@@ -41,7 +42,10 @@ for (const dialect of testedDialects()) {
     };
 
     it('shows a new subscription as healthy: no attempts, no failures, nothing parked', async () => {
-      const sub = await ops.call('POST', '/api/public/webhooks', 201, { url: 'https://hooks.example/x', events: ['*'] });
+      const sub = await ops.call('POST', '/api/public/webhooks', 201, {
+        url: 'https://hooks.example/x',
+        events: ['*'],
+      });
       assert.deepEqual(sub.health, {
         successRate24h: null,
         attempts24h: 0,
@@ -152,8 +156,14 @@ for (const dialect of testedDialects()) {
 
     it('disables and enables by hand, firing webhook.subscription.disabled with disabledBy manual', async () => {
       const watcher = await ops.receiver();
-      await ops.call('POST', '/api/public/webhooks', 201, { url: watcher.url, events: ['webhook.subscription.disabled'] });
-      const sub = await ops.call('POST', '/api/public/webhooks', 201, { url: 'https://hooks.example/y', events: ['*'] });
+      await ops.call('POST', '/api/public/webhooks', 201, {
+        url: watcher.url,
+        events: ['webhook.subscription.disabled'],
+      });
+      const sub = await ops.call('POST', '/api/public/webhooks', 201, {
+        url: 'https://hooks.example/y',
+        events: ['*'],
+      });
       const off = await ops.call('PATCH', `/api/public/webhooks/${sub.id}`, 200, { status: 'disabled' });
       assert.equal(off.status, 'disabled');
       assert.equal(off.disabledAt, iso(ops.env.clock.now()));
@@ -168,14 +178,21 @@ for (const dialect of testedDialects()) {
     });
 
     it("answers 404 for another brand's subscription and leaves it as it was", async () => {
-      const sub = await ops.call('POST', '/api/public/webhooks', 201, { url: 'https://hooks.example/z', events: ['*'] });
+      const sub = await ops.call('POST', '/api/public/webhooks', 201, {
+        url: 'https://hooks.example/z',
+        events: ['*'],
+      });
       const other = await ops.env.createBrand('Other');
       const res = await ops.http.call('PATCH', `/api/public/webhooks/${sub.id}`, {
         body: { status: 'disabled' },
         key: other.apiKey,
       });
       expectError(res, 404, 'not_found');
-      expectError(await ops.http.call('GET', `/api/public/webhooks/${sub.id}`, { key: other.apiKey }), 404, 'not_found');
+      expectError(
+        await ops.http.call('GET', `/api/public/webhooks/${sub.id}`, { key: other.apiKey }),
+        404,
+        'not_found',
+      );
       assert.equal((await subscription(sub.id)).status, 'active');
     });
   });

@@ -91,7 +91,9 @@ for (const dialect of testedDialects()) {
         expectError(res, 422, 'validation_error');
       }
       expectError(
-        await ops.http.call('PATCH', `/api/public/webhooks/${sub.id}`, { body: { status: 'enabled', discardParked: 'yes' } }),
+        await ops.http.call('PATCH', `/api/public/webhooks/${sub.id}`, {
+          body: { status: 'enabled', discardParked: 'yes' },
+        }),
         422,
         'validation_error',
       );
