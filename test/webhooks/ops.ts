@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { Dialect } from '../../src/db/database.js';
 import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { listen, type WireClient } from '../contract/http.js';
-import { createTestEnv, type TestEnv, type TestEnvOptions } from '../helpers.js';
+import { createTestEnv, type JsonBody, type TestEnv, type TestEnvOptions } from '../helpers.js';
 import { Receiver } from './harness.js';
 
 export interface OpsEnv {
@@ -18,7 +18,7 @@ export interface OpsEnv {
   /** A real receiver, closed by `reset`. */
   receiver(answer?: Receiver['answer']): Promise<Receiver>;
   /** Calls the API over HTTP and asserts the status. */
-  call(method: string, path: string, status: number, body?: unknown, key?: string): Promise<any>;
+  call(method: string, path: string, status: number, body?: unknown, key?: string): Promise<JsonBody>;
   /** Runs the dispatcher until nothing more is due now. */
   drain(): Promise<number>;
   reset(): Promise<void>;
@@ -72,6 +72,6 @@ export async function createOpsEnv(dialect: Dialect, options: TestEnvOptions = {
 }
 
 /** Events (parsed bodies) a receiver got, of one type. */
-export function received(r: Receiver, event: string): Array<{ id: string; event: string; data: any }> {
+export function received(r: Receiver, event: string): Array<{ id: string; event: string; data: JsonBody }> {
   return r.requests.map((q) => JSON.parse(q.body.toString('utf8'))).filter((b) => b.event === event);
 }
