@@ -46,6 +46,24 @@ for (const dialect of testedDialects()) {
       return { r, sub, rows, start, heal: () => (healthy = true) };
     }
 
+    it('documents recover and rotate-secret in the OpenAPI document with operation ids and named schemas', async () => {
+      const doc = await ops.call('GET', '/api/v1/openapi.json', 200, undefined);
+      for (const [path, operationId, schema] of [
+        ['/api/public/webhooks/{id}/recover', 'recoverWebhookDeliveries', 'WebhookRecovery'],
+        ['/api/public/webhooks/{id}/rotate-secret', 'rotateWebhookSecret', 'WebhookSecretRotation'],
+      ] as const) {
+        const operation = doc.paths[path]?.post;
+        assert.equal(operation?.operationId, operationId);
+        assert.deepEqual(operation.tags, ['webhooks']);
+        assert.equal(
+          operation.responses['200'].content['application/json'].schema.$ref,
+          `#/components/schemas/${schema}`,
+        );
+        for (const status of ['401', '404', '422', '429']) assert.ok(operation.responses[status], `${path} ${status}`);
+        assert.equal(doc.components.schemas[schema].additionalProperties, false);
+      }
+    });
+
     it('counts the failed deliveries of a window on a dry run and resends nothing', async () => {
       const { r, sub, start } = await failedHistory(3);
       const sent = r.requests.length;
