@@ -1,5 +1,4 @@
 /** The subscription form (URL, event checkboxes, status) and the page showing a new secret once. */
-import { randomBytes } from 'node:crypto';
 import type { ApiError } from '../../../http/errors.js';
 import { isHttpUrl } from '../../urls.js';
 import { eventCatalogue } from '../../webhooks/catalogue.js';
@@ -13,10 +12,8 @@ const EVENTS: Array<[string, string, string]> = eventCatalogue().data.map((e) =>
 
 export const SubscriptionForm = FormBody({ url: Field, events: ListField, status: Field, rotateSecret: Field });
 
-/** `whsec_` + 192 random bits: as strong as an API key, and recognisable in a receiver's config. */
-export function generateSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64url')}`;
-}
+/** `whsec_` + 256 random bits (the webhook service makes it: the API's rotation uses the same). */
+export { generateSecret } from '../../webhooks/service.js';
 
 export function subscriptionValues(row: SubscriptionRow | null): FormValues {
   if (!row) return { url: '', events: [], status: 'active' };
@@ -56,13 +53,13 @@ export function SubscriptionFormView(props: {
           <>
             {f.select('status', [
               ['active', 'Active'],
-              ['disabled', 'Disabled (nothing is sent; deliveries wait)'],
+              ['disabled', 'Disabled (nothing is sent; new events are parked)'],
             ])}
             <fieldset>
               <legend>Signing secret</legend>
               <label class="check" for="rotateSecret">
                 <input type="checkbox" id="rotateSecret" name="rotateSecret" value="1" /> Generate a new secret (shown
-                once; the old one stops working at once)
+                once; the old one keeps signing beside it for 24 hours)
               </label>
             </fieldset>
           </>

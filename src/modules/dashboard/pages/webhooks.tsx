@@ -1,11 +1,12 @@
-/** Webhook subscriptions: list, create (secret shown once), edit, disable, delete. */
+/** Webhook subscriptions: list with health, create (secret shown once), edit, disable, delete. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import type { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
 import { findSubscription, listSubscriptions, type SubscriptionRow } from '../../webhooks/repository.js';
+import type { SubscriptionHealth } from '../../webhooks/schemas.js';
 import { CreateSubscriptionBody, UpdateSubscriptionBody } from '../../webhooks/schemas.js';
-import { createSubscription, deleteSubscription, updateSubscription } from '../../webhooks/service.js';
+import { createSubscription, deleteSubscription, rotateSecret, updateSubscription } from '../../webhooks/service.js';
 import { notFound } from '../errors.js';
 import { Cursor, Field, FormBody, type FormValues, IdParams, Query, text, validateAgainst } from '../forms.js';
 import { type DashboardApp, formError, render, runAction } from '../respond.js';
@@ -20,16 +21,23 @@ import {
   subscriptionInput,
   subscriptionValues,
 } from './webhookForm.js';
+import { HealthCell, OperationsPanel, subscriptionHealth, today } from './webhookOps.js';
 
 const PAGE_SIZE = 25;
 const StatusForm = FormBody({ status: Field });
 
-function SubscriptionTable(props: { rows: SubscriptionRow[]; csrf: string; timeZone: string; empty: JSX.Element }) {
+function SubscriptionTable(props: {
+  rows: SubscriptionRow[];
+  health: Map<string, SubscriptionHealth>;
+  csrf: string;
+  timeZone: string;
+  empty: JSX.Element;
+}) {
   const { rows, csrf, timeZone } = props;
   return (
     <Table
       caption="Webhook subscriptions"
-      columns={['Endpoint', 'Events', 'Status', 'Signature', 'Created', 'Actions']}
+      columns={['Endpoint', 'Events', 'Status', 'Health', 'Signature', 'Created', 'Actions']}
       rows={rows.map((s) => {
         const next = s.status === 'active' ? 'disabled' : 'active';
         return (
@@ -54,6 +62,9 @@ function SubscriptionTable(props: { rows: SubscriptionRow[]; csrf: string; timeZ
             </td>
             <td>
               <Badge status={s.status} />
+            </td>
+            <td>
+              <HealthCell health={props.health.get(s.id)} />
             </td>
             <td>{s.secret ? 'Signed' : 'Unsigned'}</td>
             <td>
@@ -97,6 +108,7 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
       PAGE_SIZE,
       (r) => r,
     );
+    const health = await subscriptionHealth(ctx, page.data);
     return render(request, reply, {
       title: 'Webhooks',
       section: 'webhooks',
@@ -115,6 +127,7 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
           </div>
           <SubscriptionTable
             rows={page.data}
+            health={health}
             csrf={session.csrfToken}
             timeZone={brand.timezone}
             empty={
@@ -193,14 +206,15 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
       ),
     });
 
-  const showEdit = (
+  const showEdit = async (
     request: FastifyRequest,
     reply: FastifyReply,
     row: SubscriptionRow,
     values?: FormValues,
     error?: ApiError,
-  ) =>
-    render(request, reply, {
+  ) => {
+    const health = (await subscriptionHealth(ctx, [row])).get(row.id) as SubscriptionHealth;
+    return render(request, reply, {
       title: 'Edit subscription',
       section: 'webhooks',
       status: error ? error.status : 200,
@@ -240,9 +254,17 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
               mode="edit"
             />
           </section>
+          <OperationsPanel
+            row={row}
+            health={health}
+            csrf={session.csrfToken}
+            timeZone={session.brand.timezone}
+            today={today(ctx, session.brand.timezone)}
+          />
         </>
       ),
     });
+  };
 
   app.get('/webhooks/:id', { schema: { params: IdParams, querystring: Query({}) } }, async (request, reply) => {
     const row = await findSubscription(ctx.db.read, sessionOf(request).brand.id, request.params.id);
@@ -255,12 +277,15 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
     const existing = await findSubscription(ctx.db.read, brand.id, request.params.id);
     if (!existing) return notFound(reply, request, 'subscription');
     const form = request.body;
-    const secret = text(form.rotateSecret) ? generateSecret() : undefined;
     try {
-      const input = { ...subscriptionInput(form), status: text(form.status), ...(secret ? { secret } : {}) };
+      const input = { ...subscriptionInput(form), status: text(form.status) };
       validateAgainst(UpdateSubscriptionBody, input);
-      const row = await updateSubscription(ctx, brand.id, existing.id, input as typeof UpdateSubscriptionBody.static);
-      if (secret) return showSaved(request, reply, row, secret, 'Subscription saved with a new signing secret.');
+      await updateSubscription(ctx, brand.id, existing.id, input as typeof UpdateSubscriptionBody.static);
+      if (text(form.rotateSecret)) {
+        // A rotation, not a swap: the old secret keeps signing for 24 h, so receivers can switch.
+        const rotated = await rotateSecret(ctx, brand.id, existing.id, { secret: generateSecret() });
+        return showSaved(request, reply, rotated.row, rotated.secret, 'Subscription saved with a new signing secret.');
+      }
       return redirectWithFlash(reply, '/dashboard/webhooks', { kind: 'ok', text: 'Subscription saved.' });
     } catch (error) {
       return showEdit(request, reply, existing, form, formError(error));
@@ -272,7 +297,9 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
     const status = text(request.body.status) === 'active' ? 'active' : 'disabled';
     return runAction(request, reply, '/dashboard/webhooks', async () => {
       const row = await updateSubscription(ctx, brand.id, request.params.id, { status });
-      return status === 'active' ? `Deliveries to ${row.url} resume.` : `Deliveries to ${row.url} are paused.`;
+      return status === 'active'
+        ? `Deliveries to ${row.url} resume; parked ones are sent in order.`
+        : `Deliveries to ${row.url} are paused; new events are parked.`;
     });
   });
 
