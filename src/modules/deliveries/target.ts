@@ -5,7 +5,6 @@
  * the target which deliveries an event makes, which of its targets are paused, and what
  * request to send.
  */
-import type { AppContext } from '../../context.js';
 import type { Queryable, Trx } from '../../db/types.js';
 
 /** An event as the engine sees it: its stored envelope and what fan-out matches on. */
@@ -75,7 +74,11 @@ export interface OutgoingRequest {
   body: string | null;
 }
 
-export interface DeliveryTarget<D = unknown> {
+/**
+ * `D`: the send-time details of one target. `C`: the process context the engine passes to
+ * `recorded` (the AppContext; not named here because context.ts imports the registry).
+ */
+export interface DeliveryTarget<D = unknown, C = unknown> {
   /** Stored in each delivery's `kind` and shown in the delivery log (`webhook`, `postback`). */
   readonly kind: string;
   /** The deliveries `event` makes, read inside the event's transaction. */
@@ -90,7 +93,7 @@ export interface DeliveryTarget<D = unknown> {
    * Optional: told of the attempts just recorded, inside the transaction that records them
    * (completions are batched, so a kind pays per batch, not per delivery).
    */
-  recorded?(ctx: AppContext, trx: Trx, outcomes: RecordedOutcome[]): Promise<void>;
+  recorded?(ctx: C, trx: Trx, outcomes: RecordedOutcome[]): Promise<void>;
   /** Optional: sends per second at most to the target these details describe; null = unlimited. */
   throttle?(details: D): number | null;
 }

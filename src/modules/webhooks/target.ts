@@ -7,6 +7,7 @@
  * about a subscription go to the brand's other subscriptions only.
  */
 
+import type { AppContext } from '../../context.js';
 import { prepared } from '../../db/prepared.js';
 import type { Queryable } from '../../db/types.js';
 import type { DeliveryTarget } from '../deliveries/target.js';
@@ -73,7 +74,7 @@ export function signatureFor(details: SubscriptionDetails, attemptedAt: number, 
   return header;
 }
 
-export const webhookTarget: DeliveryTarget<SubscriptionDetails> = {
+export const webhookTarget: DeliveryTarget<SubscriptionDetails, AppContext> = {
   kind: 'webhook',
 
   async plan(trx, event) {
