@@ -122,6 +122,7 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
     if (candidates.length === 0) return [];
     const chosen: string[] = [];
     const slots = new Map<string, number>();
+    const throttled: Array<{ key: string; perSecond: number; group: typeof candidates }> = [];
     for (const [kind, ids] of groupBy(candidates, (c) => c.kind)) {
       const target = targets.get(kind);
       if (!target) {
@@ -134,17 +135,19 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
         const detail = details.get(targetId);
         if (detail === undefined) continue;
         const perSecond = target.throttle?.(detail) ?? null;
-        if (perSecond === null) {
-          for (const c of group) chosen.push(c.id);
-          continue;
-        }
-        // A throttled target: only as many as have a send slot soon, each told its slot.
-        const reserved = await reserveSendSlots(trx, targetKey(kind, targetId), perSecond, group.length, now);
-        for (const [i, at] of reserved.entries()) {
-          const c = group[i] as (typeof group)[number];
-          chosen.push(c.id);
-          slots.set(c.id, at);
-        }
+        if (perSecond === null) for (const c of group) chosen.push(c.id);
+        else throttled.push({ key: targetKey(kind, targetId), perSecond, group });
+      }
+    }
+    // A throttled target: only as many as have a send slot soon, each told its slot. In key
+    // order, so two workers never lock two targets' slot rows in opposite orders (PostgreSQL).
+    throttled.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    for (const { key, perSecond, group } of throttled) {
+      const reserved = await reserveSendSlots(trx, key, perSecond, group.length, now);
+      for (const [i, at] of reserved.entries()) {
+        const c = group[i] as (typeof group)[number];
+        chosen.push(c.id);
+        slots.set(c.id, at);
       }
     }
     if (chosen.length === 0) return [];

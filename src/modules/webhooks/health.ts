@@ -89,7 +89,11 @@ export async function recordHealth(ctx: AppContext, trx: Trx, outcomes: Recorded
     if (list) list.push(o);
     else bySubscription.set(o.targetId, [o]);
   }
-  for (const [subscriptionId, list] of bySubscription) await recordOne(ctx, trx, subscriptionId, list);
+  // In id order, so two workers' batches never lock two subscriptions in opposite orders
+  // (PostgreSQL would break such a deadlock by failing one batch).
+  for (const subscriptionId of [...bySubscription.keys()].sort()) {
+    await recordOne(ctx, trx, subscriptionId, bySubscription.get(subscriptionId) as RecordedOutcome[]);
+  }
 }
 
 async function recordOne(ctx: AppContext, trx: Trx, subscriptionId: string, list: RecordedOutcome[]): Promise<void> {
