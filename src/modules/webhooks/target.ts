@@ -80,7 +80,10 @@ export const webhookTarget: DeliveryTarget<SubscriptionDetails, AppContext> = {
   async plan(trx, event) {
     const subscriptions = await brandSubscriptions.execute(trx, event.brandId);
     // An operational event about a subscription (webhook.subscription.*) is for the others.
-    const about = typeof event.data.subscriptionId === 'string' ? event.data.subscriptionId : null;
+    const about =
+      event.type.startsWith('webhook.subscription.') && typeof event.data.subscriptionId === 'string'
+        ? event.data.subscriptionId
+        : null;
     return subscriptions
       .filter((s) => s.id !== about && eventMatches(JSON.parse(s.events) as string[], event.type))
       .map((s) => ({
