@@ -38,6 +38,7 @@ function pages(ids: Record<string, string>): Array<[string, string]> {
     ['click', `/dashboard/clicks/${ids.click}`],
     ['reports', '/dashboard/reports?time=day&by=offer'],
     ['webhooks', '/dashboard/webhooks'],
+    ['webhook', `/dashboard/webhooks/${ids.subscription}`],
     ['deliveries', '/dashboard/deliveries'],
     ['delivery', `/dashboard/deliveries/${ids.delivery}`],
     ['settings', '/dashboard/settings'],
@@ -87,10 +88,12 @@ for (const dialect of testedDialects()) {
         url: '/api/public/partners/apply',
         payload: { brandSlug: env.brand.slug, name: 'Applicant Ads', email: 'apply@example.com' },
       });
-      await api('POST', '/api/public/webhooks', {
-        url: `${receiver.url.replace('/hooks', '')}${LONG_URL_PATH}`,
-        events: ['conversion.created'],
-      });
+      ids.subscription = (
+        await api('POST', '/api/public/webhooks', {
+          url: `${receiver.url.replace('/hooks', '')}${LONG_URL_PATH}`,
+          events: ['conversion.created'],
+        })
+      ).id;
       await api('POST', `/api/v1/partners/${ids.partner}/postbacks`, {
         url: `${receiver.url}?cid={conversion_id}`,
         events: ['conversion.created'],
