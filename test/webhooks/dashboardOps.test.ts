@@ -55,12 +55,29 @@ for (const dialect of testedDialects()) {
       const page = await client.get(`/dashboard/webhooks/${sub.id}`);
       assert.equal(page.status, 200);
       assert.match(page.body, /Health and operations/);
-      assert.match(page.body, /Every delivery failed for 0\.04 days \(2 deliveries in a row\)/);
+      assert.match(page.body, /Every delivery failed for 1 hour \(2 deliveries in a row\)/);
       assert.match(page.body, /0% of 2 attempts/);
       assert.match(page.body, /Enable and send 3 parked/);
       assert.match(page.body, /Enable and discard parked/);
       assert.match(page.body, /Recover failed deliveries/);
       assert.match(page.body, /Rotate secret/);
+      assert.doesNotMatch(list.body, /to auto-disable/, 'a disabled subscription shows no warning');
+    });
+
+    it('keeps "*" and "<group>.*" patterns when a subscription is saved from the form', async () => {
+      const sub = await ops.call('POST', '/api/public/webhooks', 201, {
+        url: 'https://hooks.example/patterns',
+        events: ['partner.*', 'conversion.created'],
+      });
+      const page = await client.get(`/dashboard/webhooks/${sub.id}`);
+      assert.match(page.body, /value="partner\.\*"[^>]*checked/);
+      const saved = await client.post(`/dashboard/webhooks/${sub.id}`, {
+        url: sub.url,
+        events: ['*', 'partner.*'],
+        status: 'active',
+      });
+      assert.equal(saved.status, 303);
+      assert.deepEqual((await ops.call('GET', `/api/public/webhooks/${sub.id}`, 200)).events, ['*', 'partner.*']);
     });
 
     it('enables a subscription and sends its parked deliveries, or discards them', async () => {

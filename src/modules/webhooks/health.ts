@@ -78,6 +78,20 @@ function days(ms: number): number {
   return Math.round((ms / DAY_MS) * 100) / 100;
 }
 
+/** `5 days`, `12 hours`, `90 minutes`: the rule's duration in the largest whole unit. */
+export function describeDuration(ms: number): string {
+  const units: Array<[number, string]> = [
+    [DAY_MS, 'day'],
+    [HOUR_MS, 'hour'],
+    [60_000, 'minute'],
+    [1000, 'second'],
+  ];
+  for (const [size, name] of units) {
+    if (ms >= size && ms % size === 0) return `${ms / size} ${name}${ms === size ? '' : 's'}`;
+  }
+  return `${ms} ms`;
+}
+
 /** The last hour each subscription's old buckets were swept in this process: one sweep per hour. */
 const sweptHour = new Map<string, number>();
 
@@ -176,7 +190,7 @@ async function warnOrDisable(ctx: AppContext, trx: Trx, row: SubscriptionRow): P
   if (!rule) return;
   const progress = disableProgress(row, ctx.clock.now(), rule);
   if (progress >= 100) {
-    const reason = `Every delivery failed for ${days(rule.ms)} days (${row.consecutive_failures} deliveries in a row).`;
+    const reason = `Every delivery failed for ${describeDuration(rule.ms)} (${row.consecutive_failures} deliveries in a row).`;
     await disableInTransaction(ctx, trx, row, reason, 'automatic');
     ctx.logger.warn({ subscriptionId: row.id }, 'webhook subscription disabled after failing deliveries');
     return;

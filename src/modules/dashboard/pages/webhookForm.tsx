@@ -1,5 +1,6 @@
 /** The subscription form (URL, event checkboxes, status) and the page showing a new secret once. */
 import type { ApiError } from '../../../http/errors.js';
+import { EVENT_GROUPS } from '../../events/schemas.js';
 import { isHttpUrl } from '../../urls.js';
 import { eventCatalogue } from '../../webhooks/catalogue.js';
 import type { SubscriptionRow } from '../../webhooks/repository.js';
@@ -8,7 +9,12 @@ import { CopyField, CsrfField } from '../views/components.js';
 import { FormView } from '../views/form.js';
 
 const LABELS = { url: 'Endpoint URL', events: 'Events', status: 'Status', rotateSecret: 'Signing secret' };
-const EVENTS: Array<[string, string, string]> = eventCatalogue().data.map((e) => [e.name, e.name, e.description]);
+/** Every event, then each group's pattern, then the catalogue's names (what the API's `events` accepts). */
+const EVENTS: Array<[string, string, string]> = [
+  ['*', '*', 'Every event, including events added later.'],
+  ...EVENT_GROUPS.map((group): [string, string, string] => [`${group}.*`, `${group}.*`, `Every ${group} event.`]),
+  ...eventCatalogue().data.map((e): [string, string, string] => [e.name, e.name, e.description]),
+];
 
 export const SubscriptionForm = FormBody({ url: Field, events: ListField, status: Field, rotateSecret: Field });
 

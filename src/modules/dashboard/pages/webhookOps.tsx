@@ -26,7 +26,7 @@ export function subscriptionHealth(ctx: AppContext, rows: SubscriptionRow[]) {
 }
 
 /** The list's health cell: success rate, failures in a row and warnings, parked deliveries. */
-export function HealthCell({ health }: { health: SubscriptionHealth | undefined }) {
+export function HealthCell({ health, status }: { health: SubscriptionHealth | undefined; status: string }) {
   if (!health) return <span class="muted">—</span>;
   return (
     <>
@@ -41,7 +41,7 @@ export function HealthCell({ health }: { health: SubscriptionHealth | undefined 
       ) : (
         ''
       )}
-      {health.warning ? (
+      {health.warning && status === 'active' ? (
         <>
           {' '}
           <Badge status="retry_scheduled" label={`${health.disableProgressPercent}% to auto-disable`} />

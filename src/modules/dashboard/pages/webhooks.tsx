@@ -64,7 +64,7 @@ function SubscriptionTable(props: {
               <Badge status={s.status} />
             </td>
             <td>
-              <HealthCell health={props.health.get(s.id)} />
+              <HealthCell health={props.health.get(s.id)} status={s.status} />
             </td>
             <td>{s.secret ? 'Signed' : 'Unsigned'}</td>
             <td>
