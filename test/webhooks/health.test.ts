@@ -152,6 +152,22 @@ for (const dialect of testedDialects()) {
       assert.equal(received(bystander, 'webhook.subscription.disabled').length, 0, 'only those that chose the event');
     });
 
+    it('counts every attempt of a batch of completions, in one hourly bucket per subscription', async () => {
+      const r = await ops.receiver(() => ({ status: 500 }));
+      const sub = await ops.call('POST', '/api/public/webhooks', 201, { url: r.url, events: ['partner.approved'] });
+      for (let i = 0; i < 3; i++) await firePartnerApproved(ops.env);
+      assert.equal(await ops.drain(), 3);
+      const health = (await subscription(sub.id)).health;
+      assert.equal(health.attempts24h, 3);
+      assert.equal(health.consecutiveFailures, 3);
+      const buckets = await ops.env.ctx.db.read
+        .selectFrom('webhook_subscription_hours')
+        .select(['succeeded', 'failed'])
+        .where('subscription_id', '=', sub.id)
+        .execute();
+      assert.deepEqual(buckets, [{ succeeded: 0, failed: 3 }]);
+    });
+
     it('never disables while the deliveries are fewer than the threshold, however long they fail', async () => {
       const r = await ops.receiver(() => ({ status: 500 }));
       const sub = await ops.call('POST', '/api/public/webhooks', 201, { url: r.url, events: ['partner.approved'] });
