@@ -80,6 +80,27 @@ for (const dialect of testedDialects()) {
       assert.deepEqual((await ops.call('GET', `/api/public/webhooks/${sub.id}`, 200)).events, ['*', 'partner.*']);
     });
 
+    it('sets and clears the rate limit from the form, refusing numbers outside 1–1000', async () => {
+      const created = await client.post('/dashboard/webhooks', {
+        url: 'https://hooks.example/limited',
+        events: ['partner.approved'],
+        rateLimitPerSecond: '25',
+      });
+      assert.equal(created.status, 200);
+      const [sub] = (await ops.call('GET', '/api/public/webhooks', 200)).data;
+      assert.equal(sub.rateLimitPerSecond, 25);
+      assert.match((await client.get(`/dashboard/webhooks/${sub.id}`)).body, /25 per second/);
+      const form = { url: sub.url, events: ['partner.approved'], status: 'active' };
+      for (const bad of ['0', '1001', 'fast']) {
+        const refused = await client.post(`/dashboard/webhooks/${sub.id}`, { ...form, rateLimitPerSecond: bad });
+        assert.equal(refused.status, 422, bad);
+        assert.match(refused.body, /id="rateLimitPerSecond-error"/);
+      }
+      const cleared = await client.post(`/dashboard/webhooks/${sub.id}`, { ...form, rateLimitPerSecond: '' });
+      assert.equal(cleared.status, 303);
+      assert.equal((await ops.call('GET', `/api/public/webhooks/${sub.id}`, 200)).rateLimitPerSecond, null);
+    });
+
     it('enables a subscription and sends its parked deliveries, or discards them', async () => {
       const first = await disabledWithParked(2);
       first.heal();

@@ -4,11 +4,17 @@ import { EVENT_GROUPS } from '../../events/schemas.js';
 import { isHttpUrl } from '../../urls.js';
 import { eventCatalogue } from '../../webhooks/catalogue.js';
 import type { SubscriptionRow } from '../../webhooks/repository.js';
-import { Field, FormBody, type FormValues, ListField, Problems, text } from '../forms.js';
+import { Field, FormBody, type FormValues, ListField, Problems, parseWhole, text } from '../forms.js';
 import { CopyField, CsrfField } from '../views/components.js';
 import { FormView } from '../views/form.js';
 
-const LABELS = { url: 'Endpoint URL', events: 'Events', status: 'Status', rotateSecret: 'Signing secret' };
+const LABELS = {
+  url: 'Endpoint URL',
+  events: 'Events',
+  status: 'Status',
+  rotateSecret: 'Signing secret',
+  rateLimitPerSecond: 'Rate limit (sends per second)',
+};
 /** Every event, then each group's pattern, then the catalogue's names (what the API's `events` accepts). */
 const EVENTS: Array<[string, string, string]> = [
   ['*', '*', 'Every event, including events added later.'],
@@ -16,20 +22,35 @@ const EVENTS: Array<[string, string, string]> = [
   ...eventCatalogue().data.map((e): [string, string, string] => [e.name, e.name, e.description]),
 ];
 
-export const SubscriptionForm = FormBody({ url: Field, events: ListField, status: Field, rotateSecret: Field });
+export const SubscriptionForm = FormBody({
+  url: Field,
+  events: ListField,
+  status: Field,
+  rotateSecret: Field,
+  rateLimitPerSecond: Field,
+});
 
 /** `whsec_` + 256 random bits (the webhook service makes it: the API's rotation uses the same). */
 export { generateSecret } from '../../webhooks/service.js';
 
 export function subscriptionValues(row: SubscriptionRow | null): FormValues {
-  if (!row) return { url: '', events: [], status: 'active' };
-  return { url: row.url, events: JSON.parse(row.events) as string[], status: row.status };
+  if (!row) return { url: '', events: [], status: 'active', rateLimitPerSecond: '' };
+  return {
+    url: row.url,
+    events: JSON.parse(row.events) as string[],
+    status: row.status,
+    rateLimitPerSecond: row.rate_limit_per_second === null ? '' : String(row.rate_limit_per_second),
+  };
 }
 
-/** URL and events from the form; the two mistakes people make get plain-language messages. */
-export function subscriptionInput(form: { url?: string; events?: string[] }) {
-  const input = { url: text(form.url), events: [...new Set(form.events ?? [])] };
+/** URL, events and rate limit from the form; the two mistakes people make get plain-language messages. */
+export function subscriptionInput(form: { url?: string; events?: string[]; rateLimitPerSecond?: string }) {
   const problems = new Problems();
+  const input = {
+    url: text(form.url),
+    events: [...new Set(form.events ?? [])],
+    rateLimitPerSecond: parseWhole(text(form.rateLimitPerSecond), 'rateLimitPerSecond', problems),
+  };
   if (!isHttpUrl(input.url)) problems.add('url', 'must be an absolute http(s) URL, such as https://example.com/hooks');
   if (input.events.length === 0) problems.add('events', 'choose at least one event');
   problems.throwIfAny();
@@ -55,6 +76,11 @@ export function SubscriptionFormView(props: {
           hint: 'Receives a signed POST for each event (https recommended).',
         })}
         {f.checkboxes('events', EVENTS)}
+        {f.input('rateLimitPerSecond', {
+          type: 'number',
+          hint: 'At most this many deliveries a second to this endpoint (1–1000); empty for no limit.',
+          attrs: { min: '1', max: '1000', step: '1', inputmode: 'numeric' },
+        })}
         {props.mode === 'edit' ? (
           <>
             {f.select('status', [
