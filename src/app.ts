@@ -3,7 +3,6 @@
  * `buildApp` and drive it with `inject`; `serve` listens on a port.
  */
 import { randomUUID } from 'node:crypto';
-import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
@@ -14,6 +13,7 @@ import { answerClientError, registerClientErrorAnswers } from './http/clientErro
 import { ApiError, registerErrorHandling, sendError, toApiError } from './http/errors.js';
 import { idempotency } from './http/idempotency.js';
 import { refuseUnstorableText } from './http/inputText.js';
+import { registerOpenApi } from './http/openapi.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerValidators } from './http/validation.js';
 import { brandRoutes } from './modules/brands/routes.js';
@@ -32,8 +32,8 @@ import { portalApiRoutes } from './modules/portal/apiRoutes.js';
 import { portalRoutes } from './modules/portal/routes.js';
 import { postbackRoutes } from './modules/postbacks/routes.js';
 import { reportRoutes } from './modules/reports/routes.js';
+import { webhookDocument } from './modules/webhooks/openapi.js';
 import { webhookCatalogueRoutes, webhookRoutes } from './modules/webhooks/routes.js';
-import { WEBHOOK_SHARED_SCHEMAS } from './modules/webhooks/schemas.js';
 import { securityHeaders } from './web/securityHeaders.js';
 import { publicAssets } from './web/views/PublicPage.js';
 
@@ -108,32 +108,8 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   });
 
   app.addSchema(ErrorBody);
-  for (const schema of WEBHOOK_SHARED_SCHEMAS) app.addSchema(schema);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Affitrack API',
-        version: '1.0.0',
-        description:
-          'Affiliate tracking: offers, partners, clicks, conversions, reports and signed webhooks. ' +
-          'Authenticate with `Authorization: Bearer <API key>`. Errors are `{ "error": { "code", "message" } }`.',
-      },
-      servers: [{ url: ctx.config.publicUrl }],
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key of one brand.' },
-          partnerKey: {
-            type: 'http',
-            scheme: 'bearer',
-            description: 'Partner API key (afp_…), created by a partner in the portal; reads that partner’s data only.',
-          },
-        },
-      },
-    },
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
-  });
+  await registerOpenApi(app, apiDocument());
   await app.register(apiDocs);
 
   app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
@@ -172,6 +148,45 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     { prefix: '/api/public' },
   );
   return app;
+}
+
+/** What the OpenAPI document says beyond the routes: the API as a whole, its tags, keys and webhooks. */
+function apiDocument() {
+  const { schemas, webhooks } = webhookDocument();
+  return {
+    description:
+      'Affiliate tracking: offers, partners, clicks, conversions, reports and signed webhooks. ' +
+      'Authenticate with `Authorization: Bearer <API key>`. Errors are `{ "error": { "code", "message", "requestId" } }`; ' +
+      'POSTs take an `Idempotency-Key`. Lists are `{ data, nextCursor }`, newest first.',
+    tags: [
+      { name: 'brand', description: 'The brand that owns the API key: time zone, currency, fraud settings.' },
+      { name: 'offers', description: 'Promotions with payouts, caps and a destination URL.' },
+      { name: 'partners', description: 'Affiliates: applications, approval, bans, portal invites.' },
+      { name: 'conversions', description: 'Recorded results: server-side postbacks, approval and rejection.' },
+      { name: 'clicks', description: 'Clicks on tracking links, with fraud scores and enrichment.' },
+      {
+        name: 'reports',
+        description: 'Aggregated clicks, conversions and money by day, week, month, offer or partner.',
+      },
+      { name: 'fraud', description: "The brand's blocklist of IPs, networks and user agents." },
+      { name: 'postbacks', description: 'Pixel postbacks from advertisers and postback URLs of partners.' },
+      { name: 'payouts', description: 'Payout runs over approved conversions, and partner balances.' },
+      { name: 'webhooks', description: 'Subscriptions, the event catalogue, the delivery log, and the events sent.' },
+      { name: 'partner API', description: "A partner's own data, with a partner key (afp_…)." },
+      { name: 'tracking', description: 'The public tracking link.' },
+      { name: 'health', description: 'Liveness and readiness probes.' },
+    ],
+    securitySchemes: {
+      bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key of one brand (afk_…).' },
+      partnerKey: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'Partner API key (afp_…), created by a partner in the portal; reads that partner’s data only.',
+      },
+    },
+    schemas,
+    webhooks,
+  };
 }
 
 /**

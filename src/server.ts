@@ -24,11 +24,12 @@ export async function serve(config: Config, role: Role): Promise<void> {
     if (applied.length > 0) ctx.logger.info({ applied }, 'migrations applied');
 
     if (role !== 'worker') {
-      // Read the datacenter ranges now, so the first click does not wait for them.
-      void loadDatacenterRanges().catch((error) =>
-        ctx.logger.error({ err: error }, 'could not load datacenter ranges'),
-      );
-      void loadCountryRanges().catch((error) => ctx.logger.error({ err: error }, 'could not load country ranges'));
+      // The IP data every click needs (~1 s of parsing) is read before the port opens: read
+      // beside the first requests, it stalled them and everything queued behind them.
+      await Promise.all([
+        loadDatacenterRanges().catch((error) => ctx.logger.error({ err: error }, 'could not load datacenter ranges')),
+        loadCountryRanges().catch((error) => ctx.logger.error({ err: error }, 'could not load country ranges')),
+      ]);
       app = await buildApp(ctx);
       await app.listen({ port: config.port, host: config.host });
       // With PORT=0 the system picked the port: links must carry that one, not 0. The app

@@ -1,18 +1,28 @@
 /** Schemas shared by every feature: errors, lists and pagination. */
-import { type TSchema, Type } from '@sinclair/typebox';
+import { type ObjectOptions, type TObject, type TProperties, type TSchema, Type } from '@sinclair/typebox';
 
 export const ErrorBody = Type.Object(
   {
-    error: Type.Object({
-      code: Type.String({ description: 'Machine-readable code, e.g. validation_error.' }),
-      message: Type.String(),
-      details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
-      requestId: Type.String({
-        description: 'The same as the X-Request-Id response header: quote it when reporting a problem.',
-      }),
-    }),
+    error: Type.Object(
+      {
+        code: Type.String({ description: 'Machine-readable code, e.g. validation_error.' }),
+        message: Type.String(),
+        details: Type.Optional(
+          Type.Array(
+            Type.Object(
+              { path: Type.String(), message: Type.String() },
+              { additionalProperties: false, description: 'One problem: the field and what is allowed there.' },
+            ),
+          ),
+        ),
+        requestId: Type.String({
+          description: 'The same as the X-Request-Id response header: quote it when reporting a problem.',
+        }),
+      },
+      { additionalProperties: false },
+    ),
   },
-  { $id: 'Error' },
+  { $id: 'Error', additionalProperties: false },
 );
 
 export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-21T10:00:00.000Z'] });
@@ -35,21 +45,48 @@ export const PageQuery = {
   ),
 };
 
+/**
+ * A resource or other body the API answers with: a component of the OpenAPI document under
+ * `name` (clients generated from it get a type of that name), and closed
+ * (`additionalProperties: false`), so the document says exactly which fields come back and a
+ * client validating against it notices when that changes.
+ */
+export function Resource<T extends TProperties>(name: string, properties: T, options: ObjectOptions = {}): TObject<T> {
+  return Type.Object(properties, { ...options, $id: name, additionalProperties: false });
+}
+
+const lists = new Map<string, TSchema>();
+
+/** A page of a named resource: `{ data, nextCursor }`, named `<Item>List`. */
 export function ListOf<T extends TSchema>(item: T) {
-  return Type.Object({ data: Type.Array(item), nextCursor: Type.Union([Type.String(), Type.Null()]) });
+  if (!item.$id) throw new Error('ListOf: the item schema needs a name (Resource(name, …))');
+  const name = `${item.$id}List`;
+  const list = Resource(name, {
+    data: Type.Array(item),
+    nextCursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass as ?cursor= for the next page; null on the last page.',
+    }),
+  });
+  // One schema object per name: two routes listing the same resource share it.
+  const known = lists.get(name) as typeof list | undefined;
+  if (known) return known;
+  lists.set(name, list);
+  return list;
 }
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Unparsable JSON body.',
-  401: 'API key missing, malformed, unknown or revoked.',
-  404: 'Not found, or owned by another brand.',
-  409: 'The change is not allowed from the current state.',
-  413: 'Body too large.',
-  422: 'Validation error; every problem is listed in error.details.',
-  429: 'Rate limit exceeded; see Retry-After.',
+  400: 'bad_request or invalid_json: the URL is not validly encoded, or the body is not valid JSON.',
+  401: 'unauthorized: the key is missing, malformed, unknown or revoked.',
+  404: 'not_found: no such resource, or one owned by another brand.',
+  409: 'conflict: the change is not allowed from the current state; or idempotency_key_in_use.',
+  413: 'payload_too_large: the body is over the size limit.',
+  415: 'unsupported_media_type: send bodies as application/json.',
+  422: 'validation_error (every problem in error.details), invalid_cursor, or idempotency_key_reused.',
+  429: 'rate_limit_exceeded: wait Retry-After seconds.',
+  503: 'service_unavailable: the database is unreachable or the server is restarting; retry after Retry-After seconds.',
 };
 
-/** Error responses for a route's OpenAPI description. */
+/** Error responses for a route's OpenAPI description (http/openapi.ts adds those every route of its shape has). */
 export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   return Object.fromEntries(
     statuses.map((status) => [status, { ...Type.Ref(ErrorBody), description: ERROR_DESCRIPTIONS[status] ?? 'Error.' }]),

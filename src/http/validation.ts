@@ -1,10 +1,17 @@
 /**
  * Every validator of the app is compiled here, by the one Ajv set-up below: Fastify's route
- * schemas (API and dashboard) and the dashboard's checks of the API bodies it builds from
- * forms. DESIGN §2a has two rules: JSON values are checked strictly (no coercion, no silent
- * removal of unknown fields), while text from a URL or a form is coerced (`?limit=2` is the
- * integer 2; one `by=offer` is a list of one). Ajv's `coerceTypes` is an option of an
- * instance, not of a schema, so each rule is one instance. Both report every problem.
+ * schemas (API, dashboard, partner form) and the dashboard's checks of the API bodies it builds
+ * from forms. Nothing else in src/ may construct Ajv (`npm run lint`: dependency-cruiser's
+ * one-validator-setup rule), so formats, messages and options cannot drift apart.
+ *
+ * DESIGN §2a has two rules: JSON values are checked strictly (no coercion: "1000" is not an
+ * integer), while text from a URL or a form is coerced (`?limit=2` is the integer 2; one
+ * `by=offer` is a list of one). Ajv's `coerceTypes` is an option of an instance, read when a
+ * schema is compiled, not a keyword of a schema, so the set-up has one instance per rule — the
+ * same pattern as Fastify's documented per-part coercion. (Coercing text by hand or with
+ * TypeBox's Value.Convert instead would change the rule: Convert turns "2.5" into the integer 2.)
+ * Responses are not validated: Fastify serialises them with fast-json-stringify, which keeps
+ * an Ajv of its own for its unions.
  */
 import type { TSchema } from '@sinclair/typebox';
 import { Ajv, type ValidateFunction } from 'ajv';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { createTestEnv, type TestEnv } from '../helpers.js';
+import { createTestEnv, type JsonBody, type TestEnv } from '../helpers.js';
 
 interface Operation {
   responses?: Record<string, unknown>;
@@ -111,6 +111,85 @@ describe('OpenAPI, docs and health', () => {
         assert.deepEqual(operation.security, [{ [scheme]: [] }], `${name} needs an API key`);
         assert.ok(statuses.includes('401') && statuses.includes('429'), `${name} documents 401 and 429`);
       }
+    }
+  });
+
+  it('names every operation and every response schema, closes every object, and says every shape status', async () => {
+    const doc = (await env.request('GET', '/api/v1/openapi.json', { key: null })).body;
+    assert.deepEqual(doc.servers, [{ url: '/', description: 'The server that serves this document.' }]);
+    const ids: string[] = [];
+    let checked = 0;
+    for (const [path, byMethod] of Object.entries<Record<string, JsonBody>>(doc.paths)) {
+      for (const [method, operation] of Object.entries<JsonBody>(byMethod)) {
+        const name = `${method.toUpperCase()} ${path}`;
+        assert.match(String(operation.operationId), /^[a-z][A-Za-z]+$/, `${name} has a camelCase operationId`);
+        ids.push(operation.operationId);
+        assert.ok(Array.isArray(operation.security), `${name} says which key it takes, or none`);
+        const statuses = Object.keys(operation.responses);
+        for (const status of ['400', '503', 'default'])
+          assert.ok(statuses.includes(status), `${name} documents ${status}`);
+        if (method === 'post' && /^\/api\/(v1|public)\//.test(path)) {
+          assert.ok(
+            operation.parameters?.some((p: JsonBody) => p.in === 'header' && p.name === 'Idempotency-Key'),
+            `${name} takes an Idempotency-Key`,
+          );
+          for (const status of ['409', '413', '415', '422'])
+            assert.ok(statuses.includes(status), `${name} documents ${status}`);
+        }
+        for (const [status, response] of Object.entries<JsonBody>(operation.responses)) {
+          const schema = response.content?.['application/json']?.schema;
+          if (!schema) continue;
+          assert.match(
+            String(schema.$ref),
+            /^#\/components\/schemas\/[A-Z]\w+$/,
+            `${name} ${status} is a named schema`,
+          );
+          checked += 1;
+        }
+      }
+    }
+    assert.ok(checked >= 100, `response schemas checked (${checked})`);
+    assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+    const open: string[] = [];
+    const walk = (schema: JsonBody, where: string) => {
+      if (Array.isArray(schema)) {
+        for (const [i, item] of schema.entries()) walk(item, `${where}/${i}`);
+      }
+      if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return;
+      const isObject = schema.type === 'object' || schema.properties;
+      const declared = 'additionalProperties' in schema || 'patternProperties' in schema;
+      if (isObject && !declared) open.push(where);
+      for (const [key, value] of Object.entries(schema)) walk(value, `${where}/${key}`);
+    };
+    walk(doc.components.schemas, '#/components/schemas');
+    assert.deepEqual(open, [], 'every object of every component says whether it takes other fields');
+    for (const name of [
+      'Offer',
+      'OfferList',
+      'Conversion',
+      'ConversionList',
+      'Partner',
+      'Error',
+      'WebhookSubscription',
+    ]) {
+      assert.ok(doc.components.schemas[name], `${name} is a component`);
+    }
+  });
+
+  it('documents every webhook event, its envelope and signature headers, in the webhooks section', async () => {
+    const doc = (await env.request('GET', '/api/v1/openapi.json', { key: null })).body;
+    const catalogue = (await env.request('GET', '/api/public/webhook-events', { key: null })).body;
+    const names = catalogue.data.map((event: JsonBody) => event.name);
+    assert.ok(names.length >= 8);
+    assert.deepEqual(Object.keys(doc.webhooks).sort(), [...names].sort());
+    for (const name of names) {
+      const post = doc.webhooks[name].post;
+      const ref = post.requestBody.content['application/json'].schema.$ref as string;
+      const envelope = doc.components.schemas[ref.replace('#/components/schemas/', '')];
+      assert.deepEqual(envelope.required, ['id', 'event', 'createdAt', 'brandId', 'data'], `${name} envelope`);
+      assert.deepEqual(envelope.properties.event.enum, [name], `${name} envelope names its event`);
+      const headers = post.parameters.map((p: JsonBody) => p.name);
+      assert.deepEqual(headers, ['X-Service-Signature', 'X-Service-Event', 'X-Service-Webhook-Id']);
     }
   });
 

@@ -47,7 +47,8 @@ describeOrSkip('public pages in a real browser', { skip: CHROMIUM_MISSING }, () 
   const heading = async (page: Page) => (await page.getByRole('heading', { level: 1 }).textContent()) ?? '';
 
   before(async () => {
-    // "Try it out" calls the server of the OpenAPI document, which is PUBLIC_URL: the page's own origin.
+    // "Try it out" calls the document's relative server: the page's own origin (docsPage.test.ts
+    // covers a start without PUBLIC_URL).
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     env = await createTestEnv('sqlite', { env: { PUBLIC_URL: base } });

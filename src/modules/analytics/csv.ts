@@ -5,7 +5,7 @@
  * never sits in memory.
  */
 import { Readable } from 'node:stream';
-import { Type } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** Rows read per database round trip while a list is exported. */
@@ -20,6 +20,17 @@ export const FormatQuery = {
 };
 
 /** `?format=csv`, or an Accept header asking for text/csv (and `?format=json` not given). */
+/** A 200 that is `schema` as JSON, or CSV when asked for (the OpenAPI document lists both). */
+export function JsonOrCsv<T extends TSchema>(schema: T) {
+  return {
+    description: 'JSON, or CSV with a header row when asked for with ?format=csv or Accept: text/csv.',
+    content: {
+      'application/json': { schema },
+      'text/csv': { schema: Type.String({ description: 'A header row, then one line per row.' }) },
+    },
+  };
+}
+
 export function wantsCsv(request: FastifyRequest, format: string | undefined): boolean {
   if (format !== undefined) return format === 'csv';
   return /(^|,)\s*text\/csv\b/i.test(String(request.headers.accept ?? ''));

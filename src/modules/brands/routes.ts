@@ -12,6 +12,7 @@ export function brandRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/brand',
       {
         schema: {
+          operationId: 'getBrand',
           tags: ['brand'],
           summary: "The calling key's brand and its settings.",
           security: [{ bearerAuth: [] }],
@@ -29,6 +30,7 @@ export function brandRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/brand',
       {
         schema: {
+          operationId: 'updateBrand',
           tags: ['brand'],
           summary: 'Change brand settings: name, timezone, currency, fraud threshold, auto-ban rule.',
           security: [{ bearerAuth: [] }],

@@ -20,7 +20,7 @@ export const Brand = Type.Object(
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
   },
-  { additionalProperties: false },
+  { $id: 'Brand', additionalProperties: false },
 );
 export type Brand = Static<typeof Brand>;
 

@@ -3,9 +3,9 @@ import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { pageSize, toPage } from '../../http/pagination.js';
-import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
+import { ErrorBody, errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
 import { sendPage } from '../../web/page.js';
-import { allPages, sendCsv, wantsCsv } from '../analytics/csv.js';
+import { allPages, JsonOrCsv, sendCsv, wantsCsv } from '../analytics/csv.js';
 import { LinkNotActivePage } from './linkNotActivePage.js';
 import { clickToApi, listClicks } from './repository.js';
 import { Click, ListClicksQuery, TrackingQuery } from './schemas.js';
@@ -54,10 +54,23 @@ export function trackingRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         // A HEAD (link previews, crawlers) must not count as a click.
         exposeHeadRoute: false,
         schema: {
+          operationId: 'followTrackingLink',
           tags: ['tracking'],
           summary: "Tracking link: records the click and redirects (302) to the offer's URL with macros filled in.",
           params: Type.Object({ offerId: Type.String(), partnerId: Type.String() }),
           querystring: TrackingQuery,
+          response: {
+            302: {
+              description: "The click is recorded: on to the offer's URL (or its fallback URL while a cap is reached).",
+              headers: { Location: Type.String({ description: 'Where to go.' }) },
+              content: { 'text/html': { schema: Type.String({ description: 'A link to the same place.' }) } },
+            },
+            404: {
+              description:
+                'No such active offer or active partner: a page saying the link is not active (JSON for an id too long to be one).',
+              content: { 'text/html': { schema: Type.String() }, 'application/json': { schema: Type.Ref(ErrorBody) } },
+            },
+          },
         },
       },
       async (request, reply) => {
@@ -88,12 +101,13 @@ export function clickRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/clicks',
       {
         schema: {
+          operationId: 'listClicks',
           tags: ['clicks'],
           summary:
             'List clicks, newest first, with their fraud score, signals and enrichment; `?format=csv` (or `Accept: text/csv`) streams every matching click as CSV.',
           security: [{ bearerAuth: [] }],
           querystring: ListClicksQuery,
-          response: { 200: ListOf(Click), ...errorResponses(...KEYED_ERRORS, 422) },
+          response: { 200: JsonOrCsv(ListOf(Click)), ...errorResponses(...KEYED_ERRORS, 422) },
         },
       },
       async (request, reply) => {

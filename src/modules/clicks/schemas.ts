@@ -1,9 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Nullable, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { FormatQuery } from '../analytics/csv.js';
 import { VisitorFields } from '../analytics/schemas.js';
 
-export const Click = Type.Object({
+export const Click = Resource('Click', {
   id: Type.String(),
   offerId: Type.String(),
   partnerId: Type.String(),

@@ -13,7 +13,7 @@ import type { AppContext } from '../../context.js';
 import { NotFoundError } from '../../errors.js';
 import { enforceRateLimit } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
-import { errorResponses, KEYED_ERRORS } from '../../http/schemas.js';
+import { errorResponses, KEYED_ERRORS, Resource } from '../../http/schemas.js';
 import { parseMajorUnits } from '../../money.js';
 import { findClick } from '../clicks/repository.js';
 import { findOffer, type OfferRow } from '../offers/repository.js';
@@ -88,6 +88,7 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
         // A HEAD from a link checker must not record a conversion.
         exposeHeadRoute: false,
         schema: {
+          operationId: 'recordPixelPostback',
           tags: ['postbacks'],
           summary: 'Pixel-style inbound postback: records a conversion for a click (200 text, or a GIF with pixel=1).',
           querystring: PixelQuery,
@@ -156,7 +157,7 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
   };
 }
 
-const PostbackToken = Type.Object({
+const PostbackToken = Resource('PostbackToken', {
   offerId: Type.String(),
   token: Type.String(),
   postbackUrl: Type.String({ description: 'Ready-made pixel postback URL with the macros advertisers fill in.' }),
@@ -178,6 +179,7 @@ export function pixelTokenRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/offers/:id/postback-token',
       {
         schema: {
+          operationId: 'getPostbackToken',
           tags,
           summary: "The offer's pixel postback token (created on first request).",
           security,
@@ -190,7 +192,14 @@ export function pixelTokenRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.post(
       '/offers/:id/postback-token',
       {
-        schema: { tags, summary: 'Rotate the token: the old one is refused from now on.', security, params, response },
+        schema: {
+          operationId: 'rotatePostbackToken',
+          tags,
+          summary: 'Rotate the token: the old one is refused from now on.',
+          security,
+          params,
+          response,
+        },
       },
       async (request) => toToken(await rotatePostbackToken(ctx, request.auth.brandId, request.params.id)),
     );

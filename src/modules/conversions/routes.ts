@@ -6,7 +6,7 @@ import { InvalidError } from '../../errors.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
-import { allPages, sendCsv, wantsCsv } from '../analytics/csv.js';
+import { allPages, JsonOrCsv, sendCsv, wantsCsv } from '../analytics/csv.js';
 import { conversionToApi, findConversion, listConversions } from './repository.js';
 import { Conversion, CreateConversionBody, ListConversionsQuery, RejectBody } from './schemas.js';
 import { approveConversion, recordConversion, rejectConversion } from './service.js';
@@ -57,6 +57,7 @@ export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/conversions',
       {
         schema: {
+          operationId: 'recordConversion',
           tags: ['conversions'],
           summary:
             'Record a conversion (server-side postback). 201 when new; 200 with the existing one for a repeated externalTxnId.',
@@ -75,12 +76,13 @@ export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/conversions',
       {
         schema: {
+          operationId: 'listConversions',
           tags: ['conversions'],
           summary:
             'List conversions, newest first, with filters; `?format=csv` (or `Accept: text/csv`) streams every matching conversion as CSV.',
           security,
           querystring: ListConversionsQuery,
-          response: { 200: ListOf(Conversion), ...errorResponses(...KEYED_ERRORS, 422) },
+          response: { 200: JsonOrCsv(ListOf(Conversion)), ...errorResponses(...KEYED_ERRORS, 422) },
         },
       },
       async (request, reply) => {
@@ -102,6 +104,7 @@ export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/conversions/:id',
       {
         schema: {
+          operationId: 'getConversion',
           tags: ['conversions'],
           summary: 'One conversion.',
           security,
@@ -120,6 +123,7 @@ export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/conversions/:id/approve',
       {
         schema: {
+          operationId: 'approveConversion',
           tags: ['conversions'],
           summary: 'Approve a pending conversion (fires conversion.approved).',
           security,
@@ -134,6 +138,7 @@ export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/conversions/:id/reject',
       {
         schema: {
+          operationId: 'rejectConversion',
           tags: ['conversions'],
           summary: 'Reject a pending conversion (fires conversion.rejected).',
           security,

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Nullable, NullableTimestamp, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { FormatQuery } from '../analytics/csv.js';
 import { VisitorFields } from '../analytics/schemas.js';
 import { Metadata, MetadataInput } from '../metadata.js';
@@ -13,7 +13,7 @@ export const ConversionStatus = Type.Union([
   Type.Literal('rejected'),
 ]);
 
-export const Conversion = Type.Object({
+export const Conversion = Resource('Conversion', {
   id: Type.String(),
   offerId: Type.String(),
   partnerId: Type.String(),

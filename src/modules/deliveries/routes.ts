@@ -23,6 +23,7 @@ export function deliveryLogRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhook-deliveries',
       {
         schema: {
+          operationId: 'listDeliveries',
           tags,
           summary: 'The whole delivery log of the brand (webhooks and postback sends), newest first.',
           security,
@@ -41,6 +42,7 @@ export function deliveryLogRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhook-deliveries/:id',
       {
         schema: {
+          operationId: 'getDelivery',
           tags,
           summary: 'One delivery with every attempt.',
           security,
@@ -60,6 +62,7 @@ export function deliveryLogRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhook-deliveries/:id/redeliver',
       {
         schema: {
+          operationId: 'redeliverDelivery',
           tags,
           summary:
             'Make exactly one attempt now (same wh_ id, evt_ id and body) for a succeeded, failed or ' +

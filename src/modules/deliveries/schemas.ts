@@ -1,6 +1,6 @@
 /** The delivery log's API schemas (GET /api/public/webhook-deliveries…). */
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Nullable, NullableTimestamp, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
 
 export const DeliveryStatus = Type.Union([
   Type.Literal('attempting'),
@@ -12,7 +12,7 @@ export const DeliveryStatus = Type.Union([
 /** The registered target kinds: a brand's webhook subscription, a partner's postback template. */
 export const DeliveryKind = Type.Union([Type.Literal('webhook'), Type.Literal('postback')]);
 
-export const Attempt = Type.Object({
+export const Attempt = Resource('DeliveryAttempt', {
   number: Type.Integer(),
   attemptedAt: Timestamp,
   statusCode: Nullable(Type.Integer()),
@@ -21,7 +21,7 @@ export const Attempt = Type.Object({
   error: Nullable(Type.String()),
 });
 
-export const Delivery = Type.Object({
+export const Delivery = Resource('Delivery', {
   id: Type.String({ description: 'wh_…, sent as X-Service-Webhook-Id.' }),
   kind: DeliveryKind,
   subscriptionId: Type.String({
@@ -36,7 +36,10 @@ export const Delivery = Type.Object({
 });
 export type Delivery = Static<typeof Delivery>;
 
-export const DeliveryWithAttempts = Type.Object({ ...Delivery.properties, attempts: Type.Array(Attempt) });
+export const DeliveryWithAttempts = Resource('DeliveryWithAttempts', {
+  ...Delivery.properties,
+  attempts: Type.Array(Attempt),
+});
 
 export const ListDeliveriesQuery = Type.Object(
   { status: Type.Optional(DeliveryStatus), kind: Type.Optional(DeliveryKind), ...PageQuery },

@@ -2,11 +2,16 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { pageSize, toPage } from '../../http/pagination.js';
-import { errorResponses, KEYED_ERRORS, ListOf, PageQuery, Timestamp } from '../../http/schemas.js';
+import { errorResponses, KEYED_ERRORS, ListOf, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { addBlocklistEntry, blocklistToApi, listBlocklist, removeBlocklistEntry } from './blocklist.js';
 
 const EntryType = Type.Union([Type.Literal('ip'), Type.Literal('cidr'), Type.Literal('userAgent')]);
-const Entry = Type.Object({ id: Type.String(), type: EntryType, value: Type.String(), createdAt: Timestamp });
+const Entry = Resource('BlocklistEntry', {
+  id: Type.String(),
+  type: EntryType,
+  value: Type.String(),
+  createdAt: Timestamp,
+});
 const security = [{ bearerAuth: [] }];
 const tags = ['fraud'];
 
@@ -16,6 +21,7 @@ export function fraudRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/fraud/blocklist',
       {
         schema: {
+          operationId: 'listBlocklistEntries',
           tags,
           summary: "The brand's fraud blocklist (IPs, CIDR ranges, user-agent substrings).",
           security,
@@ -37,6 +43,7 @@ export function fraudRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/fraud/blocklist',
       {
         schema: {
+          operationId: 'addBlocklistEntry',
           tags,
           summary: 'Add a blocklist entry; clicks matching it get the blocklist_hit signal.',
           security,
@@ -55,6 +62,7 @@ export function fraudRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/fraud/blocklist/:id',
       {
         schema: {
+          operationId: 'deleteBlocklistEntry',
           tags,
           summary: 'Remove a blocklist entry.',
           security,

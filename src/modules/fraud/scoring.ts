@@ -12,7 +12,6 @@
  * With the default threshold of 75 a blocklist hit alone is high risk, a datacenter IP
  * alone is not, a datacenter IP with a bot user agent is.
  */
-import { isbot } from 'isbot';
 import type { FraudSignal } from '../events/schemas.js';
 
 export const SIGNAL_WEIGHTS = {
@@ -30,7 +29,8 @@ export type ScoredSignal = keyof typeof SIGNAL_WEIGHTS;
 export interface ClickEvidence {
   blocklisted: boolean;
   datacenter: boolean;
-  userAgent: string | null;
+  /** No User-Agent, or one `isbot` recognises (the enrichment's parsed, cached answer). */
+  botUserAgent: boolean;
   recentClicksFromIp: number;
 }
 
@@ -38,7 +38,7 @@ export function detectSignals(evidence: ClickEvidence): ScoredSignal[] {
   const signals: ScoredSignal[] = [];
   if (evidence.blocklisted) signals.push('blocklist_hit');
   if (evidence.datacenter) signals.push('datacenter_ip');
-  if (!evidence.userAgent || isbot(evidence.userAgent)) signals.push('bot_user_agent');
+  if (evidence.botUserAgent) signals.push('bot_user_agent');
   if (evidence.recentClicksFromIp >= VELOCITY_MAX_CLICKS) signals.push('click_velocity');
   return signals;
 }

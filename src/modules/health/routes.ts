@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
-import { errorResponses } from '../../http/schemas.js';
+import { errorResponses, Resource } from '../../http/schemas.js';
 
 export function healthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -10,9 +10,10 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/health',
       {
         schema: {
+          operationId: 'getHealth',
           tags: ['health'],
           summary: 'Liveness: the process is up.',
-          response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+          response: { 200: Resource('Health', { status: Type.Literal('ok') }) },
         },
       },
       async () => ({ status: 'ok' as const }),
@@ -22,10 +23,11 @@ export function healthRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/ready',
       {
         schema: {
+          operationId: 'getReadiness',
           tags: ['health'],
           summary: 'Readiness: the database answers.',
           response: {
-            200: Type.Object({ status: Type.Literal('ready'), database: Type.String() }),
+            200: Resource('Readiness', { status: Type.Literal('ready'), database: Type.String() }),
             503: errorResponses(503)[503],
           },
         },

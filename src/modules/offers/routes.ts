@@ -17,6 +17,7 @@ export function offerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/offers',
       {
         schema: {
+          operationId: 'listOffers',
           tags: ['offers'],
           summary: "List the brand's offers, newest first.",
           security,
@@ -35,6 +36,7 @@ export function offerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/offers',
       {
         schema: {
+          operationId: 'createOffer',
           tags: ['offers'],
           summary: 'Create an offer.',
           security,
@@ -52,6 +54,7 @@ export function offerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/offers/:id',
       {
         schema: {
+          operationId: 'getOffer',
           tags: ['offers'],
           summary: 'One offer.',
           security,
@@ -70,6 +73,7 @@ export function offerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/offers/:id',
       {
         schema: {
+          operationId: 'updateOffer',
           tags: ['offers'],
           summary: 'Change an offer (fields given are set; caps merge key by key, null clears).',
           security,

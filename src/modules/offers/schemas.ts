@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Nullable, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { Metadata, MetadataInput, MetadataPatch } from '../metadata.js';
 import { MAX_URL_LENGTH } from '../urls.js';
 
@@ -37,7 +37,7 @@ const HoldSeconds = Nullable(
   }),
 );
 
-export const Offer = Type.Object({
+export const Offer = Resource('Offer', {
   id: Type.String(),
   name: Type.String(),
   destinationUrl: Type.String(),

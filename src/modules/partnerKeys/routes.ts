@@ -56,6 +56,7 @@ export function partnerApiRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/report',
       {
         schema: {
+          operationId: 'getPartnerReport',
           tags: [PARTNER_API_TAG],
           summary: 'Your clicks, conversions and earnings per day (brand time zone); default the last 30 days.',
           security,
@@ -70,6 +71,7 @@ export function partnerApiRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/conversions',
       {
         schema: {
+          operationId: 'listPartnerConversions',
           tags: [PARTNER_API_TAG],
           summary: 'Your conversions, newest first, with what you earn for each.',
           security,
@@ -92,6 +94,7 @@ export function partnerApiRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/offers',
       {
         schema: {
+          operationId: 'listPartnerOffers',
           tags: [PARTNER_API_TAG],
           summary: 'Offers open to you, with your payout and tracking link.',
           security,

@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { enforceRateLimit } from '../../http/auth.js';
 import { ApiError, toApiError } from '../../http/errors.js';
-import { errorResponses } from '../../http/schemas.js';
+import { errorResponses, Resource } from '../../http/schemas.js';
 import { formValidatorCompiler } from '../../http/validation.js';
 import { sendPage } from '../../web/page.js';
 import { securityHeaders } from '../../web/securityHeaders.js';
@@ -44,11 +44,12 @@ export function partnerPublicRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
       {
         onRequest: limitPerIp(ctx),
         schema: {
+          operationId: 'applyAsPartner',
           tags: ['partners'],
           summary: 'Public partner application (no API key; rate-limited per client IP). Fires partner.applied.',
           body: ApplyBody,
           response: {
-            201: Type.Object({ id: Type.String(), status: Type.Literal('applicant') }),
+            201: Resource('PartnerApplication', { id: Type.String(), status: Type.Literal('applicant') }),
             ...errorResponses(400, 422, 429),
           },
         },

@@ -17,6 +17,7 @@ export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/partners',
       {
         schema: {
+          operationId: 'listPartners',
           tags: ['partners'],
           summary: "List the brand's partners, newest first.",
           security,
@@ -38,6 +39,7 @@ export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/partners',
       {
         schema: {
+          operationId: 'createPartner',
           tags: ['partners'],
           summary: 'Add a partner directly (starts active; fires partner.approved).',
           security,
@@ -53,6 +55,7 @@ export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/partners/:id',
       {
         schema: {
+          operationId: 'getPartner',
           tags: ['partners'],
           summary: 'One partner.',
           security,
@@ -71,6 +74,7 @@ export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/partners/:id',
       {
         schema: {
+          operationId: 'updatePartner',
           tags: ['partners'],
           summary: 'Change a partner\'s metadata (merged key by key; "" removes a key, null removes all).',
           security,
@@ -86,6 +90,7 @@ export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/partners/:id/approve',
       {
         schema: {
+          operationId: 'approvePartner',
           tags: ['partners'],
           summary: 'Approve an applicant (applicant → active; fires partner.approved).',
           security,
@@ -100,6 +105,7 @@ export function partnerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/partners/:id/ban',
       {
         schema: {
+          operationId: 'banPartner',
           tags: ['partners'],
           summary: 'Ban a partner from any non-banned state (fires partner.banned).',
           security,

@@ -1,11 +1,11 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Nullable, NullableTimestamp, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { Metadata, MetadataInput, MetadataPatch } from '../metadata.js';
 import { MAX_URL_LENGTH } from '../urls.js';
 
 export const PartnerStatus = Type.Union([Type.Literal('applicant'), Type.Literal('active'), Type.Literal('banned')]);
 
-export const Partner = Type.Object({
+export const Partner = Resource('Partner', {
   id: Type.String(),
   name: Type.String(),
   email: Type.String(),

@@ -75,6 +75,7 @@ export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/payouts',
       {
         schema: {
+          operationId: 'createPayouts',
           tags,
           summary:
             'Create a payout run: one payout per partner and currency for conversions approved up to upTo (fires payout.created). 201 when created; a repeat with the same upTo (and partnerId) returns the same run with 200.',
@@ -93,6 +94,7 @@ export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/payouts/preview',
       {
         schema: {
+          operationId: 'previewPayouts',
           tags,
           summary: 'What POST /payouts would pay now, per partner and currency, without creating anything.',
           security,
@@ -107,6 +109,7 @@ export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/payouts',
       {
         schema: {
+          operationId: 'listPayouts',
           tags,
           summary: 'List payouts, newest first.',
           security,
@@ -125,6 +128,7 @@ export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/payouts/:id',
       {
         schema: {
+          operationId: 'getPayout',
           tags,
           summary:
             'One payout with its conversions and the partner’s payout details. With `Accept: text/csv`: one CSV line per conversion.',
@@ -160,6 +164,7 @@ export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/payouts/:id/mark-paid',
       {
         schema: {
+          operationId: 'markPayoutPaid',
           tags,
           summary: 'Mark a created payout paid, with an optional payment reference (fires payout.paid).',
           security,
@@ -178,6 +183,7 @@ export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/payouts/:id/cancel',
       {
         schema: {
+          operationId: 'cancelPayout',
           tags,
           summary: 'Cancel a created payout: its conversions become payable again.',
           security,
@@ -192,6 +198,7 @@ export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/partners/:id/balances',
       {
         schema: {
+          operationId: 'getPartnerBalances',
           tags,
           summary:
             "The partner's ledger per currency: pending, payable (approved, in no payout), in a created payout, paid.",

@@ -1,12 +1,12 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Nullable, NullableTimestamp, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
 
 /** Beyond any real payout, and exact in a double. */
 const MAX_CENTS = 1_000_000_000_000;
 
 export const PayoutStatus = Type.Union([Type.Literal('created'), Type.Literal('paid'), Type.Literal('cancelled')]);
 
-export const Payout = Type.Object({
+export const Payout = Resource('Payout', {
   id: Type.String({ description: 'pay_…' }),
   partnerId: Type.String(),
   currency: Type.String({ description: 'ISO 4217; a payout never mixes currencies.' }),
@@ -21,7 +21,7 @@ export const Payout = Type.Object({
 });
 export type Payout = Static<typeof Payout>;
 
-export const PayoutConversion = Type.Object({
+export const PayoutConversion = Resource('PayoutConversion', {
   conversionId: Type.String(),
   offerId: Type.String(),
   amountCents: Type.Integer({ description: 'The conversion’s payoutCents when the payout was created.' }),
@@ -30,19 +30,22 @@ export const PayoutConversion = Type.Object({
   externalTxnId: Nullable(Type.String()),
 });
 
-export const PayoutDetail = Type.Composite([
-  Payout,
-  Type.Object({
-    partnerName: Type.String(),
-    payoutMethod: Nullable(Type.String({ description: 'What the partner entered in the portal, e.g. PayPal.' })),
-    payoutAccount: Nullable(
-      Type.String({ description: 'e.g. a PayPal e-mail or an IBAN, as the partner entered it.' }),
-    ),
-    conversions: Type.Array(PayoutConversion, {
-      description: 'Empty once cancelled: a cancelled payout gave its conversions back.',
+export const PayoutDetail = Type.Composite(
+  [
+    Payout,
+    Type.Object({
+      partnerName: Type.String(),
+      payoutMethod: Nullable(Type.String({ description: 'What the partner entered in the portal, e.g. PayPal.' })),
+      payoutAccount: Nullable(
+        Type.String({ description: 'e.g. a PayPal e-mail or an IBAN, as the partner entered it.' }),
+      ),
+      conversions: Type.Array(PayoutConversion, {
+        description: 'Empty once cancelled: a cancelled payout gave its conversions back.',
+      }),
     }),
-  }),
-]);
+  ],
+  { $id: 'PayoutDetail', additionalProperties: false },
+);
 export type PayoutDetail = Static<typeof PayoutDetail>;
 
 const UpTo = Type.String({
@@ -77,7 +80,7 @@ export const PreviewQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const RunResult = Type.Object({
+export const RunResult = Resource('PayoutRun', {
   upTo: Timestamp,
   partnerId: Nullable(Type.String()),
   minimumCents: Type.Integer(),
@@ -85,7 +88,7 @@ export const RunResult = Type.Object({
 });
 export type RunResult = Static<typeof RunResult>;
 
-export const PreviewLine = Type.Object({
+export const PreviewLine = Resource('PayoutPreviewLine', {
   partnerId: Type.String(),
   partnerName: Type.String(),
   currency: Type.String(),
@@ -94,7 +97,7 @@ export const PreviewLine = Type.Object({
 });
 export type PreviewLine = Static<typeof PreviewLine>;
 
-export const Preview = Type.Object({
+export const Preview = Resource('PayoutPreview', {
   upTo: Timestamp,
   alreadyCreated: Type.Boolean({
     description: 'A run with this upTo (and partner) exists: creating it again returns that run.',
@@ -120,7 +123,7 @@ export const MarkPaidBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const Balance = Type.Object({
+export const Balance = Resource('Balance', {
   currency: Type.String(),
   pendingCents: Type.Integer({ description: 'Conversions still pending.' }),
   payableCents: Type.Integer({ description: 'Approved, in no payout yet.' }),
@@ -129,7 +132,7 @@ export const Balance = Type.Object({
 });
 export type Balance = Static<typeof Balance>;
 
-export const Balances = Type.Object({
+export const Balances = Resource('PartnerBalances', {
   partnerId: Type.String(),
   data: Type.Array(Balance, { description: 'One entry per currency; amounts are never summed across currencies.' }),
 });

@@ -3,10 +3,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
-import { errorResponses, KEYED_ERRORS, Timestamp } from '../../http/schemas.js';
+import { errorResponses, KEYED_ERRORS, Resource, Timestamp } from '../../http/schemas.js';
 import { createInvite } from './invites.js';
 
-export const InviteResponse = Type.Object({
+export const InviteResponse = Resource('PortalInvite', {
   partnerId: Type.String(),
   url: Type.String({
     description:
@@ -21,6 +21,7 @@ export function portalApiRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/partners/:id/invite',
       {
         schema: {
+          operationId: 'invitePartner',
           tags: ['partners'],
           summary:
             'Invite an active partner to the partner portal: a one-time link valid 7 days. A new invite replaces unused ones and is also how a partner resets a password.',

@@ -7,7 +7,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { toIso, toIsoOrNull } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
-import { Nullable, NullableTimestamp, PageQuery, Timestamp } from '../../http/schemas.js';
+import { Nullable, NullableTimestamp, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { type ConversionRow, listConversions } from '../conversions/repository.js';
 import { ConversionStatus } from '../conversions/schemas.js';
 import { listOffers, type OfferRow } from '../offers/repository.js';
@@ -18,7 +18,7 @@ export interface PartnerScope {
   partnerId: string;
 }
 
-export const PartnerConversion = Type.Object({
+export const PartnerConversion = Resource('PartnerConversion', {
   id: Type.String(),
   offerId: Type.String(),
   clickId: Nullable(Type.String()),
@@ -87,7 +87,7 @@ export function partnerConversions(
   });
 }
 
-export const PartnerOffer = Type.Object({
+export const PartnerOffer = Resource('PartnerOffer', {
   id: Type.String(),
   name: Type.String(),
   currency: Type.String(),
@@ -135,13 +135,13 @@ const partnerMetrics = {
   rejected: Type.Integer(),
   payoutCents: Type.Integer({ description: 'Earned over pending + approved conversions.' }),
 };
-export const PartnerReport = Type.Object({
+export const PartnerReport = Resource('PartnerReport', {
   from: Type.String(),
   to: Type.String(),
-  data: Type.Array(Type.Object({ day: Type.String(), currency: Type.String(), ...partnerMetrics }), {
+  data: Type.Array(Resource('PartnerReportRow', { day: Type.String(), currency: Type.String(), ...partnerMetrics }), {
     description: 'One row per day and currency: earnings are never added across currencies.',
   }),
-  totals: Type.Array(Type.Object({ currency: Type.String(), ...partnerMetrics }), {
+  totals: Type.Array(Resource('PartnerReportTotals', { currency: Type.String(), ...partnerMetrics }), {
     description: 'One entry per currency.',
   }),
 });

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
-import { errorResponses, KEYED_ERRORS } from '../../http/schemas.js';
+import { errorResponses, KEYED_ERRORS, Resource } from '../../http/schemas.js';
 import { CreatePostbackBody, Postback } from './schemas.js';
 import { createPostback, deletePostback, listPostbacks, postbackToApi } from './service.js';
 
@@ -15,11 +15,15 @@ export function postbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/partners/:id/postbacks',
       {
         schema: {
+          operationId: 'listPartnerPostbacks',
           tags,
           summary: "The partner's postback URL templates.",
           security,
           params: PartnerParams,
-          response: { 200: Type.Object({ data: Type.Array(Postback) }), ...errorResponses(...KEYED_ERRORS, 404) },
+          response: {
+            200: Resource('PartnerPostbacks', { data: Type.Array(Postback) }),
+            ...errorResponses(...KEYED_ERRORS, 404),
+          },
         },
       },
       async (request) => ({
@@ -31,6 +35,7 @@ export function postbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/partners/:id/postbacks',
       {
         schema: {
+          operationId: 'createPartnerPostback',
           tags,
           summary: 'Add a postback URL template (global, or for one offer) for conversion events.',
           security,
@@ -49,6 +54,7 @@ export function postbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/partners/:id/postbacks/:postbackId',
       {
         schema: {
+          operationId: 'deletePartnerPostback',
           tags,
           summary: 'Remove a postback template.',
           security,

@@ -1,11 +1,11 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, Timestamp } from '../../http/schemas.js';
+import { Nullable, Resource, Timestamp } from '../../http/schemas.js';
 import { MAX_URL_LENGTH } from '../urls.js';
 
 export const POSTBACK_EVENTS = ['conversion.created', 'conversion.approved', 'conversion.rejected'] as const;
 export type PostbackEvent = (typeof POSTBACK_EVENTS)[number];
 
-export const Postback = Type.Object({
+export const Postback = Resource('PartnerPostback', {
   id: Type.String(),
   partnerId: Type.String(),
   offerId: Nullable(Type.String({ description: 'null: every offer (a per-offer template overrides it).' })),

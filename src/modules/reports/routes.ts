@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.js';
 import { errorResponses, KEYED_ERRORS } from '../../http/schemas.js';
-import { fromArray, sendCsv, wantsCsv } from '../analytics/csv.js';
+import { fromArray, JsonOrCsv, sendCsv, wantsCsv } from '../analytics/csv.js';
 import { Report, ReportQuery } from './schemas.js';
 import { buildReport, reportColumns } from './service.js';
 
@@ -11,12 +11,13 @@ export function reportRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/reports',
       {
         schema: {
+          operationId: 'getReport',
           tags: ['reports'],
           summary:
             'Aggregated metrics over a brand-local date range, filtered and grouped by up to three dimensions, split by currency; `?format=csv` (or `Accept: text/csv`) answers the rows as CSV.',
           security: [{ bearerAuth: [] }],
           querystring: ReportQuery,
-          response: { 200: Report, ...errorResponses(...KEYED_ERRORS, 422) },
+          response: { 200: JsonOrCsv(Report), ...errorResponses(...KEYED_ERRORS, 422) },
         },
       },
       async (request, reply) => {

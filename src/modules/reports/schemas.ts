@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { Resource } from '../../http/schemas.js';
 import { FormatQuery } from '../analytics/csv.js';
 import { ATTRIBUTES } from '../analytics/dimensions.js';
 
@@ -61,7 +62,7 @@ export type Metrics = { [K in keyof typeof counts | keyof typeof money]: number 
 
 const NullableKey = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Null()], { description }));
 
-export const ReportRow = Type.Object({
+export const ReportRow = Resource('ReportRow', {
   day: Type.Optional(Type.String()),
   week: Type.Optional(Type.String({ description: 'YYYY-MM-DD of the Monday starting the week.' })),
   month: Type.Optional(Type.String({ description: 'YYYY-MM' })),
@@ -84,9 +85,9 @@ export const ReportRow = Type.Object({
 });
 export type ReportRow = Static<typeof ReportRow>;
 
-export const CurrencyTotals = Type.Object({ currency: Currency, ...counts, ...money });
+export const CurrencyTotals = Resource('CurrencyTotals', { currency: Currency, ...counts, ...money });
 
-export const Report = Type.Object({
+export const Report = Resource('Report', {
   from: Type.String(),
   to: Type.String(),
   groupBy: Type.Array(Type.String()),
@@ -102,7 +103,10 @@ export const Report = Type.Object({
       profitCents: Type.Union([Type.Integer(), Type.Null()], { description: 'null across several currencies.' }),
       epcCents: Type.Union([Type.Number(), Type.Null()], { description: 'null across several currencies.' }),
     },
-    { description: 'Counts over the whole report; amounts only when it has one currency.' },
+    {
+      additionalProperties: false,
+      description: 'Counts over the whole report; amounts only when it has one currency.',
+    },
   ),
   totalsByCurrency: Type.Array(CurrencyTotals, {
     description:

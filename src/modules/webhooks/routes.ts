@@ -4,7 +4,7 @@ import { toIso, toIsoOrNull } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
-import { errorResponses, KEYED_ERRORS, ListOf, PageQuery } from '../../http/schemas.js';
+import { errorResponses, KEYED_ERRORS, ListOf, PageQuery, Resource } from '../../http/schemas.js';
 import { deliveryToApi, listDeliveries } from '../deliveries/repository.js';
 import { deliveryLogRoutes } from '../deliveries/routes.js';
 import { Delivery, ListDeliveriesQuery } from '../deliveries/schemas.js';
@@ -46,6 +46,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks',
       {
         schema: {
+          operationId: 'createWebhookSubscription',
           tags,
           summary: 'Subscribe a URL to events of the calling key’s brand.',
           security,
@@ -61,6 +62,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks',
       {
         schema: {
+          operationId: 'listWebhookSubscriptions',
           tags,
           summary: 'List subscriptions, newest first.',
           security,
@@ -80,6 +82,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks/:id',
       {
         schema: {
+          operationId: 'getWebhookSubscription',
           tags,
           summary: 'One subscription.',
           security,
@@ -98,6 +101,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks/:id',
       {
         schema: {
+          operationId: 'updateWebhookSubscription',
           tags,
           summary:
             'Change url, events, secret (null removes it), rateLimitPerSecond, or status: disabled parks new ' +
@@ -125,7 +129,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           security,
           params: IdParams,
           body: RotateSecretBody,
-          response: { 200: Type.Ref(RotatedSecret), ...errorResponses(...KEYED_ERRORS, 400, 404, 422) },
+          response: { 200: RotatedSecret, ...errorResponses(...KEYED_ERRORS, 400, 404, 422) },
         },
       },
       async (request) => {
@@ -150,7 +154,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           security,
           params: IdParams,
           body: RecoverBody,
-          response: { 200: Type.Ref(RecoveryResult), ...errorResponses(...KEYED_ERRORS, 400, 404, 409, 422) },
+          response: { 200: RecoveryResult, ...errorResponses(...KEYED_ERRORS, 400, 404, 409, 422) },
         },
       },
       async (request) => {
@@ -169,6 +173,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks/:id',
       {
         schema: {
+          operationId: 'deleteWebhookSubscription',
           tags,
           summary: 'Delete a subscription and its delivery log.',
           security,
@@ -186,6 +191,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       '/webhooks/:id/deliveries',
       {
         schema: {
+          operationId: 'listWebhookSubscriptionDeliveries',
           tags,
           summary: 'Delivery log of one subscription, newest first.',
           security,
@@ -220,16 +226,17 @@ export function webhookCatalogueRoutes(): FastifyPluginAsyncTypebox {
       '/api/public/webhook-events',
       {
         schema: {
+          operationId: 'listWebhookEvents',
           tags,
           summary: 'Every webhook event with its description, the JSON Schema of its data, and an example delivery.',
           response: {
-            200: Type.Object({
+            200: Resource('WebhookEventCatalogue', {
               data: Type.Array(
-                Type.Object({
+                Resource('WebhookEventType', {
                   name: Type.String(),
                   description: Type.String(),
-                  schema: Type.Object({}, { additionalProperties: true }),
-                  example: Type.Object({}, { additionalProperties: true }),
+                  schema: Type.Object({}, { additionalProperties: true, description: 'JSON Schema of the data.' }),
+                  example: Type.Object({}, { additionalProperties: true, description: 'An example delivery body.' }),
                 }),
               ),
             }),

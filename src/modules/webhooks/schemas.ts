@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, Timestamp } from '../../http/schemas.js';
+import { Nullable, Resource, Timestamp } from '../../http/schemas.js';
 import { EVENT_GROUPS, EVENT_NAMES } from '../events/schemas.js';
 import { Metadata, MetadataInput, MetadataPatch } from '../metadata.js';
 import { MAX_URL_LENGTH } from '../urls.js';
@@ -39,34 +39,30 @@ const RateLimit = Type.Integer({
   description: 'Sends per second at most to this endpoint; null = unlimited.',
 });
 
-export const SubscriptionHealth = Type.Object(
-  {
-    successRate24h: Nullable(
-      Type.Number({ description: 'Share of attempts in the last 24 h that got a 2xx (0–1); null without attempts.' }),
-    ),
-    attempts24h: Type.Integer({ description: 'Attempts made in the last 24 h.' }),
-    consecutiveFailures: Type.Integer({
-      description: 'Deliveries that ended failed since the last successful attempt.',
+export const SubscriptionHealth = Resource('WebhookSubscriptionHealth', {
+  successRate24h: Nullable(
+    Type.Number({ description: 'Share of attempts in the last 24 h that got a 2xx (0–1); null without attempts.' }),
+  ),
+  attempts24h: Type.Integer({ description: 'Attempts made in the last 24 h.' }),
+  consecutiveFailures: Type.Integer({
+    description: 'Deliveries that ended failed since the last successful attempt.',
+  }),
+  failingSince: Nullable(Timestamp),
+  lastSuccessAt: Nullable(Timestamp),
+  lastFailureAt: Nullable(Timestamp),
+  disableProgressPercent: Type.Integer({
+    description: 'How far the current failures have gone towards automatic disabling (100 = disabled); 0 when healthy.',
+  }),
+  warning: Nullable(
+    Type.Union([Type.Literal(50), Type.Literal(75), Type.Literal(90)], {
+      description: 'The last warning given (webhook.subscription.failing) in this run of failures.',
     }),
-    failingSince: Nullable(Timestamp),
-    lastSuccessAt: Nullable(Timestamp),
-    lastFailureAt: Nullable(Timestamp),
-    disableProgressPercent: Type.Integer({
-      description:
-        'How far the current failures have gone towards automatic disabling (100 = disabled); 0 when healthy.',
-    }),
-    warning: Nullable(
-      Type.Union([Type.Literal(50), Type.Literal(75), Type.Literal(90)], {
-        description: 'The last warning given (webhook.subscription.failing) in this run of failures.',
-      }),
-    ),
-    parkedDeliveries: Type.Integer({ description: 'Deliveries parked while the subscription is disabled.' }),
-  },
-  { $id: 'WebhookSubscriptionHealth', additionalProperties: false },
-);
+  ),
+  parkedDeliveries: Type.Integer({ description: 'Deliveries parked while the subscription is disabled.' }),
+});
 export type SubscriptionHealth = Static<typeof SubscriptionHealth>;
 
-export const Subscription = Type.Object({
+export const Subscription = Resource('WebhookSubscription', {
   id: Type.String(),
   url: Type.String(),
   events: Type.Array(Type.String()),
@@ -81,7 +77,7 @@ export const Subscription = Type.Object({
       description: 'During a secret rotation: until when deliveries are also signed with the previous secret.',
     }),
   ),
-  health: Type.Ref(SubscriptionHealth),
+  health: SubscriptionHealth,
   metadata: Metadata,
   createdAt: Timestamp,
 });
@@ -133,14 +129,11 @@ export const RotateSecretBody = Type.Object(
 );
 export type RotateSecretBody = Static<typeof RotateSecretBody>;
 
-export const RotatedSecret = Type.Object(
-  {
-    subscription: Subscription,
-    secret: Type.String({ description: 'The new signing secret; shown this once.' }),
-    previousSecretExpiresAt: Nullable(Timestamp),
-  },
-  { $id: 'WebhookSecretRotation', additionalProperties: false },
-);
+export const RotatedSecret = Resource('WebhookSecretRotation', {
+  subscription: Subscription,
+  secret: Type.String({ description: 'The new signing secret; shown this once.' }),
+  previousSecretExpiresAt: Nullable(Timestamp),
+});
 
 export const RecoverBody = Type.Object(
   {
@@ -152,16 +145,13 @@ export const RecoverBody = Type.Object(
 );
 export type RecoverBody = Static<typeof RecoverBody>;
 
-export const RecoveryResult = Type.Object(
-  {
-    subscriptionId: Type.String(),
-    since: Timestamp,
-    until: Timestamp,
-    dryRun: Type.Boolean(),
-    deliveries: Type.Integer({ description: 'Failed deliveries in the window: resent, or that would be (dryRun).' }),
-  },
-  { $id: 'WebhookRecovery', additionalProperties: false },
-);
+export const RecoveryResult = Resource('WebhookRecovery', {
+  subscriptionId: Type.String(),
+  since: Timestamp,
+  until: Timestamp,
+  dryRun: Type.Boolean(),
+  deliveries: Type.Integer({ description: 'Failed deliveries in the window: resent, or that would be (dryRun).' }),
+});
 export type RecoveryResult = Static<typeof RecoveryResult>;
 
 // The delivery log's schemas belong to the delivery engine; re-exported for existing users.
@@ -173,6 +163,3 @@ export {
   DeliveryWithAttempts,
   ListDeliveriesQuery,
 } from '../deliveries/schemas.js';
-
-/** Named schemas the webhook routes refer to; registered once on the app (app.ts) for the OpenAPI document. */
-export const WEBHOOK_SHARED_SCHEMAS = [SubscriptionHealth, RotatedSecret, RecoveryResult];

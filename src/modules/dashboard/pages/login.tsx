@@ -1,5 +1,5 @@
 /** Sign-in and sign-out. */
-import { escapeHtml } from '@kitajs/html';
+
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
@@ -19,8 +19,8 @@ import {
   sessionOf,
   setSessionCookie,
 } from '../session.js';
-import { CsrfField } from '../views/components.js';
-import { BarePage, FlashMessage } from '../views/layout.js';
+import { BarePage } from '../views/layout.js';
+import { SignInCard } from '../views/signIn.js';
 
 /** Sign-in attempts per client IP per minute: plenty for people, slow for password guessing. */
 export const LOGIN_ATTEMPTS_PER_MINUTE = 10;
@@ -40,37 +40,20 @@ const LoginForm = FormBody({
 function LoginPage(props: { token: string; email?: string; next?: string; message?: Flash | null }) {
   return (
     <BarePage title="Sign in">
-      <div class="login">
-        <h1>Sign in to Affitrack</h1>
-        <FlashMessage flash={props.message} />
-        <form method="post" action="/dashboard/login" class="stack" novalidate>
-          <CsrfField token={props.token} />
-          <input type="hidden" name="next" value={escapeHtml(props.next ?? '')} />
-          <div>
-            <label for="email">Email</label>
-            <input
-              id="email"
-              name="email"
-              type="email"
-              autocomplete="username"
-              required
-              value={escapeHtml(props.email ?? '')}
-              autofocus
-            />
-          </div>
-          <div>
-            <label for="password">Password</label>
-            <input id="password" name="password" type="password" autocomplete="current-password" required />
-          </div>
-          <div>
-            <button type="submit">Sign in</button>
-          </div>
-        </form>
-        <p class="hint">
-          No account yet? An administrator creates one with{' '}
-          <code>affitrack users create --brand ID --email you@example.com</code>.
-        </p>
-      </div>
+      <SignInCard
+        heading="Sign in to Affitrack"
+        action="/dashboard/login"
+        csrfToken={props.token}
+        email={props.email}
+        next={props.next ?? ''}
+        message={props.message}
+        hint={
+          <>
+            No account yet? An administrator creates one with{' '}
+            <code>affitrack users create --brand ID --email you@example.com</code>.
+          </>
+        }
+      />
     </BarePage>
   );
 }

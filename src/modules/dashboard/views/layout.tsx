@@ -1,4 +1,7 @@
-/** The page shell: head, skip link, navigation, flash message, footer. */
+/**
+ * The page shell shared by the dashboard and the partner portal (same look, own navigation):
+ * head, skip link, top bar with navigation and sign-out, flash message, footer.
+ */
 import { dashboardAssets } from '../assets.js';
 import type { Flash, PageSession } from '../session.js';
 import { CsrfField } from './components.js';
@@ -30,13 +33,13 @@ const NAV: Array<[Section, string, string]> = [
   ['settings', 'Settings', '/dashboard/settings'],
 ];
 
-function Document({ title, children }: { title: string; children: JSX.Element }) {
+export function Document({ title, children }: { title: string; children: JSX.Element }) {
   return (
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width,initial-scale=1" />
-        <title safe>{title} · Affitrack</title>
+        <title safe>{title}</title>
         <link rel="icon" href={dashboardAssets.url('icon.svg')} type="image/svg+xml" />
         <link rel="stylesheet" href={dashboardAssets.url('app.css')} />
         <script type="module" src={dashboardAssets.url('app.js')}></script>
@@ -59,6 +62,88 @@ export function FlashMessage({ flash }: { flash: Flash | null | undefined }) {
   );
 }
 
+export interface ShellProps {
+  /** The whole <title>. */
+  title: string;
+  home: string;
+  /** Beside the logo: whose space this is. */
+  brandLabel: string;
+  nav: ReadonlyArray<readonly [key: string, label: string, href: string]>;
+  /** The navigation entry to mark as current; null on error pages. */
+  current: string | null;
+  userLabel: string;
+  logoutAction: string;
+  csrfToken: string;
+  flash?: Flash | null | undefined;
+  footer: string;
+  children: JSX.Element;
+}
+
+export function Shell(props: ShellProps) {
+  return (
+    <Document title={props.title}>
+      <body>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
+        <header class="top">
+          <div class="bar">
+            <a class="logo" href={props.home}>
+              Affitrack
+            </a>
+            <span class="brand" safe>
+              {props.brandLabel}
+            </span>
+            <nav aria-label="Main">
+              <ul>
+                {props.nav.map(([key, label, href]) => (
+                  <li>
+                    <a href={href} aria-current={key === props.current ? 'page' : undefined} safe>
+                      {label}
+                    </a>
+                  </li>
+                ))}
+              </ul>
+            </nav>
+            <div class="user">
+              <span safe>{props.userLabel}</span>
+              <form method="post" action={props.logoutAction} class="inline">
+                <CsrfField token={props.csrfToken} />
+                <button type="submit">Sign out</button>
+              </form>
+            </div>
+          </div>
+        </header>
+        <main id="main" tabindex="-1">
+          <div id="live" class="visually-hidden" aria-live="polite"></div>
+          <FlashMessage flash={props.flash} />
+          {props.children}
+        </main>
+        <footer safe>{props.footer}</footer>
+      </body>
+    </Document>
+  );
+}
+
+/** Pages without navigation: sign-in, invites and errors before a session exists. */
+export function BarePage({
+  title,
+  product = 'Affitrack',
+  children,
+}: {
+  title: string;
+  product?: string;
+  children: JSX.Element;
+}) {
+  return (
+    <Document title={`${title} · ${product}`}>
+      <body>
+        <main id="main">{children}</main>
+      </body>
+    </Document>
+  );
+}
+
 export interface PageProps {
   title: string;
   /** The navigation entry to mark as current; null on error pages. */
@@ -71,59 +156,19 @@ export interface PageProps {
 export function Page({ title, section, session, flash, children }: PageProps) {
   const { brand } = session;
   return (
-    <Document title={`${title} · ${brand.name}`}>
-      <body>
-        <a class="skip" href="#main">
-          Skip to content
-        </a>
-        <header class="top">
-          <div class="bar">
-            <a class="logo" href="/dashboard">
-              Affitrack
-            </a>
-            <span class="brand" safe>
-              {brand.name}
-            </span>
-            <nav aria-label="Main">
-              <ul>
-                {NAV.map(([key, label, href]) => (
-                  <li>
-                    <a href={href} aria-current={key === section ? 'page' : undefined} safe>
-                      {label}
-                    </a>
-                  </li>
-                ))}
-              </ul>
-            </nav>
-            <div class="user">
-              <span safe>{session.email}</span>
-              <form method="post" action="/dashboard/logout" class="inline">
-                <CsrfField token={session.csrfToken} />
-                <button type="submit">Sign out</button>
-              </form>
-            </div>
-          </div>
-        </header>
-        <main id="main" tabindex="-1">
-          <div id="live" class="visually-hidden" aria-live="polite"></div>
-          <FlashMessage flash={flash} />
-          {children}
-        </main>
-        <footer safe>
-          Times are shown in {brand.timezone}; report amounts in {brand.currency}.
-        </footer>
-      </body>
-    </Document>
-  );
-}
-
-/** Pages without navigation: sign-in and errors before a session exists. */
-export function BarePage({ title, children }: { title: string; children: JSX.Element }) {
-  return (
-    <Document title={title}>
-      <body>
-        <main id="main">{children}</main>
-      </body>
-    </Document>
+    <Shell
+      title={`${title} · ${brand.name} · Affitrack`}
+      home="/dashboard"
+      brandLabel={brand.name}
+      nav={NAV}
+      current={section}
+      userLabel={session.email}
+      logoutAction="/dashboard/logout"
+      csrfToken={session.csrfToken}
+      flash={flash}
+      footer={`Times are shown in ${brand.timezone}; report amounts in ${brand.currency}.`}
+    >
+      {children}
+    </Shell>
   );
 }

@@ -1,4 +1,5 @@
 /** Sign-in, sign-out, and accepting an invite (which sets or resets the password). */
+
 import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -10,6 +11,7 @@ import { FormBody, Query, text } from '../../dashboard/forms.js';
 import { type Flash, redirectWithFlash } from '../../dashboard/session.js';
 import { CsrfField } from '../../dashboard/views/components.js';
 import { FlashMessage } from '../../dashboard/views/layout.js';
+import { SignInCard } from '../../dashboard/views/signIn.js';
 import { MIN_PASSWORD_LENGTH } from '../../users/passwords.js';
 import { acceptInvite, findInvite, MAX_PASSWORD_LENGTH, passwordProblem } from '../invites.js';
 import type { PortalApp } from '../respond.js';
@@ -44,33 +46,14 @@ const InviteForm = FormBody({
 function LoginPage(props: { csrf: string; email?: string; message?: Flash | null }) {
   return (
     <PortalBarePage title="Partner sign-in">
-      <div class="login">
-        <h1>Partner portal</h1>
-        <FlashMessage flash={props.message} />
-        <form method="post" action="/portal/login" class="stack" novalidate>
-          <CsrfField token={props.csrf} />
-          <div>
-            <label for="email">Email</label>
-            <input
-              id="email"
-              name="email"
-              type="email"
-              autocomplete="username"
-              required
-              value={escapeHtml(props.email ?? '')}
-              autofocus
-            />
-          </div>
-          <div>
-            <label for="password">Password</label>
-            <input id="password" name="password" type="password" autocomplete="current-password" required />
-          </div>
-          <div>
-            <button type="submit">Sign in</button>
-          </div>
-        </form>
-        <p class="hint">Forgot your password? Ask the brand you work with for a new invite link.</p>
-      </div>
+      <SignInCard
+        heading="Partner portal"
+        action="/portal/login"
+        csrfToken={props.csrf}
+        email={props.email}
+        message={props.message}
+        hint={<>Forgot your password? Ask the brand you work with for a new invite link.</>}
+      />
     </PortalBarePage>
   );
 }

@@ -1,0 +1,50 @@
+/** The sign-in card of the dashboard and the partner portal: email, password, one button. */
+import { escapeHtml } from '@kitajs/html';
+import type { Flash } from '../session.js';
+import { CsrfField } from './components.js';
+import { FlashMessage } from './layout.js';
+
+export interface SignInProps {
+  heading: string;
+  action: string;
+  csrfToken: string;
+  email?: string | undefined;
+  /** Where to go after signing in (the dashboard's `next`); none on the portal. */
+  next?: string | undefined;
+  message?: Flash | null | undefined;
+  /** What to do without an account or password. */
+  hint: JSX.Element;
+}
+
+export function SignInCard(props: SignInProps) {
+  return (
+    <div class="login">
+      <h1 safe>{props.heading}</h1>
+      <FlashMessage flash={props.message} />
+      <form method="post" action={props.action} class="stack" novalidate>
+        <CsrfField token={props.csrfToken} />
+        {props.next === undefined ? '' : <input type="hidden" name="next" value={escapeHtml(props.next)} />}
+        <div>
+          <label for="email">Email</label>
+          <input
+            id="email"
+            name="email"
+            type="email"
+            autocomplete="username"
+            required
+            value={escapeHtml(props.email ?? '')}
+            autofocus
+          />
+        </div>
+        <div>
+          <label for="password">Password</label>
+          <input id="password" name="password" type="password" autocomplete="current-password" required />
+        </div>
+        <div>
+          <button type="submit">Sign in</button>
+        </div>
+      </form>
+      <p class="hint">{props.hint}</p>
+    </div>
+  );
+}
