@@ -47,13 +47,10 @@ function LoginPage(props: { token: string; email?: string; next?: string; messag
         email={props.email}
         next={props.next ?? ''}
         message={props.message}
-        hint={
-          <>
-            No account yet? An administrator creates one with{' '}
-            <code>affitrack users create --brand ID --email you@example.com</code>.
-          </>
-        }
-      />
+      >
+        No account yet? An administrator creates one with{' '}
+        <code>affitrack users create --brand ID --email you@example.com</code>.
+      </SignInCard>
     </BarePage>
   );
 }

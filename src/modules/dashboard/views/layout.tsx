@@ -79,7 +79,7 @@ export interface ShellProps {
   children: JSX.Element;
 }
 
-export function Shell(props: ShellProps) {
+export function Shell({ children, ...props }: ShellProps) {
   return (
     <Document title={props.title}>
       <body>
@@ -117,7 +117,7 @@ export function Shell(props: ShellProps) {
         <main id="main" tabindex="-1">
           <div id="live" class="visually-hidden" aria-live="polite"></div>
           <FlashMessage flash={props.flash} />
-          {props.children}
+          {children}
         </main>
         <footer safe>{props.footer}</footer>
       </body>

@@ -1,5 +1,5 @@
 /** The sign-in card of the dashboard and the partner portal: email, password, one button. */
-import { escapeHtml } from '@kitajs/html';
+import { escapeHtml, type PropsWithChildren } from '@kitajs/html';
 import type { Flash } from '../session.js';
 import { CsrfField } from './components.js';
 import { FlashMessage } from './layout.js';
@@ -12,11 +12,10 @@ export interface SignInProps {
   /** Where to go after signing in (the dashboard's `next`); none on the portal. */
   next?: string | undefined;
   message?: Flash | null | undefined;
-  /** What to do without an account or password. */
-  hint: JSX.Element;
 }
 
-export function SignInCard(props: SignInProps) {
+/** The children say what to do without an account or password. */
+export function SignInCard({ children, ...props }: PropsWithChildren<SignInProps>) {
   return (
     <div class="login">
       <h1 safe>{props.heading}</h1>
@@ -44,7 +43,7 @@ export function SignInCard(props: SignInProps) {
           <button type="submit">Sign in</button>
         </div>
       </form>
-      <p class="hint">{props.hint}</p>
+      <p class="hint">{children}</p>
     </div>
   );
 }

@@ -52,8 +52,9 @@ function LoginPage(props: { csrf: string; email?: string; message?: Flash | null
         csrfToken={props.csrf}
         email={props.email}
         message={props.message}
-        hint={<>Forgot your password? Ask the brand you work with for a new invite link.</>}
-      />
+      >
+        Forgot your password? Ask the brand you work with for a new invite link.
+      </SignInCard>
     </PortalBarePage>
   );
 }
