@@ -43,6 +43,13 @@ export interface Config {
   /** GET /metrics: off unless a port or a token is set (modules/metrics). */
   metricsPort: number | null;
   metricsToken: string | null;
+  /**
+   * Auto-disable: a subscription whose every delivery failed for `ms` and at least
+   * `deliveries` deliveries is disabled (WEBHOOK_DISABLE_AFTER, e.g. `5d,20`; `off` = never).
+   */
+  webhookDisableAfter: { ms: number; deliveries: number } | null;
+  /** Sends per second when parked or recovered deliveries are replayed (WEBHOOK_REPLAY_RATE). */
+  webhookReplayRatePerSecond: number;
 }
 
 export class ConfigError extends Error {
@@ -124,6 +131,21 @@ function readDelays(env: Env, name: string): number[] {
   return delays as number[];
 }
 
+/** Default auto-disable rule (issue #20): every delivery failed for 5 days, and at least 20 of them. */
+const DEFAULT_DISABLE_AFTER = { ms: 5 * 86_400_000, deliveries: 20 };
+
+function readDisableAfter(env: Env, name: string): Config['webhookDisableAfter'] {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return DEFAULT_DISABLE_AFTER;
+  if (raw.toLowerCase() === 'off') return null;
+  const [duration, deliveries, ...rest] = raw.split(',');
+  const ms = parseDuration(duration ?? '');
+  if (ms === null || ms <= 0 || rest.length > 0 || !/^\s*\d+\s*$/.test(deliveries ?? '') || Number(deliveries) < 1) {
+    throw new ConfigError(name, `expected a duration and a delivery count like 5d,20 (or off), got "${raw}"`);
+  }
+  return { ms, deliveries: Number(deliveries) };
+}
+
 function readUrl(env: Env, name: string, protocols: string[]): string | null {
   const raw = env[name];
   if (raw === undefined || raw === '') return null;
@@ -183,5 +205,7 @@ export function loadConfig(env: Env = process.env): Config {
     retentionBatchSize: readInt(env, 'RETENTION_BATCH_SIZE', 200, 1, 10_000),
     metricsPort: env.METRICS_PORT?.trim() ? readInt(env, 'METRICS_PORT', 0, 1, 65535) : null,
     metricsToken: readToken(env, 'METRICS_TOKEN'),
+    webhookDisableAfter: readDisableAfter(env, 'WEBHOOK_DISABLE_AFTER'),
+    webhookReplayRatePerSecond: readInt(env, 'WEBHOOK_REPLAY_RATE', 10, 1, 10_000),
   };
 }

@@ -124,7 +124,8 @@ export interface EventTable {
   test: Generated<number>;
 }
 
-export type DeliveryStatus = 'attempting' | 'retry_scheduled' | 'succeeded' | 'failed';
+/** `parked`: made while its subscription was disabled; waits, unscheduled, until it is enabled again. */
+export type DeliveryStatus = 'attempting' | 'retry_scheduled' | 'succeeded' | 'failed' | 'parked';
 
 export interface WebhookSubscriptionTable {
   id: string;
@@ -139,8 +140,38 @@ export interface WebhookSubscriptionTable {
   updated_at: number;
   /** JSON object of the client's string pairs (modules/metadata.ts); '{}' when none. */
   metadata: ColumnType<string, string | undefined, string>;
-  /** Set when deleted: the row stays so its delivery log stays readable (migration 0025). */
+  /** Set when deleted: the row stays so its delivery log stays readable (migration 0021). */
   deleted_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Health (migration 0020): deliveries that ended failed since the last successful attempt. */
+  consecutive_failures: Generated<number>;
+  /** First failed attempt since the last success; null while healthy. */
+  failing_since: number | null;
+  last_success_at: number | null;
+  last_failure_at: number | null;
+  /** Highest auto-disable warning given in this run of failures: 0, 50, 75 or 90 (percent). */
+  warned_percent: Generated<number>;
+  disabled_at: number | null;
+  disabled_reason: string | null;
+  /** Sends per second at most; null = unlimited. */
+  rate_limit_per_second: number | null;
+  /** During a secret rotation: the old secret, also signed with until it expires. Never returned. */
+  previous_secret: string | null;
+  previous_secret_expires_at: number | null;
+}
+
+/** Attempts per subscription and hour, for the 24 h success rate (migration 0020). */
+export interface WebhookSubscriptionHourTable {
+  subscription_id: string;
+  /** Start of the hour, epoch ms. */
+  hour: number;
+  succeeded: number;
+  failed: number;
+}
+
+/** Next free send slot of a throttled delivery target (`kind:targetId`), shared by every worker. */
+export interface DeliveryThrottleTable {
+  target_key: string;
+  next_slot_at: number;
 }
 
 export interface WebhookDeliveryTable {
@@ -169,6 +200,9 @@ export interface WebhookDeliveryTable {
   unrecorded_sends: Generated<number>;
   /** 1 for a test send (never retried, never claimed). */
   test: Generated<number>;
+  /** A manual redelivery's one attempt: the status and due time to return to if it fails. */
+  resume_status: ColumnType<DeliveryStatus | null, DeliveryStatus | null | undefined, DeliveryStatus | null>;
+  resume_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface DeliveryWorkerTable {
@@ -197,7 +231,7 @@ export interface WebhookAttemptTable {
   latency_ms: number;
   response_body: string | null;
   error: string | null;
-  /** What was sent (migration 0025); null for attempts recorded before it. Headers are JSON objects. */
+  /** What was sent (migration 0021); null for attempts recorded before it. Headers are JSON objects. */
   request_url: ColumnType<string | null, string | null | undefined, string | null>;
   request_method: ColumnType<string | null, string | null | undefined, string | null>;
   request_headers: ColumnType<string | null, string | null | undefined, string | null>;
@@ -393,7 +427,7 @@ export interface AnalyticsFactTable {
 }
 
 /** Facts summed per attribute value (modules/analytics/fold.ts); '' = none, '*' = all offers/partners.
- * Indexed also by partner for the rows without attribute at level 2 (migration 0030: a
+ * Indexed also by partner for the rows without attribute at level 2 (migration 0022: a
  * partner's dashboard numbers).
  */
 export interface AnalyticsRollupTable {
@@ -457,6 +491,8 @@ export interface Schema {
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
   delivery_workers: DeliveryWorkerTable;
+  webhook_subscription_hours: WebhookSubscriptionHourTable;
+  delivery_throttles: DeliveryThrottleTable;
   clicks: ClickTable;
   fraud_blocklist: BlocklistTable;
   cap_counters: CapCounterTable;

@@ -464,6 +464,22 @@ const SCENARIOS: Record<string, Scenario> = {
     });
     assert.equal(res.body.status, 'disabled');
   },
+  rotateWebhookSecret: async (w) => {
+    const made = await w.call('createWebhookSubscription', {
+      body: { url: w.receiver.url, events: ['cap.reached'], secret: 'whsec_contract_old_1' },
+    });
+    const res = await w.call('rotateWebhookSecret', { params: { id: made.body.id }, body: {} });
+    assert.match(res.body.secret, /^whsec_/);
+    assert.equal(typeof res.body.previousSecretExpiresAt, 'string');
+  },
+  recoverWebhookDeliveries: async (w) => {
+    const made = await w.call('createWebhookSubscription', { body: { url: w.receiver.url, events: ['cap.reached'] } });
+    const res = await w.call('recoverWebhookDeliveries', {
+      params: { id: made.body.id },
+      body: { since: '2020-01-01T00:00:00.000Z', dryRun: true },
+    });
+    assert.equal(res.body.deliveries, 0);
+  },
   deleteWebhookSubscription: async (w) => {
     const made = await w.call('createWebhookSubscription', { body: { url: w.receiver.url, events: ['cap.reached'] } });
     assert.equal((await w.call('deleteWebhookSubscription', { params: { id: made.body.id } })).status, 204);

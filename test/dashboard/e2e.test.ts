@@ -259,7 +259,7 @@ for (const dialect of testedDialects()) {
       await screenshot(page, 'delivery');
 
       await page.getByRole('button', { name: 'Redeliver' }).click();
-      assert.match(await flash(), /Queued for redelivery/);
+      assert.match(await flash(), /One attempt is being made now/);
       await dispatcher.runOnce();
       await page.reload();
       assert.equal(await attempts.locator('tbody tr').count(), 2);

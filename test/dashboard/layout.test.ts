@@ -54,6 +54,7 @@ function pages(ids: Record<string, string>): Array<[string, string]> {
     ['analytics', '/dashboard/analytics'],
     ['payouts', '/dashboard/payouts'],
     ['webhooks', '/dashboard/webhooks'],
+    ['webhook', `/dashboard/webhooks/${ids.subscription}`],
     ['deliveries', '/dashboard/deliveries'],
     ['delivery', `/dashboard/deliveries/${ids.delivery}`],
     ['settings', '/dashboard/settings'],
@@ -105,10 +106,12 @@ for (const dialect of testedDialects()) {
         url: '/api/public/partners/apply',
         payload: { brandSlug: env.brand.slug, name: 'Applicant Ads', email: 'apply@example.com' },
       });
-      await api('POST', '/api/public/webhooks', {
-        url: `${receiver.url.replace('/hooks', '')}${LONG_URL_PATH}`,
-        events: ['conversion.created'],
-      });
+      ids.subscription = (
+        await api('POST', '/api/public/webhooks', {
+          url: `${receiver.url.replace('/hooks', '')}${LONG_URL_PATH}`,
+          events: ['conversion.created'],
+        })
+      ).id;
       await api('POST', `/api/v1/partners/${ids.partner}/postbacks`, {
         url: `${receiver.url}?cid={conversion_id}`,
         events: ['conversion.created'],

@@ -290,7 +290,14 @@ for (const dialect of testedDialects()) {
       env.clock.advance(3 * 3600_000);
       assert.equal(await dispatcher.runOnce(), 0);
       assert.equal(r.requests.length, 0);
-      assert.equal((await deliveriesOf(env, sub.id)).length, 1, 'only the event from before disabling is queued');
+      // The event from before disabling waits queued; the later one is parked (issue #20).
+      assert.deepEqual(
+        (await deliveriesOf(env, sub.id)).map((d) => [d.status, d.next_attempt_at === null]),
+        [
+          ['attempting', false],
+          ['parked', true],
+        ],
+      );
     });
   });
 }

@@ -265,29 +265,35 @@ for (const dialect of testedDialects()) {
       );
     });
 
-    it('gives a redelivery a fresh schedule of six attempts', async () => {
+    it('makes exactly one attempt when a failed delivery is redelivered and it fails again', async () => {
       const r = await receiver(() => ({ status: 500 }));
       const { id } = await oneDelivery(r);
       await runToTheEnd();
       assert.equal((await env.request('POST', `/api/public/webhook-deliveries/${id}/redeliver`)).status, 200);
       assert.equal(await dispatcher.runOnce(), 1);
-      const retrying = await getDelivery(id);
-      assert.equal(retrying.status, 'retry_scheduled');
-      assert.equal(retrying.nextAttemptAt, iso(env.clock.now() + 1000));
-      assert.equal(await runToTheEnd(), 5);
-      const done = await getDelivery(id);
-      assert.equal(done.status, 'failed');
-      assert.equal(done.attemptCount, 12);
+      const after = await getDelivery(id);
+      assert.equal(after.status, 'failed');
+      assert.equal(after.nextAttemptAt, null);
+      assert.equal(after.attemptCount, 7);
+      env.clock.advance(10 * LONGEST_DELAY_MS);
+      assert.equal(await dispatcher.runOnce(), 0, 'no retry follows a failed redelivery');
+      assert.equal(r.requests.length, 7);
     });
 
-    it('answers 409 to redelivering a delivery that is still in progress', async () => {
+    it('answers 409 to redelivering a delivery not yet sent, and redelivers one waiting for a retry at once', async () => {
       const r = await receiver(() => ({ status: 500 }));
       const { id } = await oneDelivery(r);
       expectError(await env.request('POST', `/api/public/webhook-deliveries/${id}/redeliver`), 409, 'conflict');
       await dispatcher.runOnce();
-      assert.equal((await getDelivery(id)).status, 'retry_scheduled');
-      expectError(await env.request('POST', `/api/public/webhook-deliveries/${id}/redeliver`), 409, 'conflict');
-      assert.equal(await dispatcher.runOnce(), 0, 'the refused redelivery queued nothing');
+      const waiting = await getDelivery(id);
+      assert.equal(waiting.status, 'retry_scheduled');
+      const redelivered = await env.request('POST', `/api/public/webhook-deliveries/${id}/redeliver`);
+      assert.equal(redelivered.status, 200, JSON.stringify(redelivered.body));
+      assert.equal(await dispatcher.runOnce(), 1, 'the one extra attempt goes out now');
+      const after = await getDelivery(id);
+      assert.equal(after.status, 'retry_scheduled');
+      assert.equal(after.nextAttemptAt, waiting.nextAttemptAt, 'the scheduled retry is kept');
+      assert.equal(after.attemptCount, 2);
     });
 
     it("answers 404 for another brand's delivery and for an unknown one", async () => {

@@ -20,6 +20,8 @@ export const ALL_EVENTS = [
   'cap.reached',
   'payout.created',
   'payout.paid',
+  'webhook.subscription.failing',
+  'webhook.subscription.disabled',
 ];
 
 export interface SubscriptionView {

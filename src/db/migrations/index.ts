@@ -23,11 +23,12 @@ import * as m0016 from './0016_metadata.js';
 import * as m0017 from './0017_dashboard_indexes.js';
 import * as m0018 from './0018_unfolded_facts_index.js';
 import * as m0019 from './0019_drop_offer_rollups.js';
-import * as m0025 from './0025_webhook_log.js';
-import * as m0033 from './0033_pair_rollups.js';
-import * as m0030 from './0030_partner_rollups_index.js';
-import * as m0031 from './0031_failing_deliveries_index.js';
-import * as m0032 from './0032_dashboard_filter_indexes.js';
+import * as m0020 from './0020_webhook_operations.js';
+import * as m0021 from './0021_webhook_log.js';
+import * as m0022 from './0022_partner_rollups_index.js';
+import * as m0023 from './0023_failing_deliveries_index.js';
+import * as m0024 from './0024_dashboard_filter_indexes.js';
+import * as m0025 from './0025_pair_rollups.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -49,11 +50,12 @@ const migrations: Record<string, Migration> = {
   '0017_dashboard_indexes': m0017,
   '0018_unfolded_facts_index': m0018,
   '0019_drop_offer_rollups': m0019,
-  '0025_webhook_log': m0025,
-  '0033_pair_rollups': m0033,
-  '0030_partner_rollups_index': m0030,
-  '0031_failing_deliveries_index': m0031,
-  '0032_dashboard_filter_indexes': m0032,
+  '0020_webhook_operations': m0020,
+  '0021_webhook_log': m0021,
+  '0022_partner_rollups_index': m0022,
+  '0023_failing_deliveries_index': m0023,
+  '0024_dashboard_filter_indexes': m0024,
+  '0025_pair_rollups': m0025,
 };
 
 export const migrationProvider: MigrationProvider = {

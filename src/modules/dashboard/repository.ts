@@ -77,7 +77,7 @@ export async function countByStatus(
 /**
  * Webhook subscriptions with failed or retrying deliveries since `sinceMs`, worst first.
  * The time bound is on the id (ids sort by creation time), and the partial index of failing
- * deliveries (migration 0031) covers the query, so it reads only the recent failing entries
+ * deliveries (migration 0023) covers the query, so it reads only the recent failing entries
  * of that index, never a brand's deliveries.
  */
 export async function failingSubscriptions(q: Queryable, brandId: string, sinceMs: number, limit: number) {
@@ -86,7 +86,7 @@ export async function failingSubscriptions(q: Queryable, brandId: string, sinceM
     .selectFrom('webhook_deliveries')
     .select((eb) => ['subscription_id', eb.fn.countAll<number>().as('failing'), eb.fn.max('updated_at').as('last_at')])
     .where('brand_id', '=', brandId)
-    // Literal, as in the partial index of migration 0031 (which then holds every column read).
+    // Literal, as in the partial index of migration 0023 (which then holds every column read).
     .where(sql<boolean>`status in ('failed', 'retry_scheduled')`)
     .where('id', '>=', idAt('wh', sinceMs))
     .where('kind', '=', 'webhook')
@@ -387,7 +387,7 @@ interface PartnerSums {
 /**
  * The report sums of some partners (a page of the list, or one), per currency: their own
  * rollup rows (no attribute, per offer and partner), found through the partial index of
- * migration 0030 — hence the literals, which let SQLite match the index's condition — plus
+ * migration 0022 — hence the literals, which let SQLite match the index's condition — plus
  * their facts not folded yet, in one statement, so a fold committing meanwhile neither drops
  * nor doubles any. A report's `partnerId` filter would read every partner's rows of the days.
  */
@@ -514,7 +514,7 @@ export async function conversionTotals(
   return [...byCurrency.values()].filter((t) => t.count !== 0).sort((a, b) => a.currency.localeCompare(b.currency));
 }
 
-/** The conversions of one transaction id (index of migration 0032), summed directly. */
+/** The conversions of one transaction id (index of migration 0024), summed directly. */
 async function transactionTotals(
   q: Queryable,
   brandId: string,

@@ -26,6 +26,7 @@ import { partnerPortalPages } from './pages/partnerPortal.js';
 import { partnerPages } from './pages/partners.js';
 import { payoutPages } from './pages/payouts.js';
 import { reportPages } from './pages/reports.js';
+import { webhookOperationPages } from './pages/webhookOps.js';
 import { webhookPages } from './pages/webhooks.js';
 import { CSRF_COOKIE, csrfUserInfo, DASHBOARD_PATH, requireSession } from './session.js';
 
@@ -74,6 +75,7 @@ export function dashboardRoutes(ctx: AppContext): FastifyPluginAsync {
           reportPages(signedIn, ctx);
           analyticsPages(signedIn, ctx);
           webhookPages(signedIn, ctx);
+          webhookOperationPages(signedIn, ctx);
           deliveryPages(signedIn, ctx);
           brandSettingsPages(signedIn, ctx);
           apiKeyPages(signedIn, ctx);

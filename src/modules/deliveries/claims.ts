@@ -14,6 +14,7 @@ import { prepared } from '../../db/prepared.js';
 import type { Trx } from '../../db/types.js';
 import { DEAD_AFTER_MS, recordHeartbeat } from './heartbeat.js';
 import type { SendableDelivery } from './target.js';
+import { reserveSendSlots } from './throttle.js';
 
 export interface ClaimOptions {
   owner: string;
@@ -120,6 +121,8 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
     }
     if (candidates.length === 0) return [];
     const chosen: string[] = [];
+    const slots = new Map<string, number>();
+    const throttled: Array<{ key: string; perSecond: number; group: typeof candidates }> = [];
     for (const [kind, ids] of groupBy(candidates, (c) => c.kind)) {
       const target = targets.get(kind);
       if (!target) {
@@ -128,7 +131,24 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
       }
       const details = await target.details(trx, [...new Set(ids.map((c) => c.targetId))]);
       options.onDetails?.(kind, details);
-      for (const c of ids) if (details.has(c.targetId)) chosen.push(c.id);
+      for (const [targetId, group] of groupBy(ids, (c) => c.targetId)) {
+        const detail = details.get(targetId);
+        if (detail === undefined) continue;
+        const perSecond = target.throttle?.(detail) ?? null;
+        if (perSecond === null) for (const c of group) chosen.push(c.id);
+        else throttled.push({ key: targetKey(kind, targetId), perSecond, group });
+      }
+    }
+    // A throttled target: only as many as have a send slot soon, each told its slot. In key
+    // order, so two workers never lock two targets' slot rows in opposite orders (PostgreSQL).
+    throttled.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    for (const { key, perSecond, group } of throttled) {
+      const reserved = await reserveSendSlots(trx, key, perSecond, group.length, now);
+      for (const [i, at] of reserved.entries()) {
+        const c = group[i] as (typeof group)[number];
+        chosen.push(c.id);
+        slots.set(c.id, at);
+      }
     }
     if (chosen.length === 0) return [];
     // The lease condition again: on PostgreSQL another worker may have claimed a row since
@@ -160,10 +180,15 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
       .returning('id')
       .execute();
     if (claimed.length === 0) return [];
-    return loadClaimed(
+    const loaded = await loadClaimed(
       trx,
       claimed.map((c) => c.id),
     );
+    for (const delivery of loaded) {
+      const at = slots.get(delivery.id);
+      if (at !== undefined) delivery.notBefore = at;
+    }
+    return loaded;
   });
 }
 
@@ -194,6 +219,8 @@ async function loadClaimed(trx: Trx, ids: string[]): Promise<SendableDelivery[]>
       'd.unrecorded_sends',
       'd.target_url',
       'd.method',
+      'd.resume_status',
+      'd.resume_at',
       'e.payload',
     ])
     .where('d.id', 'in', ids)
@@ -212,5 +239,8 @@ async function loadClaimed(trx: Trx, ids: string[]): Promise<SendableDelivery[]>
     attemptCount: r.attempt_count,
     attemptBase: r.attempt_base,
     unrecordedSends: r.unrecorded_sends,
+    ...(r.resume_status === 'retry_scheduled' || r.resume_status === 'succeeded' || r.resume_status === 'failed'
+      ? { resume: { status: r.resume_status, nextAttemptAt: r.resume_at } }
+      : {}),
   }));
 }

@@ -9,11 +9,14 @@ import { prepared, preparedInsert } from '../../db/prepared.js';
 import type { Trx } from '../../db/types.js';
 import { timeOfId } from '../../ids.js';
 import type { AttemptOutcome } from './sender.js';
-import type { SendableDelivery } from './target.js';
+import type { RecordedOutcome, SendableDelivery } from './target.js';
 
 export type Verdict =
   | { status: 'succeeded' | 'failed'; nextAttemptAt: null }
   | { status: 'retry_scheduled'; nextAttemptAt: number };
+
+const isSuccess = (outcome: AttemptOutcome) =>
+  outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
 
 /**
  * DESIGN §5: 2xx succeeds; otherwise, after failed attempt n of the current sequence, the
@@ -27,9 +30,7 @@ export function decideNext(
   delays: number[],
   maxAttempts: number,
 ): Verdict {
-  if (outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300) {
-    return { status: 'succeeded', nextAttemptAt: null };
-  }
+  if (isSuccess(outcome)) return { status: 'succeeded', nextAttemptAt: null };
   if (attemptInSequence >= maxAttempts) return { status: 'failed', nextAttemptAt: null };
   const delay = delays[Math.min(attemptInSequence - 1, delays.length - 1)] ?? 0;
   return { status: 'retry_scheduled', nextAttemptAt: now + delay };
@@ -47,11 +48,12 @@ export function storableText(text: string | null): string | null {
 export const UNSTORABLE_ANSWER = "the receiver's answer could not be stored";
 
 const finishAttempt = prepared(
-  6,
+  7,
   (
     q,
     status: Verdict['status'],
     number: number,
+    attemptBase: number,
     nextAttemptAt: number | null,
     now: number,
     id: string,
@@ -62,7 +64,10 @@ const finishAttempt = prepared(
       .set({
         status,
         attempt_count: number,
+        attempt_base: attemptBase,
         next_attempt_at: nextAttemptAt,
+        resume_status: null,
+        resume_at: null,
         lease_until: null,
         lease_owner: null,
         unrecorded_sends: 0,
@@ -73,7 +78,7 @@ const finishAttempt = prepared(
       .returning('id'),
 );
 
-/** An attempt row as written: what was sent and what came back (migration 0025). */
+/** An attempt row as written: what was sent and what came back (migration 0021). */
 export interface AttemptInsert {
   delivery_id: string;
   number: number;
@@ -118,8 +123,12 @@ interface Completion {
   delivery: SendableDelivery;
   owner: string;
   verdict: Verdict;
+  /** Attempts before the current sequence after this one (a manual one-off attempt is outside it). */
+  attemptBase: number;
   now: number;
   attempt: AttemptInsert;
+  /** What the target kind hears of it (DeliveryTarget.recorded). */
+  outcome: RecordedOutcome;
 }
 
 function completion(
@@ -132,8 +141,20 @@ function completion(
 ): Completion {
   const number = delivery.attemptCount + 1;
   const now = ctx.clock.now();
+  const { resume } = delivery;
+  // A manual redelivery's one attempt: success finishes the delivery; a failure returns it to
+  // where it was (a waiting retry still comes due as scheduled) and does not use up one of
+  // the sequence's attempts.
+  const oneOff: Verdict | undefined = resume
+    ? isSuccess(outcome)
+      ? { status: 'succeeded', nextAttemptAt: null }
+      : resume.status === 'retry_scheduled'
+        ? { status: 'retry_scheduled', nextAttemptAt: resume.nextAttemptAt ?? now }
+        : { status: resume.status, nextAttemptAt: null }
+    : undefined;
   const verdict =
     forced ??
+    oneOff ??
     decideNext(
       outcome,
       number - delivery.attemptBase,
@@ -145,7 +166,15 @@ function completion(
     delivery,
     owner,
     verdict,
+    attemptBase: resume ? delivery.attemptBase + 1 : delivery.attemptBase,
     now,
+    outcome: {
+      targetId: delivery.targetId,
+      deliveryId: delivery.id,
+      attemptedAt,
+      succeeded: isSuccess(outcome),
+      deliveryFailed: verdict.status === 'failed' && resume?.status !== 'failed',
+    },
     attempt: {
       delivery_id: delivery.id,
       number,
@@ -165,6 +194,7 @@ async function write(trx: Trx, c: Completion): Promise<boolean> {
     trx,
     c.verdict.status,
     c.attempt.number,
+    c.attemptBase,
     c.verdict.nextAttemptAt,
     c.now,
     c.delivery.id,
@@ -173,6 +203,27 @@ async function write(trx: Trx, c: Completion): Promise<boolean> {
   if (!updated) return false;
   await attemptInsert.execute(trx, c.attempt);
   return true;
+}
+
+/**
+ * Writes completions in `trx`, then tells each target kind of its recorded attempts (its
+ * health counters, say) in the same transaction: one call per kind and batch.
+ */
+async function writeAll(ctx: AppContext, trx: Trx, completions: Completion[]): Promise<boolean[]> {
+  const results: boolean[] = [];
+  const byKind = new Map<string, RecordedOutcome[]>();
+  for (const c of completions) {
+    const recorded = await write(trx, c);
+    results.push(recorded);
+    if (!recorded) continue;
+    const outcomes = byKind.get(c.delivery.kind);
+    if (outcomes) outcomes.push(c.outcome);
+    else byKind.set(c.delivery.kind, [c.outcome]);
+  }
+  for (const [kind, outcomes] of byKind) {
+    await ctx.deliveries.targets.get(kind)?.recorded?.(ctx, trx, outcomes);
+  }
+  return results;
 }
 
 /**
@@ -202,7 +253,7 @@ function observe(ctx: AppContext, c: Completion): void {
 
 async function writeAloneOnce(ctx: AppContext, c: Completion): Promise<boolean> {
   try {
-    return await ctx.db.transact((trx) => write(trx, c));
+    return (await ctx.db.transact((trx) => writeAll(ctx, trx, [c])))[0] ?? false;
   } catch (error) {
     ctx.logger.error(
       { err: error, deliveryId: c.delivery.id },
@@ -212,7 +263,7 @@ async function writeAloneOnce(ctx: AppContext, c: Completion): Promise<boolean> 
       ...c,
       attempt: { ...c.attempt, response_body: null, response_headers: null, error: UNSTORABLE_ANSWER },
     };
-    return ctx.db.transact((trx) => write(trx, bare));
+    return (await ctx.db.transact((trx) => writeAll(ctx, trx, [bare])))[0] ?? false;
   }
 }
 
@@ -265,11 +316,13 @@ export class CompletionBatcher {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, MAX_COMPLETIONS_PER_BATCH);
         try {
-          const recorded = await this.ctx.db.transact(async (trx) => {
-            const results: boolean[] = [];
-            for (const { c } of batch) results.push(await write(trx, c));
-            return results;
-          });
+          const recorded = await this.ctx.db.transact((trx) =>
+            writeAll(
+              this.ctx,
+              trx,
+              batch.map(({ c }) => c),
+            ),
+          );
           for (const [i, item] of batch.entries()) {
             const ok = recorded[i] ?? false;
             if (ok) observe(this.ctx, item.c);

@@ -43,12 +43,20 @@ interface Queued {
   details: unknown;
 }
 
-/** One target's deliveries in this process: sending, reserved by uncommitted fan-outs, waiting. */
+/** A throttled target's delivery held until its send slot (throttle.ts); holding it is no attempt. */
+interface Held {
+  item: Queued;
+  timer: NodeJS.Timeout;
+  release: () => void;
+}
+
+/** One target's deliveries in this process: sending, reserved by uncommitted fan-outs, waiting, held for a send slot. */
 interface Lane {
   key: string;
   inflight: number;
   reserved: number;
   waiting: Queued[];
+  held: Held[];
 }
 
 export class Dispatcher implements Job, LocalDispatch {
@@ -58,6 +66,8 @@ export class Dispatcher implements Job, LocalDispatch {
   private readonly completions: CompletionBatcher;
   private readonly pollMs: number;
   private readonly attempts = new Set<Promise<void>>();
+  /** Settles when a held delivery is released into its lane (runOnce waits for them too). */
+  private readonly holds = new Set<Promise<void>>();
   private readonly lanes = new Map<string, Lane>();
   /** Lanes with waiting deliveries that a free global slot may serve. */
   private readonly starved = new Set<Lane>();
@@ -127,7 +137,7 @@ export class Dispatcher implements Job, LocalDispatch {
     for (;;) {
       const claimed = await this.claimAndStart();
       total += claimed;
-      if (claimed === 0 && this.attempts.size === 0) return total;
+      if (claimed === 0 && this.attempts.size === 0 && this.holds.size === 0) return total;
       if (claimed === 0 || this.freeSlots() <= 0) await this.waitForOne();
     }
   }
@@ -167,14 +177,16 @@ export class Dispatcher implements Job, LocalDispatch {
   private lane(key: string): Lane {
     let lane = this.lanes.get(key);
     if (!lane) {
-      lane = { key, inflight: 0, reserved: 0, waiting: [] };
+      lane = { key, inflight: 0, reserved: 0, waiting: [], held: [] };
       this.lanes.set(key, lane);
     }
     return lane;
   }
 
   private dropIfIdle(lane: Lane): void {
-    if (lane.inflight === 0 && lane.reserved === 0 && lane.waiting.length === 0) this.lanes.delete(lane.key);
+    if (lane.inflight === 0 && lane.reserved === 0 && lane.waiting.length === 0 && lane.held.length === 0) {
+      this.lanes.delete(lane.key);
+    }
   }
 
   private freeSlots(): number {
@@ -182,9 +194,39 @@ export class Dispatcher implements Job, LocalDispatch {
   }
 
   private enqueue(lane: Lane, item: Queued): void {
+    const wait = (item.delivery.notBefore ?? 0) - this.ctx.clock.now();
+    if (wait > 0) {
+      this.hold(lane, item, wait);
+      return;
+    }
     lane.waiting.push(item);
     this.queued += 1;
     this.pump(lane);
+  }
+
+  /**
+   * Holds a throttled delivery until its send slot: it occupies its own lane (so the target's
+   * slots bound how many are held) but no global slot, so other targets are not slowed.
+   */
+  private hold(lane: Lane, item: Queued, waitMs: number): void {
+    let release = () => {};
+    const settled = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const held: Held = {
+      item,
+      release,
+      timer: setTimeout(() => {
+        lane.held.splice(lane.held.indexOf(held), 1);
+        lane.waiting.push(item);
+        this.queued += 1;
+        this.pump(lane);
+        release();
+      }, waitMs),
+    };
+    lane.held.push(held);
+    const tracked: Promise<void> = settled.finally(() => this.holds.delete(tracked));
+    this.holds.add(tracked);
   }
 
   /** Starts what the lane's and the global slots allow. */
@@ -223,7 +265,7 @@ export class Dispatcher implements Job, LocalDispatch {
     const details = new Map<string, Map<string, unknown>>();
     const occupied = (key: string) => {
       const lane = this.lanes.get(key);
-      return lane ? lane.inflight + lane.reserved + lane.waiting.length : 0;
+      return lane ? lane.inflight + lane.reserved + lane.waiting.length + lane.held.length : 0;
     };
     this.leftForSlots = false;
     const now = this.ctx.clock.now();
@@ -339,7 +381,7 @@ export class Dispatcher implements Job, LocalDispatch {
   }
 
   private async waitForOne(): Promise<void> {
-    if (this.attempts.size > 0) await Promise.race(this.attempts);
+    if (this.attempts.size > 0 || this.holds.size > 0) await Promise.race([...this.attempts, ...this.holds]);
   }
 
   /** Finishes every attempt under way and records it; deliveries still waiting in a lane are handed back. */
@@ -350,8 +392,14 @@ export class Dispatcher implements Job, LocalDispatch {
   }
 
   private async finish(): Promise<void> {
-    const waiting = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0));
-    this.queued -= waiting.length;
+    const held = [...this.lanes.values()].flatMap((lane) => lane.held.splice(0));
+    for (const h of held) {
+      clearTimeout(h.timer);
+      h.release();
+    }
+    const queued = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0));
+    this.queued -= queued.length;
+    const waiting = [...queued, ...held.map((h) => h.item)];
     if (waiting.length > 0) {
       const ids = waiting.map((w) => w.delivery.id);
       await this.ctx.db

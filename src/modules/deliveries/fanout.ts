@@ -19,7 +19,9 @@ import type { DeliverableEvent, SendableDelivery } from './target.js';
 /** PostgreSQL channel the dispatchers LISTEN on; NOTIFY is delivered only on commit. */
 export const DELIVERY_CHANNEL = 'affitrack_deliveries';
 
-type DeliveryInsert = Omit<WebhookDeliveryTable, 'unrecorded_sends' | 'test'> & { unrecorded_sends: number };
+type DeliveryInsert = Omit<WebhookDeliveryTable, 'unrecorded_sends' | 'test' | 'resume_status' | 'resume_at'> & {
+  unrecorded_sends: number;
+};
 
 const deliveryInsert = preparedInsert<DeliveryInsert>('webhook_deliveries', [
   'id',
@@ -50,7 +52,10 @@ export async function queueDeliveries(ctx: AppContext, trx: Trx, event: Delivera
   const handed: Array<{ delivery: SendableDelivery; details: unknown }> = [];
   for (const target of ctx.deliveries.targets.values()) {
     for (const planned of await target.plan(trx, event)) {
-      const lease = local?.reserve(target.kind, planned.targetId, now) ?? null;
+      // A parked delivery waits unscheduled; a throttled target's deliveries go through a
+      // claim, which hands out its send slots (throttle.ts).
+      const direct = !planned.parked && (target.throttle?.(planned.details) ?? null) === null;
+      const lease = direct ? (local?.reserve(target.kind, planned.targetId, now) ?? null) : null;
       const row: DeliveryInsert = {
         id: newId('wh', now),
         brand_id: event.brandId,
@@ -58,10 +63,10 @@ export async function queueDeliveries(ctx: AppContext, trx: Trx, event: Delivera
         subscription_id: planned.targetId,
         event_id: event.id,
         event: event.type,
-        status: 'attempting',
+        status: planned.parked ? 'parked' : 'attempting',
         attempt_count: 0,
         attempt_base: 0,
-        next_attempt_at: now,
+        next_attempt_at: planned.parked ? null : now,
         lease_until: lease?.leaseUntil ?? null,
         lease_owner: lease?.owner ?? null,
         target_url: planned.requestUrl,
@@ -74,7 +79,7 @@ export async function queueDeliveries(ctx: AppContext, trx: Trx, event: Delivera
       await deliveryInsert.execute(trx, row);
       count += 1;
       if (!lease) {
-        unleased += 1;
+        if (!planned.parked) unleased += 1;
         continue;
       }
       handed.push({

@@ -36,6 +36,8 @@ export async function queueDeliveryOf(
     updated_at: now,
     unrecorded_sends: 0,
     test: 0,
+    resume_status: null,
+    resume_at: null,
   };
   await trx.insertInto('webhook_deliveries').values(row).execute();
   await announceDeliveries(ctx, trx);

@@ -63,7 +63,9 @@ export function deliveryLogRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: {
           operationId: 'redeliverDelivery',
           tags,
-          summary: 'Queue a succeeded or failed delivery again (same wh_ id, same evt_ id and body).',
+          summary:
+            'Make exactly one attempt now (same wh_ id, evt_ id and body) for a succeeded, failed or ' +
+            'retry-scheduled delivery; if it fails, the scheduled retries go on as before.',
           security,
           params: IdParams,
           response: { 200: Delivery, ...errorResponses(...KEYED_ERRORS, 404, 409) },

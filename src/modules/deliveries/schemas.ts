@@ -7,6 +7,7 @@ export const DeliveryStatus = Type.Union([
   Type.Literal('retry_scheduled'),
   Type.Literal('succeeded'),
   Type.Literal('failed'),
+  Type.Literal('parked'),
 ]);
 /** The registered target kinds: a brand's webhook subscription, a partner's postback template. */
 export const DeliveryKind = Type.Union([Type.Literal('webhook'), Type.Literal('postback')]);

@@ -27,6 +27,8 @@ export interface PlannedDelivery<D> {
   method: 'GET' | 'POST' | null;
   /** What `request` needs to send it (URL, secret…), read in the same transaction. */
   details: D;
+  /** Keep the delivery `parked` (unscheduled, e.g. its subscription is disabled) instead of sending it. */
+  parked?: boolean;
 }
 
 /** A delivery the engine is about to send. */
@@ -46,6 +48,23 @@ export interface SendableDelivery {
   attemptBase: number;
   /** Sends since the last recorded attempt, this one included. */
   unrecordedSends: number;
+  /**
+   * A manual redelivery's one attempt: the state to return to if it fails (the scheduled
+   * retries go on untouched). Absent for an ordinary attempt.
+   */
+  resume?: { status: 'retry_scheduled' | 'succeeded' | 'failed'; nextAttemptAt: number | null };
+  /** Throttled targets: the send slot reserved for this delivery (epoch ms); waiting for it is no attempt. */
+  notBefore?: number;
+}
+
+/** An attempt recorded for a target, as its kind hears of it (DeliveryTarget.recorded). */
+export interface RecordedOutcome {
+  targetId: string;
+  deliveryId: string;
+  attemptedAt: number;
+  succeeded: boolean;
+  /** The attempt ended the delivery as failed (its last scheduled attempt). */
+  deliveryFailed: boolean;
 }
 
 export interface OutgoingRequest {
@@ -55,7 +74,11 @@ export interface OutgoingRequest {
   body: string | null;
 }
 
-export interface DeliveryTarget<D = unknown> {
+/**
+ * `D`: the send-time details of one target. `C`: the process context the engine passes to
+ * `recorded` (the AppContext; not named here because context.ts imports the registry).
+ */
+export interface DeliveryTarget<D = unknown, C = unknown> {
   /** Stored in each delivery's `kind` and shown in the delivery log (`webhook`, `postback`). */
   readonly kind: string;
   /** The deliveries `event` makes, read inside the event's transaction. */
@@ -66,4 +89,11 @@ export interface DeliveryTarget<D = unknown> {
    */
   details(q: Queryable, targetIds: string[]): Promise<Map<string, D>>;
   request(delivery: SendableDelivery, details: D, attemptedAt: number): OutgoingRequest;
+  /**
+   * Optional: told of the attempts just recorded, inside the transaction that records them
+   * (completions are batched, so a kind pays per batch, not per delivery).
+   */
+  recorded?(ctx: C, trx: Trx, outcomes: RecordedOutcome[]): Promise<void>;
+  /** Optional: sends per second at most to the target these details describe; null = unlimited. */
+  throttle?(details: D): number | null;
 }

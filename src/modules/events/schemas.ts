@@ -143,6 +143,45 @@ export const PayoutPaidData = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * Operational events about the brand's own webhook endpoints (issue #20): sent to the brand's
+ * *other* subscriptions that chose them, never to the subscription they are about.
+ */
+const subscriptionHealthFields = {
+  subscriptionId: Id('The subscription the event is about (sub_…).'),
+  url: Type.String({ description: 'Its endpoint URL.' }),
+  consecutiveFailures: Type.Integer({ description: 'Deliveries that ended failed since the last successful attempt.' }),
+  failingSince: NullableTime('First failed attempt since the last successful one.'),
+  lastSuccessAt: NullableTime('Last successful attempt, if any.'),
+  lastFailureAt: NullableTime('Last failed attempt, if any.'),
+};
+
+export const SubscriptionFailingData = Type.Object(
+  {
+    ...subscriptionHealthFields,
+    status: Type.Literal('active'),
+    progressPercent: Type.Union([Type.Literal(50), Type.Literal(75), Type.Literal(90)], {
+      description: 'How far the failures have gone towards automatic disabling (WEBHOOK_DISABLE_AFTER).',
+    }),
+    disableAfterDays: Type.Number({ description: 'Days of failures that disable a subscription.' }),
+    disableAfterDeliveries: Type.Integer({ description: 'Failed deliveries (at least) that disable a subscription.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const SubscriptionDisabledData = Type.Object(
+  {
+    ...subscriptionHealthFields,
+    status: Type.Literal('disabled'),
+    disabledAt: Type.String({ format: 'date-time' }),
+    disabledReason: Type.String({ description: 'Why it was disabled.' }),
+    disabledBy: Type.Union([Type.Literal('automatic'), Type.Literal('manual')], {
+      description: 'automatic (its deliveries kept failing) or manual (API or dashboard).',
+    }),
+  },
+  { additionalProperties: false },
+);
+
 export const EVENT_SCHEMAS = {
   'conversion.created': ConversionCreatedData,
   'conversion.approved': ConversionApprovedData,
@@ -154,8 +193,23 @@ export const EVENT_SCHEMAS = {
   'cap.reached': CapReachedData,
   'payout.created': PayoutCreatedData,
   'payout.paid': PayoutPaidData,
+  'webhook.subscription.failing': SubscriptionFailingData,
+  'webhook.subscription.disabled': SubscriptionDisabledData,
 } satisfies Record<string, TSchema>;
 
 export type EventName = keyof typeof EVENT_SCHEMAS;
 export const EVENT_NAMES = Object.keys(EVENT_SCHEMAS) as EventName[];
 export type EventData<E extends EventName> = Static<(typeof EVENT_SCHEMAS)[E]>;
+
+/** Event groups (`conversion`, `partner`, …): the part of a name before its first dot. */
+export const EVENT_GROUPS = [...new Set(EVENT_NAMES.map((name) => name.split('.')[0] as string))];
+
+/**
+ * Whether a subscription's event list takes `event`: its name, `*` (every event) or
+ * `<group>.*` (every event of the group, e.g. `conversion.*`).
+ */
+export function eventMatches(patterns: readonly string[], event: string): boolean {
+  if (patterns.includes(event) || patterns.includes('*')) return true;
+  const dot = event.indexOf('.');
+  return dot > 0 && patterns.includes(`${event.slice(0, dot)}.*`);
+}

@@ -22,7 +22,7 @@ export class Metrics {
     name: 'affitrack_http_request_duration_seconds',
     help: 'HTTP request duration by method, route pattern and status code.',
     labelNames: ['method', 'route', 'status_code'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    buckets: [0.001, 0.0021, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
 

@@ -17,6 +17,19 @@ const DESCRIPTIONS: Record<EventName, string> = {
   'cap.reached': 'A daily, weekly, monthly or global conversion cap of an offer is hit (once per cap and period).',
   'payout.created': 'A payout run created a payout for a partner in one currency (POST /api/v1/payouts).',
   'payout.paid': 'A payout was marked paid (POST /api/v1/payouts/:id/mark-paid).',
+  'webhook.subscription.failing':
+    "One of the brand's other subscriptions keeps failing: 50 %, 75 % and 90 % of the way to being disabled automatically.",
+  'webhook.subscription.disabled':
+    "One of the brand's other subscriptions was disabled, automatically after its deliveries kept failing or by hand.",
+};
+
+const subscriptionHealth = {
+  subscriptionId: 'sub_01JD0000000000000000000006',
+  url: 'https://hooks.example.com/affitrack',
+  consecutiveFailures: 20,
+  failingSince: '2025-11-16T10:00:00.000Z',
+  lastSuccessAt: '2025-11-16T09:58:12.000Z',
+  lastFailureAt: '2025-11-21T10:00:00.000Z',
 };
 
 const payout = {
@@ -90,6 +103,21 @@ const EXAMPLES: { [E in EventName]: EventData<E> } = {
   },
   'payout.created': { ...payout, status: 'created' },
   'payout.paid': { ...payout, status: 'paid', paidAt: '2025-12-02T09:30:00.000Z', reference: 'SEPA-2025-12-02-17' },
+  'webhook.subscription.failing': {
+    ...subscriptionHealth,
+    consecutiveFailures: 18,
+    status: 'active',
+    progressPercent: 90,
+    disableAfterDays: 5,
+    disableAfterDeliveries: 20,
+  },
+  'webhook.subscription.disabled': {
+    ...subscriptionHealth,
+    status: 'disabled',
+    disabledAt: '2025-11-21T10:00:00.000Z',
+    disabledReason: 'Every delivery failed for 5 days (20 deliveries in a row).',
+    disabledBy: 'automatic',
+  },
 };
 
 export function eventCatalogue() {

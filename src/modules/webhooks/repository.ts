@@ -1,9 +1,9 @@
 import type { Selectable } from 'kysely';
-import { toIso } from '../../clock.js';
+import { toIso, toIsoOrNull } from '../../clock.js';
 import type { WebhookSubscriptionTable } from '../../db/schema.js';
 import type { Queryable } from '../../db/types.js';
 import { parseMetadata } from '../metadata.js';
-import type { Subscription } from './schemas.js';
+import type { Subscription, SubscriptionHealth } from './schemas.js';
 
 // The delivery log lives in the delivery engine; re-exported for existing users.
 export {
@@ -18,13 +18,22 @@ export {
 
 export type SubscriptionRow = Selectable<WebhookSubscriptionTable>;
 
-export function subscriptionToApi(row: SubscriptionRow): Subscription {
+/** A subscription as the API shows it; its health is read beside it (health.ts, healthOf). */
+export function subscriptionToApi(row: SubscriptionRow, health: SubscriptionHealth): Subscription {
   return {
     id: row.id,
     url: row.url,
     events: JSON.parse(row.events) as string[],
     hasSecret: row.secret !== null,
     status: row.status,
+    disabledAt: toIsoOrNull(row.disabled_at),
+    disabledReason: row.disabled_reason,
+    rateLimitPerSecond: row.rate_limit_per_second,
+    previousSecretExpiresAt:
+      row.previous_secret !== null && row.previous_secret_expires_at !== null
+        ? toIso(row.previous_secret_expires_at)
+        : null,
+    health,
     metadata: parseMetadata(row.metadata),
     createdAt: toIso(row.created_at),
   };

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { toIso, toIsoOrNull } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
@@ -9,9 +10,24 @@ import { deliveryLogRoutes } from '../deliveries/routes.js';
 import { Delivery, DeliveryWithAttempts, ListDeliveriesQuery } from '../deliveries/schemas.js';
 import { EventName } from '../events/apiSchemas.js';
 import { eventCatalogue } from './catalogue.js';
-import { findSubscription, listSubscriptions, subscriptionToApi } from './repository.js';
-import { CreateSubscriptionBody, Subscription, UpdateSubscriptionBody } from './schemas.js';
-import { createSubscription, deleteSubscription, updateSubscription } from './service.js';
+import { healthOf } from './health.js';
+import { findSubscription, listSubscriptions, type SubscriptionRow, subscriptionToApi } from './repository.js';
+import {
+  CreateSubscriptionBody,
+  RecoverBody,
+  RecoveryResult,
+  RotatedSecret,
+  RotateSecretBody,
+  Subscription,
+  UpdateSubscriptionBody,
+} from './schemas.js';
+import {
+  createSubscription,
+  deleteSubscription,
+  recoverDeliveries,
+  rotateSecret,
+  updateSubscription,
+} from './service.js';
 import { sendTestWebhook } from './testSend.js';
 
 const TestSendBody = Type.Object({ event: EventName }, { additionalProperties: false });
@@ -22,6 +38,13 @@ const tags = ['webhooks'];
 
 /** Routes that take an API key (mounted under /api/public behind the key hook). */
 export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
+  /** Subscriptions as the API shows them, each with its health (two queries for the lot). */
+  const present = async (rows: SubscriptionRow[]) => {
+    const health = await healthOf(ctx.db.read, rows, ctx.clock.now(), ctx.config.webhookDisableAfter);
+    return rows.map((row) => subscriptionToApi(row, health.get(row.id) as Subscription['health']));
+  };
+  const presentOne = async (row: SubscriptionRow) => (await present([row]))[0] as Subscription;
+
   return async (app) => {
     app.post(
       '/webhooks',
@@ -36,7 +59,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) =>
-        reply.code(201).send(subscriptionToApi(await createSubscription(ctx, request.auth.brandId, request.body))),
+        reply.code(201).send(await presentOne(await createSubscription(ctx, request.auth.brandId, request.body))),
     );
 
     app.get(
@@ -54,7 +77,8 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) => {
         const limit = pageSize(request.query.limit);
         const rows = await listSubscriptions(ctx.db.read, request.auth.brandId, { ...request.query, limit });
-        return toPage(rows, limit, subscriptionToApi);
+        const page = toPage(rows, limit, (row) => row);
+        return { data: await present(page.data), nextCursor: page.nextCursor };
       },
     );
 
@@ -73,7 +97,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) => {
         const row = await findSubscription(ctx.db.read, request.auth.brandId, request.params.id);
         if (!row) throw ApiError.notFound('Subscription');
-        return subscriptionToApi(row);
+        return presentOne(row);
       },
     );
 
@@ -83,7 +107,9 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: {
           operationId: 'updateWebhookSubscription',
           tags,
-          summary: 'Change url, events, secret (null removes it) or status (active|disabled).',
+          summary:
+            'Change url, events, secret (null removes it), rateLimitPerSecond, or status: disabled parks new ' +
+            'deliveries; enabled (or active) sends the parked ones in order, throttled, unless discardParked is true.',
           security,
           params: IdParams,
           body: UpdateSubscriptionBody,
@@ -91,7 +117,60 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) =>
-        subscriptionToApi(await updateSubscription(ctx, request.auth.brandId, request.params.id, request.body ?? {})),
+        presentOne(await updateSubscription(ctx, request.auth.brandId, request.params.id, request.body ?? {})),
+    );
+
+    app.post(
+      '/webhooks/:id/rotate-secret',
+      {
+        schema: {
+          operationId: 'rotateWebhookSecret',
+          tags,
+          summary:
+            'Rotate the signing secret without downtime: the new secret (generated unless given) is shown once; ' +
+            'until previousSecretExpiresIn seconds have passed (default 24 h) every delivery carries both ' +
+            'signatures, t=…,v1=<new>,v1=<old>.',
+          security,
+          params: IdParams,
+          body: RotateSecretBody,
+          response: { 200: RotatedSecret, ...errorResponses(...KEYED_ERRORS, 400, 404, 422) },
+        },
+      },
+      async (request) => {
+        const rotated = await rotateSecret(ctx, request.auth.brandId, request.params.id, request.body ?? {});
+        return {
+          subscription: await presentOne(rotated.row),
+          secret: rotated.secret,
+          previousSecretExpiresAt: toIsoOrNull(rotated.previousSecretExpiresAt),
+        };
+      },
+    );
+
+    app.post(
+      '/webhooks/:id/recover',
+      {
+        schema: {
+          operationId: 'recoverWebhookDeliveries',
+          tags,
+          summary:
+            'Resend every failed delivery of the subscription created in [since, until): each gets a new attempt ' +
+            'sequence with the same wh_/evt_ ids and body, sent in order of creation, throttled. dryRun only counts.',
+          security,
+          params: IdParams,
+          body: RecoverBody,
+          response: { 200: RecoveryResult, ...errorResponses(...KEYED_ERRORS, 400, 404, 409, 422) },
+        },
+      },
+      async (request) => {
+        const result = await recoverDeliveries(ctx, request.auth.brandId, request.params.id, request.body);
+        return {
+          subscriptionId: request.params.id,
+          since: toIso(result.since),
+          until: toIso(result.until),
+          dryRun: result.dryRun,
+          deliveries: result.deliveries,
+        };
+      },
     );
 
     app.delete(

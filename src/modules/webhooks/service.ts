@@ -1,13 +1,16 @@
-/** Webhook subscriptions: the rules of creating, changing and deleting them. */
+/** Webhook subscriptions: the rules of creating, changing, disabling, rotating and recovering them. */
+import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../context.js';
-import { InvalidError, NotFoundError } from '../../errors.js';
+import { ConflictError, InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { announceDeliveries } from '../deliveries/fanout.js';
 import { finishDeliveriesOf } from '../deliveries/repository.js';
+import { countReplayable, replayInOrder } from '../deliveries/service.js';
 import { validateTargetUrl } from '../deliveries/targetUrl.js';
 import { mergedMetadata, metadataText } from '../metadata.js';
+import { disableInTransaction } from './health.js';
 import { findSubscription, type SubscriptionRow } from './repository.js';
-import type { CreateSubscriptionBody, UpdateSubscriptionBody } from './schemas.js';
+import type { CreateSubscriptionBody, RecoverBody, RotateSecretBody, UpdateSubscriptionBody } from './schemas.js';
 import { webhookTarget } from './target.js';
 
 // Redelivery belongs to the delivery engine; re-exported for existing users.
@@ -16,6 +19,14 @@ export { validateTargetUrl };
 
 /** Subscriptions per brand at most: plenty for real integrations, bounded fan-out per event. */
 export const MAX_SUBSCRIPTIONS_PER_BRAND = 50;
+/** How long the old secret keeps signing after a rotation when the request does not say. */
+export const DEFAULT_PREVIOUS_SECRET_SECONDS = 86_400;
+const MANUAL_DISABLE_REASON = 'Disabled by hand.';
+
+/** A new signing secret: 32 random bytes, shown once. */
+export function generateSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64url')}`;
+}
 
 export async function createSubscription(
   ctx: AppContext,
@@ -53,10 +64,25 @@ export async function createSubscription(
       updated_at: now,
       metadata: metadataText(input.metadata),
       deleted_at: null,
+      consecutive_failures: 0,
+      failing_since: null,
+      last_success_at: null,
+      last_failure_at: null,
+      warned_percent: 0,
+      disabled_at: null,
+      disabled_reason: null,
+      rate_limit_per_second: input.rateLimitPerSecond ?? null,
+      previous_secret: null,
+      previous_secret_expires_at: null,
     };
     await trx.insertInto('webhook_subscriptions').values(row).execute();
     return row;
   });
+}
+
+/** Time between two replayed deliveries: the subscription's own rate limit, else WEBHOOK_REPLAY_RATE. */
+function replaySpacing(ctx: AppContext, row: SubscriptionRow): number {
+  return Math.ceil(1000 / (row.rate_limit_per_second ?? ctx.config.webhookReplayRatePerSecond));
 }
 
 export async function updateSubscription(
@@ -65,20 +91,58 @@ export async function updateSubscription(
   id: string,
   patch: UpdateSubscriptionBody,
 ): Promise<SubscriptionRow> {
+  const status = patch.status === 'enabled' ? 'active' : patch.status;
+  if (patch.discardParked !== undefined && status !== 'active') {
+    throw InvalidError.at('discardParked', 'is allowed only with status "enabled" (or "active")');
+  }
   if (patch.url !== undefined) await validateTargetUrl(ctx, patch.url);
   return ctx.db.transact(async (trx) => {
     const existing = await findSubscription(trx, brandId, id);
     if (!existing) throw new NotFoundError('Subscription');
-    const changes: Partial<SubscriptionRow> = { updated_at: ctx.clock.now() };
+    const now = ctx.clock.now();
+    const changes: Partial<SubscriptionRow> = { updated_at: now };
     if (patch.url !== undefined) changes.url = patch.url;
     if (patch.events !== undefined) changes.events = JSON.stringify(patch.events);
-    if (patch.secret !== undefined) changes.secret = patch.secret;
-    if (patch.status !== undefined) changes.status = patch.status;
+    if (patch.secret !== undefined) {
+      // A secret set outright replaces any rotation under way: deliveries carry this one only.
+      changes.secret = patch.secret;
+      changes.previous_secret = null;
+      changes.previous_secret_expires_at = null;
+    }
+    if (patch.rateLimitPerSecond !== undefined) changes.rate_limit_per_second = patch.rateLimitPerSecond;
     if (patch.metadata !== undefined) changes.metadata = mergedMetadata(existing.metadata, patch.metadata);
+    const enabling = status === 'active' && existing.status === 'disabled';
+    if (enabling) {
+      // A fresh start: the old run of failures no longer counts towards disabling it again.
+      Object.assign(changes, {
+        status: 'active',
+        disabled_at: null,
+        disabled_reason: null,
+        consecutive_failures: 0,
+        failing_since: null,
+        warned_percent: 0,
+      });
+    }
     await trx.updateTable('webhook_subscriptions').set(changes).where('id', '=', id).execute();
-    // Re-enabling may make waiting deliveries claimable again.
-    if (patch.status === 'active') await announceDeliveries(ctx, trx);
-    return { ...existing, ...changes };
+    let row: SubscriptionRow = { ...existing, ...changes };
+    if (status === 'disabled' && existing.status === 'active') {
+      row = await disableInTransaction(ctx, trx, row, MANUAL_DISABLE_REASON, 'manual');
+    }
+    if (enabling) {
+      const parked = { kind: webhookTarget.kind, targetId: id, status: 'parked' as const };
+      if (patch.discardParked) {
+        await trx
+          .deleteFrom('webhook_deliveries')
+          .where('subscription_id', '=', id)
+          .where('status', '=', 'parked')
+          .execute();
+      } else {
+        await replayInOrder(ctx, trx, { ...parked, spacingMs: replaySpacing(ctx, row) });
+      }
+      // Deliveries that were waiting (paused) are claimable again.
+      await announceDeliveries(ctx, trx);
+    }
+    return row;
   });
 }
 
@@ -98,5 +162,72 @@ export async function deleteSubscription(ctx: AppContext, brandId: string, id: s
       .set({ status: 'disabled', deleted_at: now, updated_at: now })
       .where('id', '=', id)
       .execute();
+    await trx.deleteFrom('delivery_throttles').where('target_key', '=', `${webhookTarget.kind}:${id}`).execute();
+  });
+}
+
+/**
+ * Rotates the signing secret without downtime: the new secret signs every delivery from now
+ * on, and the old one signs it too (a second `v1`) until it expires, so a receiver can switch
+ * secrets whenever it likes within that time.
+ */
+export async function rotateSecret(
+  ctx: AppContext,
+  brandId: string,
+  id: string,
+  input: RotateSecretBody,
+): Promise<{ row: SubscriptionRow; secret: string; previousSecretExpiresAt: number | null }> {
+  const secret = input.secret ?? generateSecret();
+  const overlapMs = (input.previousSecretExpiresIn ?? DEFAULT_PREVIOUS_SECRET_SECONDS) * 1000;
+  return ctx.db.transact(async (trx) => {
+    const existing = await findSubscription(trx, brandId, id);
+    if (!existing) throw new NotFoundError('Subscription');
+    if (existing.secret === secret) throw InvalidError.at('secret', 'must differ from the current secret');
+    const now = ctx.clock.now();
+    const keepsOld = existing.secret !== null && overlapMs > 0;
+    const changes = {
+      secret,
+      previous_secret: keepsOld ? existing.secret : null,
+      previous_secret_expires_at: keepsOld ? now + overlapMs : null,
+      updated_at: now,
+    };
+    await trx.updateTable('webhook_subscriptions').set(changes).where('id', '=', id).execute();
+    return { row: { ...existing, ...changes }, secret, previousSecretExpiresAt: changes.previous_secret_expires_at };
+  });
+}
+
+/**
+ * Resends every failed delivery of a subscription created in [since, until): each gets a fresh
+ * attempt sequence with the same wh_/evt_ ids and bytes, due one after another in order of
+ * creation (throttled like a replay of parked deliveries). A dry run only counts.
+ */
+export async function recoverDeliveries(
+  ctx: AppContext,
+  brandId: string,
+  id: string,
+  input: RecoverBody,
+): Promise<{ since: number; until: number; dryRun: boolean; deliveries: number }> {
+  const now = ctx.clock.now();
+  const since = Date.parse(input.since);
+  const until = input.until === undefined ? now : Date.parse(input.until);
+  if (!(until > since)) throw InvalidError.at('until', 'must be after since');
+  if (since > now) throw InvalidError.at('since', 'must not be in the future');
+  const dryRun = input.dryRun ?? false;
+  return ctx.db.transact(async (trx) => {
+    const existing = await findSubscription(trx, brandId, id);
+    if (!existing) throw new NotFoundError('Subscription');
+    const options = {
+      kind: webhookTarget.kind,
+      targetId: id,
+      status: 'failed' as const,
+      createdFrom: since,
+      createdBefore: until,
+    };
+    if (dryRun) return { since, until, dryRun, deliveries: await countReplayable(trx, options) };
+    if (existing.status === 'disabled') {
+      throw new ConflictError('The subscription is disabled: enable it before recovering its deliveries.');
+    }
+    const deliveries = await replayInOrder(ctx, trx, { ...options, spacingMs: replaySpacing(ctx, existing) });
+    return { since, until, dryRun, deliveries };
   });
 }

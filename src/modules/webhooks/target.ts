@@ -1,48 +1,108 @@
 /**
- * Webhooks as a delivery target: one delivery per active subscription of the brand to the
- * event; sent as the stored envelope POSTed to the subscription's current URL with the
- * spec's headers, signed when the subscription has a secret. A disabled subscription is
- * paused: its deliveries wait until it is enabled again.
+ * Webhooks as a delivery target: one delivery per subscription of the brand whose events take
+ * the event (a name, `*` or `<group>.*`); sent as the stored envelope POSTed to the
+ * subscription's current URL with the spec's headers, signed when the subscription has a
+ * secret — with both secrets during a rotation. A disabled subscription's new deliveries are
+ * parked, and its older ones wait (paused) until it is enabled again. Operational events
+ * about a subscription go to the brand's other subscriptions only.
  */
 
+import type { AppContext } from '../../context.js';
 import { prepared } from '../../db/prepared.js';
 import type { Queryable } from '../../db/types.js';
 import type { DeliveryTarget } from '../deliveries/target.js';
-import { signatureHeader } from './signature.js';
+import { eventMatches } from '../events/schemas.js';
+import { recordHealth } from './health.js';
+import { computeSignature } from './signature.js';
 
 const USER_AGENT = 'Affitrack-Webhooks/1.0';
 
-interface SubscriptionDetails {
+export interface SubscriptionDetails {
   url: string;
   secret: string | null;
+  /** During a rotation: the old secret and when it stops signing (epoch ms). */
+  previousSecret: string | null;
+  previousSecretExpiresAt: number | null;
+  rateLimitPerSecond: number | null;
 }
 
-const activeSubscriptions = prepared(1, (q, brandId: string) =>
+const DETAIL_COLUMNS = [
+  'id',
+  'url',
+  'secret',
+  'previous_secret',
+  'previous_secret_expires_at',
+  'rate_limit_per_second',
+] as const;
+
+const brandSubscriptions = prepared(1, (q, brandId: string) =>
   q
     .selectFrom('webhook_subscriptions')
-    .select(['id', 'events', 'url', 'secret'])
-    .where('brand_id', '=', brandId)
-    .where('status', '=', 'active'),
+    .select([...DETAIL_COLUMNS, 'events', 'status'])
+    .where('brand_id', '=', brandId),
 );
 
-export const webhookTarget: DeliveryTarget<SubscriptionDetails> = {
+function toDetails(row: {
+  url: string;
+  secret: string | null;
+  previous_secret: string | null;
+  previous_secret_expires_at: number | null;
+  rate_limit_per_second: number | null;
+}): SubscriptionDetails {
+  return {
+    url: row.url,
+    secret: row.secret,
+    previousSecret: row.previous_secret,
+    previousSecretExpiresAt: row.previous_secret_expires_at === null ? null : Number(row.previous_secret_expires_at),
+    rateLimitPerSecond: row.rate_limit_per_second,
+  };
+}
+
+/** `X-Service-Signature`: `t=…,v1=<secret>` and, while a rotation lasts, `,v1=<previous secret>`. */
+export function signatureFor(details: SubscriptionDetails, attemptedAt: number, payload: string): string | null {
+  if (!details.secret) return null;
+  // Spec §5: t is the attempt's Unix time in seconds; every attempt is signed anew.
+  const t = Math.floor(attemptedAt / 1000);
+  let header = `t=${t},v1=${computeSignature(details.secret, t, payload)}`;
+  if (
+    details.previousSecret &&
+    details.previousSecretExpiresAt !== null &&
+    attemptedAt < details.previousSecretExpiresAt
+  ) {
+    header += `,v1=${computeSignature(details.previousSecret, t, payload)}`;
+  }
+  return header;
+}
+
+export const webhookTarget: DeliveryTarget<SubscriptionDetails, AppContext> = {
   kind: 'webhook',
 
   async plan(trx, event) {
-    const subscriptions = await activeSubscriptions.execute(trx, event.brandId);
+    const subscriptions = await brandSubscriptions.execute(trx, event.brandId);
+    // An operational event about a subscription (webhook.subscription.*) is for the others.
+    const about =
+      event.type.startsWith('webhook.subscription.') && typeof event.data.subscriptionId === 'string'
+        ? event.data.subscriptionId
+        : null;
     return subscriptions
-      .filter((s) => (JSON.parse(s.events) as string[]).includes(event.type))
-      .map((s) => ({ targetId: s.id, requestUrl: null, method: null, details: { url: s.url, secret: s.secret } }));
+      .filter((s) => s.id !== about && eventMatches(JSON.parse(s.events) as string[], event.type))
+      .map((s) => ({
+        targetId: s.id,
+        requestUrl: null,
+        method: null,
+        details: toDetails(s),
+        parked: s.status === 'disabled',
+      }));
   },
 
   async details(q: Queryable, targetIds) {
     const rows = await q
       .selectFrom('webhook_subscriptions')
-      .select(['id', 'url', 'secret'])
+      .select([...DETAIL_COLUMNS])
       .where('id', 'in', targetIds)
       .where('status', '=', 'active')
       .execute();
-    return new Map(rows.map((r) => [r.id, { url: r.url, secret: r.secret }]));
+    return new Map(rows.map((r) => [r.id, toDetails(r)]));
   },
 
   request(delivery, subscription, attemptedAt) {
@@ -52,14 +112,12 @@ export const webhookTarget: DeliveryTarget<SubscriptionDetails> = {
       'x-service-event': delivery.event,
       'x-service-webhook-id': delivery.id,
     };
-    if (subscription.secret) {
-      // Spec §5: t is the attempt's Unix time in seconds; every attempt is signed anew.
-      headers['x-service-signature'] = signatureHeader(
-        subscription.secret,
-        Math.floor(attemptedAt / 1000),
-        delivery.payload,
-      );
-    }
+    const signature = signatureFor(subscription, attemptedAt, delivery.payload);
+    if (signature) headers['x-service-signature'] = signature;
     return { url: subscription.url, method: 'POST', headers, body: delivery.payload };
   },
+
+  recorded: recordHealth,
+
+  throttle: (details) => details.rateLimitPerSecond,
 };

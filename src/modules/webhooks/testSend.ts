@@ -56,6 +56,8 @@ export async function sendTestWebhook(
     updated_at: now,
     unrecorded_sends: 0,
     test: 1,
+    resume_status: null,
+    resume_at: null,
   };
   // The webhook target builds the request, so a test is signed exactly as a real delivery.
   const outgoing = webhookTarget.request(
@@ -73,7 +75,14 @@ export async function sendTestWebhook(
       attemptBase: 0,
       unrecordedSends: 0,
     },
-    { url: subscription.url, secret: subscription.secret },
+    // Signed as a real delivery would be now, with both secrets during a rotation.
+    {
+      url: subscription.url,
+      secret: subscription.secret,
+      previousSecret: subscription.previous_secret,
+      previousSecretExpiresAt: subscription.previous_secret_expires_at,
+      rateLimitPerSecond: subscription.rate_limit_per_second,
+    },
     now,
   );
   const sender = new Sender(ctx.config.webhookTimeoutMs, ctx.config.webhookAllowPrivateNetworks);

@@ -7,7 +7,9 @@
  * ```
  *
  * Returns true, or throws WebhookVerificationError saying why. Pass the raw body bytes
- * exactly as received: re-serialised JSON will not match.
+ * exactly as received: re-serialised JSON will not match. During a secret rotation the header
+ * carries two signatures (`t=…,v1=<new>,v1=<old>`); any `v1` matching `secret` is accepted, so
+ * the old and the new secret both verify until the old one expires.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { computeSignature } from './signature.js';

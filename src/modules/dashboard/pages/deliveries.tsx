@@ -31,7 +31,7 @@ import { Cell, num, Table } from '../views/table.js';
 import { Menu } from './conversions.js';
 
 const PAGE_SIZE = 50;
-const STATUSES = ['attempting', 'retry_scheduled', 'succeeded', 'failed'] as const;
+const STATUSES = ['attempting', 'retry_scheduled', 'succeeded', 'failed', 'parked'] as const;
 const KINDS = ['webhook', 'postback'] as const;
 const ListQuery = Query({
   status: Type.Optional(Choice(STATUSES)),
@@ -362,7 +362,7 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
     ]);
     const tz = brand.timezone;
     const target = d.target_url ?? targets.get(d.subscription_id) ?? '';
-    const finished = d.status === 'succeeded' || d.status === 'failed';
+    const redeliverable = d.status === 'succeeded' || d.status === 'failed' || d.status === 'retry_scheduled';
     const kind =
       (d.kind === 'webhook' ? 'Webhook (POST)' : `Partner postback (${d.method ?? 'GET'})`) +
       (d.test === 1 ? ' · test send' : '');
@@ -381,14 +381,18 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
             ) : (
               ''
             )}
-            {finished ? (
+            {redeliverable ? (
               <ActionButton
                 csrf={session.csrfToken}
                 action={`/dashboard/deliveries/${d.id}/redeliver`}
                 label="Redeliver"
               />
             ) : (
-              <p class="muted">Redelivery is possible once this delivery has succeeded or failed.</p>
+              <p class="muted">
+                {d.status === 'parked'
+                  ? 'Parked while its subscription is disabled: enabling it sends this delivery.'
+                  : 'Redelivery is possible once the attempt under way is recorded.'}
+              </p>
             )}
           </div>
           <section class="panel" aria-label="Details">
@@ -475,7 +479,7 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
       const { id } = request.params;
       return runAction(request, reply, `/dashboard/deliveries/${id}`, async () => {
         await redeliver(ctx, brand.id, id);
-        return 'Queued for redelivery: the same delivery id and body are sent again.';
+        return 'One attempt is being made now with the same delivery id and body; the schedule is otherwise unchanged.';
       });
     },
   );

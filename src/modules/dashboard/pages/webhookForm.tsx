@@ -1,32 +1,56 @@
 /** The subscription form (URL, event checkboxes, status) and the page showing a new secret once. */
-import { randomBytes } from 'node:crypto';
 import type { ApiError } from '../../../http/errors.js';
+import { EVENT_GROUPS } from '../../events/schemas.js';
 import { isHttpUrl } from '../../urls.js';
 import { eventCatalogue } from '../../webhooks/catalogue.js';
 import type { SubscriptionRow } from '../../webhooks/repository.js';
-import { Field, FormBody, type FormValues, ListField, Problems, text } from '../forms.js';
+import { Field, FormBody, type FormValues, ListField, Problems, parseWhole, text } from '../forms.js';
 import { CopyField, CsrfField } from '../views/components.js';
 import { FormView } from '../views/form.js';
 
-const LABELS = { url: 'Endpoint URL', events: 'Events', status: 'Status', rotateSecret: 'Signing secret' };
-const EVENTS: Array<[string, string, string]> = eventCatalogue().data.map((e) => [e.name, e.name, e.description]);
+const LABELS = {
+  url: 'Endpoint URL',
+  events: 'Events',
+  status: 'Status',
+  rotateSecret: 'Signing secret',
+  rateLimitPerSecond: 'Rate limit (sends per second)',
+};
+/** Every event, then each group's pattern, then the catalogue's names (what the API's `events` accepts). */
+const EVENTS: Array<[string, string, string]> = [
+  ['*', '*', 'Every event, including events added later.'],
+  ...EVENT_GROUPS.map((group): [string, string, string] => [`${group}.*`, `${group}.*`, `Every ${group} event.`]),
+  ...eventCatalogue().data.map((e): [string, string, string] => [e.name, e.name, e.description]),
+];
 
-export const SubscriptionForm = FormBody({ url: Field, events: ListField, status: Field, rotateSecret: Field });
+export const SubscriptionForm = FormBody({
+  url: Field,
+  events: ListField,
+  status: Field,
+  rotateSecret: Field,
+  rateLimitPerSecond: Field,
+});
 
-/** `whsec_` + 192 random bits: as strong as an API key, and recognisable in a receiver's config. */
-export function generateSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64url')}`;
-}
+/** `whsec_` + 256 random bits (the webhook service makes it: the API's rotation uses the same). */
+export { generateSecret } from '../../webhooks/service.js';
 
 export function subscriptionValues(row: SubscriptionRow | null): FormValues {
-  if (!row) return { url: '', events: [], status: 'active' };
-  return { url: row.url, events: JSON.parse(row.events) as string[], status: row.status };
+  if (!row) return { url: '', events: [], status: 'active', rateLimitPerSecond: '' };
+  return {
+    url: row.url,
+    events: JSON.parse(row.events) as string[],
+    status: row.status,
+    rateLimitPerSecond: row.rate_limit_per_second === null ? '' : String(row.rate_limit_per_second),
+  };
 }
 
-/** URL and events from the form; the two mistakes people make get plain-language messages. */
-export function subscriptionInput(form: { url?: string; events?: string[] }) {
-  const input = { url: text(form.url), events: [...new Set(form.events ?? [])] };
+/** URL, events and rate limit from the form; the two mistakes people make get plain-language messages. */
+export function subscriptionInput(form: { url?: string; events?: string[]; rateLimitPerSecond?: string }) {
   const problems = new Problems();
+  const input = {
+    url: text(form.url),
+    events: [...new Set(form.events ?? [])],
+    rateLimitPerSecond: parseWhole(text(form.rateLimitPerSecond), 'rateLimitPerSecond', problems),
+  };
   if (!isHttpUrl(input.url)) problems.add('url', 'must be an absolute http(s) URL, such as https://example.com/hooks');
   if (input.events.length === 0) problems.add('events', 'choose at least one event');
   problems.throwIfAny();
@@ -52,17 +76,22 @@ export function SubscriptionFormView(props: {
           hint: 'Receives a signed POST for each event (https recommended).',
         })}
         {f.checkboxes('events', EVENTS)}
+        {f.input('rateLimitPerSecond', {
+          type: 'number',
+          hint: 'At most this many deliveries a second to this endpoint (1–1000); empty for no limit.',
+          attrs: { min: '1', max: '1000', step: '1', inputmode: 'numeric' },
+        })}
         {props.mode === 'edit' ? (
           <>
             {f.select('status', [
               ['active', 'Active'],
-              ['disabled', 'Disabled (nothing is sent; deliveries wait)'],
+              ['disabled', 'Disabled (nothing is sent; new events are parked)'],
             ])}
             <fieldset>
               <legend>Signing secret</legend>
               <label class="check" for="rotateSecret">
                 <input type="checkbox" id="rotateSecret" name="rotateSecret" value="1" /> Generate a new secret (shown
-                once; the old one stops working at once)
+                once; the old one keeps signing beside it for 24 hours)
               </label>
             </fieldset>
           </>

@@ -1,4 +1,4 @@
-/** Webhook subscriptions: list, create (secret shown once), edit, disable, delete. */
+/** Webhook subscriptions: list with health, create (secret shown once), edit, disable, delete. */
 import { escapeHtml } from '@kitajs/html';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
@@ -6,8 +6,9 @@ import type { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
 import { EVENT_NAMES, type EventName } from '../../events/schemas.js';
 import { findSubscription, listSubscriptions, type SubscriptionRow } from '../../webhooks/repository.js';
+import type { SubscriptionHealth } from '../../webhooks/schemas.js';
 import { CreateSubscriptionBody, UpdateSubscriptionBody } from '../../webhooks/schemas.js';
-import { createSubscription, deleteSubscription, updateSubscription } from '../../webhooks/service.js';
+import { createSubscription, deleteSubscription, rotateSecret, updateSubscription } from '../../webhooks/service.js';
 import { sendTestWebhook } from '../../webhooks/testSend.js';
 import { notFound } from '../errors.js';
 import { Cursor, Field, FormBody, type FormValues, IdParams, Query, text, validateAgainst } from '../forms.js';
@@ -23,6 +24,7 @@ import {
   subscriptionInput,
   subscriptionValues,
 } from './webhookForm.js';
+import { HealthCell, OperationsPanel, subscriptionHealth, today } from './webhookOps.js';
 
 const PAGE_SIZE = 25;
 const StatusForm = FormBody({ status: Field });
@@ -62,12 +64,18 @@ function TestSendForm({ csrf, row }: { csrf: string; row: SubscriptionRow }) {
   );
 }
 
-function SubscriptionTable(props: { rows: SubscriptionRow[]; csrf: string; timeZone: string; empty: JSX.Element }) {
+function SubscriptionTable(props: {
+  rows: SubscriptionRow[];
+  health: Map<string, SubscriptionHealth>;
+  csrf: string;
+  timeZone: string;
+  empty: JSX.Element;
+}) {
   const { rows, csrf, timeZone } = props;
   return (
     <Table
       caption="Webhook subscriptions"
-      columns={['Endpoint', 'Events', 'Status', 'Signature', 'Created', 'Actions']}
+      columns={['Endpoint', 'Events', 'Status', 'Health', 'Signature', 'Created', 'Actions']}
       rows={rows.map((s) => {
         const next = s.status === 'active' ? 'disabled' : 'active';
         return (
@@ -92,6 +100,9 @@ function SubscriptionTable(props: { rows: SubscriptionRow[]; csrf: string; timeZ
             </td>
             <td>
               <Badge status={s.status} />
+            </td>
+            <td>
+              <HealthCell health={props.health.get(s.id)} status={s.status} />
             </td>
             <td>{s.secret ? 'Signed' : 'Unsigned'}</td>
             <td>
@@ -135,6 +146,7 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
       PAGE_SIZE,
       (r) => r,
     );
+    const health = await subscriptionHealth(ctx, page.data);
     return render(request, reply, {
       title: 'Webhooks',
       section: 'webhooks',
@@ -153,6 +165,7 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
           </div>
           <SubscriptionTable
             rows={page.data}
+            health={health}
             csrf={session.csrfToken}
             timeZone={brand.timezone}
             empty={
@@ -231,14 +244,15 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
       ),
     });
 
-  const showEdit = (
+  const showEdit = async (
     request: FastifyRequest,
     reply: FastifyReply,
     row: SubscriptionRow,
     values?: FormValues,
     error?: ApiError,
-  ) =>
-    render(request, reply, {
+  ) => {
+    const health = (await subscriptionHealth(ctx, [row])).get(row.id) as SubscriptionHealth;
+    return render(request, reply, {
       title: 'Edit subscription',
       section: 'webhooks',
       status: error ? error.status : 200,
@@ -279,9 +293,17 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
               mode="edit"
             />
           </section>
+          <OperationsPanel
+            row={row}
+            health={health}
+            csrf={session.csrfToken}
+            timeZone={session.brand.timezone}
+            today={today(ctx, session.brand.timezone)}
+          />
         </>
       ),
     });
+  };
 
   app.get('/webhooks/:id', { schema: { params: IdParams, querystring: Query({}) } }, async (request, reply) => {
     const row = await findSubscription(ctx.db.read, sessionOf(request).brand.id, request.params.id);
@@ -294,12 +316,15 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
     const existing = await findSubscription(ctx.db.read, brand.id, request.params.id);
     if (!existing) return notFound(reply, request, 'subscription');
     const form = request.body;
-    const secret = text(form.rotateSecret) ? generateSecret() : undefined;
     try {
-      const input = { ...subscriptionInput(form), status: text(form.status), ...(secret ? { secret } : {}) };
+      const input = { ...subscriptionInput(form), status: text(form.status) };
       validateAgainst(UpdateSubscriptionBody, input);
-      const row = await updateSubscription(ctx, brand.id, existing.id, input as typeof UpdateSubscriptionBody.static);
-      if (secret) return showSaved(request, reply, row, secret, 'Subscription saved with a new signing secret.');
+      await updateSubscription(ctx, brand.id, existing.id, input as typeof UpdateSubscriptionBody.static);
+      if (text(form.rotateSecret)) {
+        // A rotation, not a swap: the old secret keeps signing for 24 h, so receivers can switch.
+        const rotated = await rotateSecret(ctx, brand.id, existing.id, { secret: generateSecret() });
+        return showSaved(request, reply, rotated.row, rotated.secret, 'Subscription saved with a new signing secret.');
+      }
       return redirectWithFlash(reply, '/dashboard/webhooks', { kind: 'ok', text: 'Subscription saved.' });
     } catch (error) {
       return showEdit(request, reply, existing, form, formError(error));
@@ -311,7 +336,9 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
     const status = text(request.body.status) === 'active' ? 'active' : 'disabled';
     return runAction(request, reply, '/dashboard/webhooks', async () => {
       const row = await updateSubscription(ctx, brand.id, request.params.id, { status });
-      return status === 'active' ? `Deliveries to ${row.url} resume.` : `Deliveries to ${row.url} are paused.`;
+      return status === 'active'
+        ? `Deliveries to ${row.url} resume; parked ones are sent in order.`
+        : `Deliveries to ${row.url} are paused; new events are parked.`;
     });
   });
 

@@ -21,6 +21,7 @@ const BADGE_TONES: Record<string, string> = {
   paused: 'warn',
   attempting: 'info',
   retry_scheduled: 'warn',
+  parked: 'warn',
   rejected: 'bad',
   banned: 'bad',
   failed: 'bad',

@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
+import { expectError, testedDialects } from '../helpers.js';
+import { firePartnerApproved, SystemTestClock } from './harness.js';
+import { createOpsEnv, type OpsEnv } from './ops.js';
+
+for (const dialect of testedDialects()) {
+  // Real time: a throttled delivery is held by a real timer until its send slot.
+  describe(`per-subscription rate limits (${dialect})`, () => {
+    let ops: OpsEnv;
+    before(async () => {
+      ops = await createOpsEnv(dialect, { clock: new SystemTestClock() });
+    });
+    afterEach(() => ops.reset());
+    after(() => ops.close());
+
+    /** Attempt times of a subscription's deliveries, earliest first, and the attempts per delivery. */
+    async function attemptsOf(subscriptionId: string) {
+      const rows = await ops.env.ctx.db.read
+        .selectFrom('webhook_attempts as a')
+        .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+        .select(['a.attempted_at', 'd.id', 'd.attempt_count'])
+        .where('d.subscription_id', '=', subscriptionId)
+        .orderBy('a.attempted_at')
+        .execute();
+      return rows.map((r) => ({ at: Number(r.attempted_at), id: r.id, attempts: r.attempt_count }));
+    }
+    /**
+     * A send slot is never earlier than the claim that handed it out, and slots are at least
+     * `intervalMs` apart and each used once, so the k-th send (earliest first) is at least
+     * k × interval after the dispatching started.
+     */
+    function assertPaced(attempts: Array<{ at: number }>, startedAt: number, intervalMs: number) {
+      for (const [k, a] of attempts.entries()) {
+        assert.ok(
+          a.at >= startedAt + k * intervalMs,
+          `send ${k + 1} at +${a.at - startedAt} ms, before +${k * intervalMs}`,
+        );
+      }
+    }
+
+    it('never sends faster than rateLimitPerSecond, and holding a delivery is no attempt', async () => {
+      let arrivals = 0;
+      const order: Array<[string, number]> = [];
+      const slow = await ops.receiver(() => {
+        order.push(['slow', arrivals++]);
+        return { status: 200 };
+      });
+      const fast = await ops.receiver(() => {
+        order.push(['fast', arrivals++]);
+        return { status: 200 };
+      });
+      const limited = await ops.call('POST', '/api/public/webhooks', 201, {
+        url: slow.url,
+        events: ['partner.approved'],
+        rateLimitPerSecond: 5,
+      });
+      assert.equal(limited.rateLimitPerSecond, 5);
+      const free = await ops.call('POST', '/api/public/webhooks', 201, { url: fast.url, events: ['partner.approved'] });
+      assert.equal(free.rateLimitPerSecond, null);
+      for (let i = 0; i < 6; i++) await firePartnerApproved(ops.env);
+      const startedAt = ops.env.clock.now();
+      await ops.drain();
+      assert.equal(slow.requests.length, 6);
+      assert.equal(fast.requests.length, 6);
+
+      const attempts = await attemptsOf(limited.id);
+      assert.equal(attempts.length, 6);
+      for (const a of attempts) assert.equal(a.attempts, 1, 'one attempt per delivery: waiting did not count');
+      assertPaced(attempts, startedAt, 200);
+      const lastFast = Math.max(...order.filter(([who]) => who === 'fast').map(([, n]) => n));
+      const lastSlow = Math.max(...order.filter(([who]) => who === 'slow').map(([, n]) => n));
+      assert.ok(lastFast < lastSlow, 'the unlimited subscription was not held up behind the limited one');
+    });
+
+    it('shares the slots between workers: two dispatchers together keep to the limit', async () => {
+      const r = await ops.receiver();
+      const sub = await ops.call('POST', '/api/public/webhooks', 201, {
+        url: r.url,
+        events: ['partner.approved'],
+        rateLimitPerSecond: 10,
+      });
+      for (let i = 0; i < 8; i++) await firePartnerApproved(ops.env);
+      const second = new Dispatcher(ops.env.ctx);
+      const startedAt = ops.env.clock.now();
+      try {
+        await Promise.all([ops.drain(), second.runOnce(), second.runOnce()]);
+        await ops.drain();
+      } finally {
+        await second.close();
+      }
+      const attempts = await attemptsOf(sub.id);
+      assert.equal(attempts.length, 8);
+      assert.equal(new Set(attempts.map((a) => a.id)).size, 8, 'each delivery sent once');
+      assertPaced(attempts, startedAt, 100);
+    });
+
+    it('keeps to the limit in the running dispatcher loop too', async () => {
+      const r = await ops.receiver();
+      const sub = await ops.call('POST', '/api/public/webhooks', 201, {
+        url: r.url,
+        events: ['partner.approved'],
+        rateLimitPerSecond: 4,
+      });
+      const controller = new AbortController();
+      const running = new Dispatcher(ops.env.ctx, { pollMs: 50 });
+      const startedAt = ops.env.clock.now();
+      const loop = running.run(controller.signal);
+      try {
+        for (let i = 0; i < 4; i++) await firePartnerApproved(ops.env);
+        await r.waitForRequests(4, 10_000);
+      } finally {
+        controller.abort();
+        await loop;
+      }
+      const attempts = await attemptsOf(sub.id);
+      assert.equal(attempts.length, 4);
+      assertPaced(attempts, startedAt, 250);
+    });
+
+    it('accepts null (unlimited) and whole numbers from 1 to 1000, and refuses anything else with 422', async () => {
+      const sub = await ops.call('POST', '/api/public/webhooks', 201, {
+        url: 'https://hooks.example/x',
+        events: ['partner.approved'],
+        rateLimitPerSecond: 1000,
+      });
+      const patched = await ops.call('PATCH', `/api/public/webhooks/${sub.id}`, 200, { rateLimitPerSecond: null });
+      assert.equal(patched.rateLimitPerSecond, null);
+      for (const value of [0, 1001, 2.5, '5', -1]) {
+        expectError(
+          await ops.http.call('PATCH', `/api/public/webhooks/${sub.id}`, { body: { rateLimitPerSecond: value } }),
+          422,
+          'validation_error',
+        );
+      }
+    });
+  });
+}
