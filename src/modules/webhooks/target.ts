@@ -39,7 +39,9 @@ const brandSubscriptions = prepared(1, (q, brandId: string) =>
   q
     .selectFrom('webhook_subscriptions')
     .select([...DETAIL_COLUMNS, 'events', 'status'])
-    .where('brand_id', '=', brandId),
+    .where('brand_id', '=', brandId)
+    // A deleted subscription is disabled too, but must not collect parked deliveries.
+    .where('deleted_at', 'is', null),
 );
 
 function toDetails(row: {
