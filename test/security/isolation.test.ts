@@ -31,6 +31,10 @@ const VALID_BODIES: Record<string, unknown> = {
   'POST /api/v1/partners/{id}/postbacks': { url: 'https://b.example/pb?c={click_id}', events: ['conversion.created'] },
   'POST /api/v1/payouts/{id}/mark-paid': { reference: 'paid by B' },
   'PATCH /api/public/webhooks/{id}': { url: 'http://127.0.0.1:9/b', status: 'disabled' },
+  'POST /api/public/webhooks/{id}/rotate-secret': { secret: 'whsec_rotated_by_brand_b_0123456789' },
+  'POST /api/public/webhooks/{id}/recover': { since: '2020-01-01T00:00:00.000Z' },
+  'POST /api/public/webhooks/{id}/test': { event: 'conversion.created' },
+  'POST /api/public/events/{id}/resend': { subscriptionId: 'sub_of_brand_b_or_none' },
 };
 
 function bodyFor(route: Operation): unknown {

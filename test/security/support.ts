@@ -50,7 +50,8 @@ export function takesKey(path: string): boolean {
   return (
     path.startsWith('/api/v1/') ||
     path.startsWith('/api/public/webhooks') ||
-    path.startsWith('/api/public/webhook-deliveries')
+    path.startsWith('/api/public/webhook-deliveries') ||
+    path.startsWith('/api/public/events')
   );
 }
 
@@ -135,6 +136,7 @@ export interface Resources {
   conversion: string;
   subscription: string;
   delivery: string;
+  event: string;
   blocklist: string;
   postback: string;
   payout: string;
@@ -154,6 +156,7 @@ const PARAM_RESOURCES: Array<[RegExp, string, keyof Resources]> = [
   [/^\/api\/v1\/fraud\/blocklist\/\{id\}$/, 'id', 'blocklist'],
   [/^\/api\/public\/webhooks\/\{id\}/, 'id', 'subscription'],
   [/^\/api\/public\/webhook-deliveries\/\{id\}/, 'id', 'delivery'],
+  [/^\/api\/public\/events\/\{id\}/, 'id', 'event'],
   [/^\/api\/v1\/payouts\/\{id\}/, 'id', 'payout'],
 ];
 
@@ -217,7 +220,12 @@ export async function createResources(env: TestEnv, key: string, brandSlug: stri
   });
   const payout = run.data[0];
   assert.ok(payout, 'the run created a payout');
-  const deliveries = await created<{ data: Array<{ id: string }> }>(env, key, 'GET', '/api/public/webhook-deliveries');
+  const deliveries = await created<{ data: Array<{ id: string; eventId: string }> }>(
+    env,
+    key,
+    'GET',
+    '/api/public/webhook-deliveries',
+  );
   const delivery = deliveries.data[0];
   assert.ok(delivery, 'the events left a delivery');
   return {
@@ -228,6 +236,7 @@ export async function createResources(env: TestEnv, key: string, brandSlug: stri
     conversion: conversion.id,
     subscription: subscription.id,
     delivery: delivery.id,
+    event: delivery.eventId,
     blocklist: blocklist.id,
     postback: postback.id,
     payout: payout.id,
