@@ -129,16 +129,16 @@ export class Database {
     }
   }
 
-  /**
-   * The epoch cached rows are checked against: it moves on when this process commits a
-   * change to a cached table, and on SQLite whenever another connection (another process)
-   * committed anything since the last call.
-   */
   /** Reports the size of every SQLite group-commit batch to `listener` (metrics); PostgreSQL has none. */
   onGroupCommit(listener: (size: number) => void): void {
     if (this.committer) this.committer.onBatch = listener;
   }
 
+  /**
+   * The epoch cached rows are checked against: it moves on when this process commits a
+   * change to a cached table, and on SQLite whenever another connection (another process)
+   * committed anything since the last call.
+   */
   cacheEpoch(): number {
     // Read once per turn of the event loop: the pragma costs more than the lookups it
     // guards, and requests handled in one turn may share the answer.
