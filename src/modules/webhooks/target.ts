@@ -13,7 +13,7 @@ import type { Queryable } from '../../db/types.js';
 import type { DeliveryTarget } from '../deliveries/target.js';
 import { eventMatches } from '../events/schemas.js';
 import { recordHealth } from './health.js';
-import { computeSignature } from './signature.js';
+import { computeSignature, signatureHeader } from './signature.js';
 
 const USER_AGENT = 'Affitrack-Webhooks/1.0';
 
@@ -61,11 +61,11 @@ function toDetails(row: {
 }
 
 /** `X-Service-Signature`: `t=…,v1=<secret>` and, while a rotation lasts, `,v1=<previous secret>`. */
-export function signatureFor(details: SubscriptionDetails, attemptedAt: number, payload: string): string | null {
+function signatureFor(details: SubscriptionDetails, attemptedAt: number, payload: string): string | null {
   if (!details.secret) return null;
   // Spec §5: t is the attempt's Unix time in seconds; every attempt is signed anew.
   const t = Math.floor(attemptedAt / 1000);
-  let header = `t=${t},v1=${computeSignature(details.secret, t, payload)}`;
+  let header = signatureHeader(details.secret, t, payload);
   if (
     details.previousSecret &&
     details.previousSecretExpiresAt !== null &&
