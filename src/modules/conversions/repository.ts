@@ -98,6 +98,12 @@ export interface ConversionFilter {
   /** Brand-local days (YYYY-MM-DD), inclusive: the conversion's creation day, as in the reports. */
   fromDay?: string;
   toDay?: string;
+  /**
+   * Id bounds, `fromId` inclusive: ids sort by the moment they were made (ids.ts), so a time
+   * range given as ids is an index range of the brand's conversions, however far back it lies.
+   */
+  fromId?: string;
+  beforeId?: string;
   cursor?: string;
   limit: number;
 }
@@ -112,6 +118,8 @@ export function listConversions(q: Queryable, brandId: string, f: ConversionFilt
   if (f.toMs !== undefined) query = query.where('created_at', '<=', f.toMs);
   if (f.fromDay !== undefined) query = query.where('local_day', '>=', f.fromDay);
   if (f.toDay !== undefined) query = query.where('local_day', '<=', f.toDay);
+  if (f.fromId !== undefined) query = query.where('id', '>=', f.fromId);
+  if (f.beforeId !== undefined) query = query.where('id', '<', f.beforeId);
   if (f.cursor) query = query.where('id', '<', f.cursor);
   return query
     .orderBy('id', 'desc')

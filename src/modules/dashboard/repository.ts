@@ -126,14 +126,8 @@ export interface DeliveryLogFilter {
   event?: string;
   /** Subscription or postback template ids (a partner's templates). */
   targets?: string[];
-  /** Event ids (a search by evt_ or conversion id). */
-  eventIds?: string[];
-  /**
-   * Creation-time ranges (ms) the deliveries lie in: those of the searched events, whose
-   * deliveries were written with them (so the brand's id index is read over minutes, not all).
-   */
-  windows?: Array<{ fromMs: number; toMs: number }>;
-  id?: string;
+  /** Delivery ids (a search: a `wh_` id, or the deliveries of an event or a conversion). */
+  ids?: string[];
   fromMs?: number;
   toMs?: number;
   cursor?: string;
@@ -143,18 +137,11 @@ export interface DeliveryLogFilter {
 /** The delivery log, newest first; date bounds are id bounds (ids sort by time). */
 export function deliveryLog(q: Queryable, brandId: string, f: DeliveryLogFilter): Promise<DeliveryRow[]> {
   let query = q.selectFrom('webhook_deliveries').selectAll().where('brand_id', '=', brandId);
-  if (f.id) query = query.where('id', '=', f.id);
+  if (f.ids) query = query.where('id', 'in', f.ids.length > 0 ? f.ids : ['']);
   if (f.status) query = query.where('status', '=', f.status);
   if (f.kind) query = query.where('kind', '=', f.kind);
   if (f.event) query = query.where('event', '=', f.event);
   if (f.targets) query = query.where('subscription_id', 'in', f.targets.length > 0 ? f.targets : ['']);
-  if (f.eventIds) query = query.where('event_id', 'in', f.eventIds.length > 0 ? f.eventIds : ['']);
-  const windows = f.windows;
-  if (windows && windows.length > 0) {
-    query = query.where((eb) =>
-      eb.or(windows.map((w) => eb.and([eb('id', '>=', idAt('wh', w.fromMs)), eb('id', '<', idAt('wh', w.toMs))]))),
-    );
-  }
   if (f.fromMs !== undefined) query = query.where('id', '>=', idAt('wh', f.fromMs));
   if (f.toMs !== undefined) query = query.where('id', '<', idAt('wh', f.toMs));
   if (f.cursor) query = query.where('id', '<', f.cursor);
@@ -162,6 +149,17 @@ export function deliveryLog(q: Queryable, brandId: string, f: DeliveryLogFilter)
     .orderBy('id', 'desc')
     .limit(f.limit + 1)
     .execute();
+}
+
+/**
+ * The ids of the deliveries of some events (a search), read through the event index alone: a
+ * handful of rows. Combined with the brand in one query, the planner may walk the brand's
+ * whole log in id order instead.
+ */
+export async function deliveriesOfEvents(q: Queryable, eventIds: string[]): Promise<string[]> {
+  if (eventIds.length === 0) return [];
+  const rows = await q.selectFrom('webhook_deliveries').select('id').where('event_id', 'in', eventIds).execute();
+  return rows.map((r) => r.id);
 }
 
 /** The last attempt of each delivery (status code, latency, error for the log's rows). */
@@ -183,12 +181,12 @@ export async function lastAttempts(q: Queryable, deliveries: DeliveryRow[]): Pro
 }
 
 /**
- * How far an event's id can be from the change that made it, and a delivery's id from its
- * event's: each is written in the same transaction as the other, milliseconds later (and an
- * id's time part only ever runs ahead of the clock, never behind). Generous, so a slow
- * transaction never hides one; still a few index entries, not the brand's whole outbox.
+ * How far an event's id can be from the change that made it: both are written in one
+ * transaction, milliseconds apart (and an id's time part only ever runs ahead of the clock,
+ * never behind). Generous, so a slow transaction never hides one; still a few index entries,
+ * not the brand's whole outbox.
  */
-export const SAME_TRANSACTION_MS = 10 * 60_000;
+const SAME_TRANSACTION_MS = 10 * 60_000;
 
 /**
  * Events of a conversion (a search by conversion id). Its events are written with its
@@ -534,8 +532,8 @@ async function transactionTotals(
   if (f.status) query = query.where('status', '=', f.status);
   if (f.offerId) query = query.where('offer_id', '=', f.offerId);
   if (f.partnerId) query = query.where('partner_id', '=', f.partnerId);
-  if (f.fromMs !== undefined) query = query.where('created_at', '>=', f.fromMs);
-  if (f.toMs !== undefined) query = query.where('created_at', '<=', f.toMs);
+  if (f.fromId !== undefined) query = query.where('id', '>=', f.fromId);
+  if (f.beforeId !== undefined) query = query.where('id', '<', f.beforeId);
   const rows = await query.groupBy('currency').orderBy('currency').execute();
   return rows.map((r) => ({
     currency: r.currency,

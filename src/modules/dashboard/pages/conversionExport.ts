@@ -7,6 +7,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { addDays, isRealDay, parseDay, startOfLocalDay } from '../../../calendar.js';
 import { toIso } from '../../../clock.js';
 import type { AppContext } from '../../../context.js';
+import { idAt } from '../../../ids.js';
 import { formatMajorUnits } from '../../../money.js';
 import { type ConversionFilter, listConversions } from '../../conversions/repository.js';
 import { Choice, Cursor, Query, text } from '../forms.js';
@@ -49,9 +50,16 @@ export function conversionFilterOf(given: ConversionQuery, timeZone: string) {
     offerId: filters.offerId || undefined,
     partnerId: filters.partnerId || undefined,
     externalTxnId: filters.txn || undefined,
-    fromMs: filters.from && isRealDay(filters.from) ? startOfLocalDay(parseDay(filters.from), timeZone) : undefined,
-    toMs:
-      filters.to && isRealDay(filters.to) ? startOfLocalDay(addDays(parseDay(filters.to), 1), timeZone) - 1 : undefined,
+    // The days as an id range (the moment each conversion was recorded), as the delivery log
+    // does: a range far back reads its own index entries instead of walking from the newest.
+    fromId:
+      filters.from && isRealDay(filters.from)
+        ? idAt('conv', startOfLocalDay(parseDay(filters.from), timeZone))
+        : undefined,
+    beforeId:
+      filters.to && isRealDay(filters.to)
+        ? idAt('conv', startOfLocalDay(addDays(parseDay(filters.to), 1), timeZone))
+        : undefined,
   };
   return { filters, problems, filter };
 }

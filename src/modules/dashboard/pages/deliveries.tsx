@@ -5,7 +5,6 @@ import { addDays, isRealDay, parseDay, startOfLocalDay } from '../../../calendar
 import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
-import { timeOfId } from '../../../ids.js';
 import { EVENT_NAMES } from '../../events/schemas.js';
 import { type AttemptRow, findDelivery, listAttempts, listSubscriptions } from '../../webhooks/repository.js';
 import { redeliver } from '../../webhooks/service.js';
@@ -14,6 +13,7 @@ import { count } from '../format.js';
 import { Choice, Cursor, Field, FormBody, IdParams, Query, text } from '../forms.js';
 import {
   conversionEventIds,
+  deliveriesOfEvents,
   deliveryLog,
   deliveryTargets,
   eventPayload,
@@ -22,7 +22,6 @@ import {
   partnerMenu,
   partnerPostbackIds,
   retryNow,
-  SAME_TRANSACTION_MS,
 } from '../repository.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
 import { safeDashboardPath, sessionOf } from '../session.js';
@@ -182,23 +181,11 @@ function DeliveryTable(props: {
   );
 }
 
-/** A search term as a filter: a delivery id, an event id or a conversion's events; null when nothing can match. */
-async function searchFilter(ctx: AppContext, brandId: string, term: string) {
-  if (term.startsWith('wh_')) return { id: term };
-  const eventIds = term.startsWith('evt_')
-    ? [term]
-    : term.startsWith('conv_')
-      ? await conversionEventIds(ctx.db.read, brandId, term)
-      : null;
-  if (!eventIds) return { id: term };
-  // An event's deliveries are written with it: look for them in the minutes after it.
-  const windows = eventIds.flatMap((id) => {
-    const at = timeOfId(id);
-    return at === null ? [] : [{ fromMs: at, toMs: at + SAME_TRANSACTION_MS }];
-  });
-  // No event (an unknown conversion, not an event id): nothing to find, and nothing to scan.
-  if (windows.length === 0) return null;
-  return { eventIds, windows };
+/** A search term as a filter: a delivery id, an event's deliveries or a conversion's. */
+async function searchFilter(ctx: AppContext, brandId: string, term: string): Promise<{ ids: string[] }> {
+  if (!term.startsWith('evt_') && !term.startsWith('conv_')) return { ids: [term] };
+  const eventIds = term.startsWith('evt_') ? [term] : await conversionEventIds(ctx.db.read, brandId, term);
+  return { ids: await deliveriesOfEvents(ctx.db.read, eventIds) };
 }
 
 function dayBound(day: string, timeZone: string, end: boolean): number | undefined {
@@ -224,19 +211,17 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
     const cursor = cursorParam || undefined;
     const partnerTargets = filters.partnerId ? await partnerPostbackIds(q, brand.id, filters.partnerId) : undefined;
     const search = filters.q ? await searchFilter(ctx, brand.id, filters.q) : {};
-    const rows = !search
-      ? []
-      : await deliveryLog(q, brand.id, {
-          status: filters.status,
-          kind: filters.kind,
-          event: filters.event,
-          targets: filters.subscription ? [filters.subscription] : partnerTargets,
-          fromMs: dayBound(filters.from ?? '', brand.timezone, false),
-          toMs: dayBound(filters.to ?? '', brand.timezone, true),
-          ...search,
-          cursor,
-          limit: PAGE_SIZE,
-        });
+    const rows = await deliveryLog(q, brand.id, {
+      status: filters.status,
+      kind: filters.kind,
+      event: filters.event,
+      targets: filters.subscription ? [filters.subscription] : partnerTargets,
+      fromMs: dayBound(filters.from ?? '', brand.timezone, false),
+      toMs: dayBound(filters.to ?? '', brand.timezone, true),
+      ...search,
+      cursor,
+      limit: PAGE_SIZE,
+    });
     const page = toPage(rows, PAGE_SIZE, (r) => r);
     const [targets, attempts, subscriptions, partners] = await Promise.all([
       deliveryTargets(
