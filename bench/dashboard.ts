@@ -741,15 +741,19 @@ async function seedDatabase(db: Database, dataDir: string, startMs: number): Pro
 }
 
 /**
- * Seeds a database and measures the pages. With BENCH_DASHBOARD_DATA_DIR (SQLite only) the
- * seeded database is kept in that folder, and a later run measures it again without seeding
- * (after migrating it: a change's new indexes are built on the million rows).
+ * Seeds a database and measures the pages. With BENCH_DASHBOARD_DATA_DIR (SQLite) or
+ * BENCH_DASHBOARD_SCHEMA (PostgreSQL) the seeded database is kept in that folder or schema,
+ * and a later run measures it again without seeding (after migrating it: a change's new
+ * indexes are built on the million rows).
  */
 async function benchDialect(dialect: Dialect, databaseUrl: string | null, startMs: number): Promise<void> {
   const keptDir = dialect === 'sqlite' ? process.env.BENCH_DASHBOARD_DATA_DIR : undefined;
   if (keptDir) mkdirSync(keptDir, { recursive: true });
   const dataDir = keptDir ?? mkdtempSync(path.join(tmpdir(), 'affitrack-bench-dashboard-'));
-  const schema = databaseUrl ? `bench_${randomBytes(6).toString('hex')}` : undefined;
+  const keptSchema = dialect === 'postgres' ? process.env.BENCH_DASHBOARD_SCHEMA : undefined;
+  if (keptSchema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(keptSchema))
+    throw new Error('BENCH_DASHBOARD_SCHEMA: a plain name');
+  const schema = databaseUrl ? (keptSchema ?? `bench_${randomBytes(6).toString('hex')}`) : undefined;
   const admin = async (statement: string) => {
     const client = new pg.Client({ connectionString: databaseUrl ?? undefined });
     await client.connect();
@@ -759,19 +763,19 @@ async function benchDialect(dialect: Dialect, databaseUrl: string | null, startM
       await client.end();
     }
   };
-  if (schema) await admin(`create schema ${schema}`);
+  if (schema) await admin(`create schema if not exists ${schema}`);
   let db: Database | null = new Database({ databaseUrl, dataDir, schema });
   try {
     await migrateToLatest(db);
-    const kept = keptDir ? await keptSeed(db) : null;
-    if (kept) console.log(`  ${dialect}: measuring the database kept in ${keptDir}`);
+    const kept = keptDir || keptSchema ? await keptSeed(db) : null;
+    if (kept) console.log(`  ${dialect}: measuring the database kept in ${keptDir ?? keptSchema}`);
     const seed = kept ?? (await seedDatabase(db, dataDir, startMs));
     const owned = db;
     db = null; // closed by measure()
     await measure(dialect, owned, seed, dataDir);
   } finally {
     await db?.close();
-    if (schema) await admin(`drop schema if exists ${schema} cascade`);
+    if (schema && !keptSchema) await admin(`drop schema if exists ${schema} cascade`);
     if (!keptDir) rmSync(dataDir, { recursive: true, force: true });
   }
 }
