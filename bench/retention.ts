@@ -28,7 +28,8 @@ const ROWS_PER_INSERT = 1000;
 const DAY_MS = 86_400_000;
 const TARGET_P99_MS = 50;
 
-async function loadRows(db: Database, startMs: number): Promise<void> {
+/** Loads the backlog: CLICKS clicks and EVENTS events with a finished delivery and an attempt each, from `startMs` over 30 days. */
+export async function loadRows(db: Database, startMs: number): Promise<void> {
   const insert = async (count: number, row: (i: number) => Record<string, unknown>, table: string) => {
     for (let first = 0; first < count; first += 50 * ROWS_PER_INSERT) {
       await db.admin.transaction().execute(async (trx) => {
