@@ -3,7 +3,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { foldFacts } from '../../src/modules/analytics/fold.js';
 import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
-import { sweepAll, sweepOnce } from '../../src/modules/retention/sweep.js';
+import { pauseAfter, sweepAll, sweepOnce } from '../../src/modules/retention/sweep.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { clearWebhooks, firePartnerApproved, Receiver, subscribe } from '../webhooks/harness.js';
 
@@ -27,6 +27,13 @@ describe('retention configuration', () => {
     assert.throws(() => loadConfig({ RETENTION_CLICKS: '5m' }), ConfigError);
     assert.throws(() => loadConfig({ RETENTION_EVENTS: 'soon' }), /RETENTION_EVENTS/);
     assert.throws(() => loadConfig({ RETENTION_BATCH_SIZE: '0' }), /RETENTION_BATCH_SIZE/);
+  });
+
+  it('paces a backlog: at least the minimum pause, and long enough to keep the sweep to its share of the time', () => {
+    const pace = { pauseMs: 100, share: 0.05 };
+    assert.equal(pauseAfter(2, pace), 100, 'a quick round waits the minimum');
+    assert.equal(pauseAfter(20, pace), 380, 'a 20 ms round waits 19 times as long: 5 % of the time sweeping');
+    assert.equal(pauseAfter(20, { pauseMs: 0, share: 1 }), 0, 'unpaced (the tests, a manual sweep) does not wait');
   });
 });
 

@@ -12,7 +12,9 @@
  * Reports never read these rows: they read the analytics facts and rollups (modules/
  * analytics), which are not touched here, so deleting a click changes no report total.
  */
-import { PostgresAdapter } from 'kysely';
+
+import { performance } from 'node:perf_hooks';
+import { PostgresAdapter, sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/types.js';
 import { idAt } from '../../ids.js';
@@ -34,7 +36,10 @@ export async function deleteOldDeliveries(trx: Trx, cutoff: number, limit: numbe
     .selectFrom('webhook_deliveries')
     .select('id')
     .where('id', '<', idAt('wh', cutoff))
-    .where('next_attempt_at', 'is', null)
+    // "Finished" written so that no index can answer it: as `next_attempt_at is null`, SQLite
+    // (no statistics) read every finished delivery through the due index and sorted them —
+    // 45 ms a batch at 200k — instead of walking the primary key from the oldest.
+    .where((eb) => eb(eb.fn.coalesce('next_attempt_at', sql.lit(-1)), '=', -1))
     .orderBy('id')
     .limit(limit);
   if (isPostgres(trx)) select = select.forUpdate().skipLocked();
@@ -97,17 +102,40 @@ export async function sweepOnce(ctx: AppContext): Promise<SweepResult> {
   return result;
 }
 
+/**
+ * How a backlog is paced: at least `pauseMs` between two rounds, and at most `share` of the
+ * time spent in rounds. A round's statements run on the event loop that also serves the
+ * tracking link and the API (better-sqlite3 is synchronous), so a first sweep over months of
+ * data must not take more of it than the traffic can spare, however slow the disk is.
+ */
+export interface SweepPace {
+  pauseMs: number;
+  share: number;
+}
+
+/** The pause after a round that took `tookMs`: the minimum, or enough to keep the sweep to its share. */
+export function pauseAfter(tookMs: number, pace: SweepPace): number {
+  return Math.max(pace.pauseMs, (tookMs * (1 - pace.share)) / pace.share);
+}
+
 /** Sweeps until every batch comes back short of full (or `signal` aborts); returns the totals. */
-export async function sweepAll(ctx: AppContext, pauseMs = 0, signal?: AbortSignal): Promise<SweepResult> {
+export async function sweepAll(
+  ctx: AppContext,
+  pace: SweepPace = { pauseMs: 0, share: 1 },
+  signal?: AbortSignal,
+): Promise<SweepResult> {
   const total: SweepResult = { deliveries: 0, events: 0, clicks: 0 };
   for (;;) {
+    const started = performance.now();
     const batch = await sweepOnce(ctx);
+    const took = performance.now() - started;
     total.deliveries += batch.deliveries;
     total.events += batch.events;
     total.clicks += batch.clicks;
     const limit = ctx.config.retentionBatchSize;
     const more = batch.deliveries === limit || batch.events === limit || batch.clicks === limit;
     if (!more || signal?.aborted) return total;
-    if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    const pause = pauseAfter(took, pace);
+    if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
   }
 }
