@@ -29,6 +29,8 @@ import {
   LEVEL_OFFER_PARTNER,
   LEVEL_PARTNER,
   type Level,
+  type RollupFilter,
+  rollupsReadBy,
   type SpanRange,
   spanRanges,
 } from './grains.js';
@@ -127,16 +129,24 @@ function sumsOf(
     group by ${sql.join(groupBy)}`;
 }
 
-function fromRollups(spec: ReportSpec, attribute: Attribute | undefined) {
+/** The filter whose index finds a report's rollup rows: the value's, else the partner's, else the offer's. */
+function rollupFilter(spec: ReportSpec, value: string | undefined): RollupFilter | undefined {
+  if (value !== undefined) return 'value';
+  if (spec.partnerId !== undefined) return 'partner_id';
+  return spec.offerId !== undefined ? 'offer_id' : undefined;
+}
+
+function fromRollups(q: Queryable, spec: ReportSpec, attribute: Attribute | undefined) {
   const level = levelOf(spec);
   const keys = keyColumns(spec).map((c) => sql.ref(c));
   const value = attribute ? spec.filters[attribute] : undefined;
   const filters = [sql`dimension = ${attribute ?? ''}`, sql`level = ${level}`, ...scopeFilters(spec)];
   if (value !== undefined) filters.push(sql`value = ${value}`);
   const columns = [...keys, sql`value`, sql`currency`];
+  const table = rollupsReadBy(q, rollupFilter(spec, value));
   const rollup = (range: RawBuilder<unknown>[]) => sql`
     select ${sql.join([...columns, COUNTERS])}
-    from analytics_rollups where ${sql.join([...filters, ...range], sql` and `)}`;
+    from ${table} where ${sql.join([...filters, ...range], sql` and `)}`;
   const unfoldedFilters = [sql`folded = 0`, ...dayFilters(spec.brandId, spec.from, spec.to), ...scopeFilters(spec)];
   if (attribute && value !== undefined) unfoldedFilters.push(sql`${sql.ref(ATTRIBUTE_COLUMN[attribute])} = ${value}`);
   const unfoldedValue = attribute ? sql`coalesce(${sql.ref(ATTRIBUTE_COLUMN[attribute])}, '')` : sql`''`;
@@ -200,7 +210,7 @@ export async function readReportSums(q: Queryable, spec: ReportSpec): Promise<Su
   const columnOf = (attribute: Attribute): string =>
     source === 'rollups' ? 'value' : pair ? (attribute === pair[0] ? 'first' : 'second') : ATTRIBUTE_COLUMN[attribute];
   const query =
-    source === 'rollups' ? fromRollups(spec, involved[0]) : pair ? fromPairRollups(spec, pair) : fromFacts(spec);
+    source === 'rollups' ? fromRollups(q, spec, involved[0]) : pair ? fromPairRollups(spec, pair) : fromFacts(spec);
   const { rows } = await query.execute(q);
   return rows.map((raw) => {
     const attributes: SumsRow['attributes'] = {};

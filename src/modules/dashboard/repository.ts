@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
 import { idAt, timeOfId } from '../../ids.js';
-import { DAY_SPAN, LEVEL_OFFER_PARTNER, LEVEL_PARTNER } from '../analytics/grains.js';
+import { DAY_SPAN, LEVEL_OFFER_PARTNER, LEVEL_PARTNER, rollupsReadBy } from '../analytics/grains.js';
 import { readReportSums, type SumsRow } from '../analytics/reportQuery.js';
 import type { ClickRow } from '../clicks/repository.js';
 import type { ConversionFilter } from '../conversions/repository.js';
@@ -413,7 +413,7 @@ async function partnerSums(
       sum(rejected) as rejected, sum(revenue_cents) as revenue, sum(payout_cents) as payout
     from (
       select partner_id, currency, clicks, pending, approved, rejected, revenue_cents, payout_cents
-      from analytics_rollups
+      from ${rollupsReadBy(q, 'partner_id')}
       where dimension = '' and level = ${offerId === undefined ? LEVEL_PARTNER : LEVEL_OFFER_PARTNER} and span = ${DAY_SPAN}
         and ${range}
       union all
