@@ -88,4 +88,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       .columns(['brand_id', 'dimension', 'level', column, 'span', 'day'])
       .execute();
   }
+  // PostgreSQL plans reports by its statistics, which a new table has none of until
+  // autovacuum comes by.
+  if (postgres) await sql`analyze analytics_rollups`.execute(db);
 }

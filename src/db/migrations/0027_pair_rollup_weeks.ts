@@ -49,4 +49,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await db.schema.dropTable('analytics_pair_rollups').execute();
   await db.schema.alterTable('analytics_pair_rollups_weeks').renameTo('analytics_pair_rollups').execute();
+  // PostgreSQL plans reports by its statistics, which a new table has none of until
+  // autovacuum comes by.
+  if (postgres) await sql`analyze analytics_pair_rollups`.execute(db);
 }
