@@ -25,7 +25,7 @@ import { loadConfig } from '../src/config.js';
 import { Database, type Dialect } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { idAt } from '../src/ids.js';
-import { rollUpLoadedFacts } from '../src/modules/analytics/fold.js';
+import { rollUpLoadedFacts } from '../src/modules/analytics/bulkFold.js';
 import { createBrandWithFirstKey } from '../src/modules/brands/service.js';
 import { createUser } from '../src/modules/users/service.js';
 import { closeContext, createContext, createLogger } from '../src/runtime.js';

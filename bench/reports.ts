@@ -26,7 +26,7 @@ import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { Database, type Dialect } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { rollUpLoadedFacts } from '../src/modules/analytics/fold.js';
+import { rollUpLoadedFacts } from '../src/modules/analytics/bulkFold.js';
 import { createBrandWithFirstKey } from '../src/modules/brands/service.js';
 import { closeContext, createContext, createLogger } from '../src/runtime.js';
 import { freePort, percentile, record } from './lib.js';

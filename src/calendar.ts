@@ -111,15 +111,25 @@ export function startOfLocalDay(date: LocalDate, timeZone: string): number {
   return hi;
 }
 
+/**
+ * A plain date as a UTC Date. setUTCFullYear, not Date.UTC: Date.UTC reads years 0–99 as
+ * 1900–1999, and reports use 0000-01-01 as "since the beginning".
+ */
+function utcDate(year: number, month: number, day: number): Date {
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  return d;
+}
+
 /** Calendar arithmetic on plain dates (no time zone involved). */
 export function addDays(date: LocalDate, days: number): LocalDate {
-  const d = new Date(Date.UTC(date.year, date.month - 1, date.day + days));
+  const d = utcDate(date.year, date.month, date.day + days);
   return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
 }
 
 /** ISO weekday: Monday 1 … Sunday 7. */
 export function weekday(date: LocalDate): number {
-  const d = new Date(Date.UTC(date.year, date.month - 1, date.day)).getUTCDay();
+  const d = utcDate(date.year, date.month, date.day).getUTCDay();
   return d === 0 ? 7 : d;
 }
 

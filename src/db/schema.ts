@@ -426,15 +426,18 @@ export interface AnalyticsFactTable {
   folded: Generated<number>;
 }
 
-/** Facts summed per attribute value (modules/analytics/fold.ts); '' = none, '*' = all offers/partners.
- * Indexed also by partner for the rows without attribute at level 2 (migration 0022: a
- * partner's dashboard numbers).
+/**
+ * Facts summed per attribute value (modules/analytics/fold.ts) and grain (grains.ts: level
+ * and span); '' = none, '*' = all offers/partners. Indexed also by value, by offer and by
+ * partner (migration 0026), for reports filtered on one of them.
  */
 export interface AnalyticsRollupTable {
   brand_id: string;
   dimension: string;
-  /** 0: all offers and partners, 1: per offer, 2: per offer and partner. */
+  /** 0: all offers and partners, 1: per offer, 2: per offer and partner (no attribute only), 3: per partner. */
   level: number;
+  /** 1: the day `day`; 7: the week starting on Monday `day` (level 0 only). */
+  span: number;
   value: string;
   day: string;
   offer_id: string;
@@ -449,12 +452,14 @@ export interface AnalyticsRollupTable {
 }
 
 /**
- * Facts summed per pair of fixed-vocabulary attributes and brand-local day, over all offers
- * and partners (modules/analytics/fold.ts); `pair` = 'country,deviceType', '' = none.
+ * Facts summed per pair of fixed-vocabulary attributes and brand-local day or week (`span`
+ * as in analytics_rollups), over all offers and partners (modules/analytics/fold.ts);
+ * `pair` = 'country,deviceType', '' = none.
  */
 export interface AnalyticsPairRollupTable {
   brand_id: string;
   pair: string;
+  span: number;
   day: string;
   first: string;
   second: string;

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { foldFacts, rollUpLoadedFacts } from '../../src/modules/analytics/fold.js';
+import { rollUpLoadedFacts } from '../../src/modules/analytics/bulkFold.js';
+import { foldFacts } from '../../src/modules/analytics/fold.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 
 const CHROME =

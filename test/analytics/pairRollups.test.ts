@@ -54,16 +54,36 @@ for (const dialect of testedDialects()) {
         await migrateTestDatabase(database.db);
         const rows = await database.db.read
           .selectFrom('analytics_pair_rollups')
-          .select(['first', 'second', 'currency', 'clicks', 'revenue_cents'])
+          .select(['span', 'day', 'first', 'second', 'currency', 'clicks', 'revenue_cents'])
           .where('brand_id', '=', 'brd_pairs')
           .where('pair', '=', 'country,deviceType')
+          .orderBy('span')
           .orderBy('first')
           .execute();
+        // The day's rows, and (migration 0027) the same sums as its week's, keyed by the Monday.
         assert.deepEqual(
           rows.map((r) => ({ ...r, clicks: Number(r.clicks), revenue_cents: Number(r.revenue_cents) })),
           [
-            { first: '', second: 'desktop', currency: 'EUR', clicks: 4, revenue_cents: 40 },
-            { first: 'DE', second: 'mobile', currency: 'EUR', clicks: 5, revenue_cents: 50 },
+            { span: 1, day: '2026-11-20', first: '', second: 'desktop', currency: 'EUR', clicks: 4, revenue_cents: 40 },
+            {
+              span: 1,
+              day: '2026-11-20',
+              first: 'DE',
+              second: 'mobile',
+              currency: 'EUR',
+              clicks: 5,
+              revenue_cents: 50,
+            },
+            { span: 7, day: '2026-11-16', first: '', second: 'desktop', currency: 'EUR', clicks: 4, revenue_cents: 40 },
+            {
+              span: 7,
+              day: '2026-11-16',
+              first: 'DE',
+              second: 'mobile',
+              currency: 'EUR',
+              clicks: 5,
+              revenue_cents: 50,
+            },
           ],
         );
       } finally {

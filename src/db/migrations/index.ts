@@ -29,6 +29,8 @@ import * as m0022 from './0022_partner_rollups_index.js';
 import * as m0023 from './0023_failing_deliveries_index.js';
 import * as m0024 from './0024_dashboard_filter_indexes.js';
 import * as m0025 from './0025_pair_rollups.js';
+import * as m0026 from './0026_rollup_grains.js';
+import * as m0027 from './0027_pair_rollup_weeks.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -56,6 +58,8 @@ const migrations: Record<string, Migration> = {
   '0023_failing_deliveries_index': m0023,
   '0024_dashboard_filter_indexes': m0024,
   '0025_pair_rollups': m0025,
+  '0026_rollup_grains': m0026,
+  '0027_pair_rollup_weeks': m0027,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,15 +1,20 @@
 /**
  * The SQL of a report: sums per requested key and currency over a brand-local day range.
  *
- * - At most one attribute involved (grouped by or filtered on): the rollups of that
- *   attribute (dimension '' when none) at the coarsest level that still has the offers or
- *   partners asked for, plus the facts not folded yet, in ONE statement so both parts come
- *   from the same snapshot (a fold committing in between can neither drop nor double-count).
+ * - At most one attribute involved (grouped by or filtered on), and not both an offer and a
+ *   partner with it: the rollups of that attribute (dimension '' when none) at the level
+ *   that has the offers or partners asked for (grains.ts) — all, per offer, per partner, or
+ *   per offer and partner without attribute — plus the facts not folded yet, in ONE
+ *   statement so both parts come from the same snapshot (a fold committing in between can
+ *   neither drop nor double-count).
  * - Two fixed-vocabulary attributes (country, device type, OS, browser, hour) and no offer
  *   or partner: the pair rollups of those two, plus the unfolded facts, the same way.
- * - Anything else (three attributes, a pair with a free-form one such as sub1, or a pair
- *   with an offer or partner): the facts of the range, grouped directly — their joint
- *   counts have about as many rows as the facts themselves.
+ * - Anything else (three dimensions, a pair with a free-form attribute such as sub1, an
+ *   attribute with an offer or partner and another attribute): the facts of the range,
+ *   grouped directly — their joint counts have about as many rows as the facts themselves.
+ *
+ * Without a time grouping, the rollups with week rows (level 0, pairs) are read a week at a
+ * time for the whole weeks of the range and a day at a time around them.
  *
  * Column names come from this module's constants, never from the request; values are
  * parameters.
@@ -17,6 +22,18 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Queryable } from '../../db/database.js';
 import { ATTRIBUTE_COLUMN, type Attribute, pairOf } from './dimensions.js';
+import {
+  DAY_SPAN,
+  LEVEL_ALL,
+  LEVEL_OFFER,
+  LEVEL_OFFER_PARTNER,
+  LEVEL_PARTNER,
+  type Level,
+  type RollupFilter,
+  rollupsReadBy,
+  type SpanRange,
+  spanRanges,
+} from './grains.js';
 
 export interface ReportSpec {
   brandId: string;
@@ -64,39 +81,86 @@ function keyColumns(spec: ReportSpec): string[] {
   return keys;
 }
 
-function commonFilters(spec: ReportSpec): RawBuilder<unknown>[] {
-  const filters = [sql`brand_id = ${spec.brandId}`, sql`day >= ${spec.from}`, sql`day <= ${spec.to}`];
+/** The offer and partner filters, for both the rollups and the facts. */
+function scopeFilters(spec: ReportSpec): RawBuilder<unknown>[] {
+  const filters = [];
   if (spec.offerId !== undefined) filters.push(sql`offer_id = ${spec.offerId}`);
   if (spec.partnerId !== undefined) filters.push(sql`partner_id = ${spec.partnerId}`);
   return filters;
 }
 
-function fromRollups(spec: ReportSpec, attribute: Attribute | undefined) {
-  const level = spec.byPartner || spec.partnerId !== undefined ? 2 : spec.byOffer || spec.offerId !== undefined ? 1 : 0;
-  const filters = [sql`dimension = ${attribute ?? ''}`, sql`level = ${level}`, ...commonFilters(spec)];
-  const value = attribute ? spec.filters[attribute] : undefined;
-  if (value !== undefined) filters.push(sql`value = ${value}`);
+function dayFilters(brandId: string, from: string, to: string): RawBuilder<unknown>[] {
+  return [sql`brand_id = ${brandId}`, sql`day >= ${from}`, sql`day <= ${to}`];
+}
+
+/** The rollup level with the offers or partners a report needs. */
+function levelOf(spec: ReportSpec): Level {
+  const offer = spec.byOffer || spec.offerId !== undefined;
+  const partner = spec.byPartner || spec.partnerId !== undefined;
+  if (offer) return partner ? LEVEL_OFFER_PARTNER : LEVEL_OFFER;
+  return partner ? LEVEL_PARTNER : LEVEL_ALL;
+}
+
+/** The spans to read: weeks only where they exist (`weeks`) and the report is not by day. */
+function rangesOf(spec: ReportSpec, weeks: boolean): SpanRange[] {
+  return weeks && !spec.byDay ? spanRanges(spec.from, spec.to) : [{ span: DAY_SPAN, from: spec.from, to: spec.to }];
+}
+
+/**
+ * One statement: each span range of the rollups (`rollup`, given its filters), then the
+ * facts not folded yet (`unfolded`, given theirs), summed by `groupBy`.
+ */
+function sumsOf(
+  ranges: SpanRange[],
+  rollup: (filters: RawBuilder<unknown>[]) => RawBuilder<unknown>,
+  unfolded: RawBuilder<unknown>,
+  spec: ReportSpec,
+  columns: RawBuilder<unknown>[],
+  groupBy: RawBuilder<unknown>[],
+) {
+  // Every span condition sits beside the day range: each part is one range of an index
+  // whose key ends (…, span, day) — see migration 0026.
+  const parts = ranges.map(({ span, from, to }) =>
+    rollup([sql`span = ${span}`, ...dayFilters(spec.brandId, from, to)]),
+  );
+  return sql<Record<string, string | number>>`
+    select ${sql.join([...columns, SUMS])}
+    from (${sql.join([...parts, unfolded], sql` union all `)}) as sums
+    group by ${sql.join(groupBy)}`;
+}
+
+/** The filter whose index finds a report's rollup rows: the value's, else the partner's, else the offer's. */
+function rollupFilter(spec: ReportSpec, value: string | undefined): RollupFilter | undefined {
+  if (value !== undefined) return 'value';
+  if (spec.partnerId !== undefined) return 'partner_id';
+  return spec.offerId !== undefined ? 'offer_id' : undefined;
+}
+
+function fromRollups(q: Queryable, spec: ReportSpec, attribute: Attribute | undefined) {
+  const level = levelOf(spec);
   const keys = keyColumns(spec).map((c) => sql.ref(c));
-  const unfoldedFilters = [sql`folded = 0`, ...commonFilters(spec)];
+  const value = attribute ? spec.filters[attribute] : undefined;
+  const filters = [sql`dimension = ${attribute ?? ''}`, sql`level = ${level}`, ...scopeFilters(spec)];
+  if (value !== undefined) filters.push(sql`value = ${value}`);
+  const columns = [...keys, sql`value`, sql`currency`];
+  const table = rollupsReadBy(q, rollupFilter(spec, value));
+  const rollup = (range: RawBuilder<unknown>[]) => sql`
+    select ${sql.join([...columns, COUNTERS])}
+    from ${table} where ${sql.join([...filters, ...range], sql` and `)}`;
+  const unfoldedFilters = [sql`folded = 0`, ...dayFilters(spec.brandId, spec.from, spec.to), ...scopeFilters(spec)];
   if (attribute && value !== undefined) unfoldedFilters.push(sql`${sql.ref(ATTRIBUTE_COLUMN[attribute])} = ${value}`);
   const unfoldedValue = attribute ? sql`coalesce(${sql.ref(ATTRIBUTE_COLUMN[attribute])}, '')` : sql`''`;
+  const unfolded = sql`
+    select ${sql.join([...keys, sql`${unfoldedValue} as value`, sql`currency`, COUNTERS])}
+    from analytics_facts where ${sql.join(unfoldedFilters, sql` and `)}`;
   const groupBy = [...keys, sql.ref('value'), sql.ref('currency')];
-  return sql<Record<string, string | number>>`
-    select ${sql.join([...keys, sql`value`, sql`currency`, SUMS])}
-    from (
-      select ${sql.join([...keys, sql`value`, sql`currency`, COUNTERS])}
-      from analytics_rollups where ${sql.join(filters, sql` and `)}
-      union all
-      select ${sql.join([...keys, sql`${unfoldedValue} as value`, sql`currency`, COUNTERS])}
-      from analytics_facts where ${sql.join(unfoldedFilters, sql` and `)}
-    ) as sums
-    group by ${sql.join(groupBy)}`;
+  return sumsOf(rangesOf(spec, level === LEVEL_ALL), rollup, unfolded, spec, columns, groupBy);
 }
 
 function fromPairRollups(spec: ReportSpec, [a, b]: readonly [Attribute, Attribute]) {
   const keys = keyColumns(spec).map((c) => sql.ref(c));
-  const filters = [sql`pair = ${`${a},${b}`}`, ...commonFilters(spec)];
-  const unfoldedFilters = [sql`folded = 0`, ...commonFilters(spec)];
+  const filters = [sql`pair = ${`${a},${b}`}`];
+  const unfoldedFilters = [sql`folded = 0`, ...dayFilters(spec.brandId, spec.from, spec.to)];
   for (const [attribute, column] of [
     [a, 'first'],
     [b, 'second'],
@@ -106,21 +170,20 @@ function fromPairRollups(spec: ReportSpec, [a, b]: readonly [Attribute, Attribut
     filters.push(sql`${sql.ref(column)} = ${value}`);
     unfoldedFilters.push(sql`${sql.ref(ATTRIBUTE_COLUMN[attribute])} = ${value}`);
   }
+  const columns = [...keys, sql`first`, sql`second`, sql`currency`];
+  const rollup = (range: RawBuilder<unknown>[]) => sql`
+    select ${sql.join([...columns, COUNTERS])}
+    from analytics_pair_rollups where ${sql.join([...filters, ...range], sql` and `)}`;
   const unfoldedValues = [a, b].map((attribute) => sql`coalesce(${sql.ref(ATTRIBUTE_COLUMN[attribute])}, '')`);
-  return sql<Record<string, string | number>>`
-    select ${sql.join([...keys, sql`first`, sql`second`, sql`currency`, SUMS])}
-    from (
-      select ${sql.join([...keys, sql`first`, sql`second`, sql`currency`, COUNTERS])}
-      from analytics_pair_rollups where ${sql.join(filters, sql` and `)}
-      union all
-      select ${sql.join([...keys, sql`${unfoldedValues[0]} as first`, sql`${unfoldedValues[1]} as second`, sql`currency`, COUNTERS])}
-      from analytics_facts where ${sql.join(unfoldedFilters, sql` and `)}
-    ) as sums
-    group by ${sql.join([...keys, sql.ref('first'), sql.ref('second'), sql.ref('currency')])}`;
+  const unfolded = sql`
+    select ${sql.join([...keys, sql`${unfoldedValues[0]} as first`, sql`${unfoldedValues[1]} as second`, sql`currency`, COUNTERS])}
+    from analytics_facts where ${sql.join(unfoldedFilters, sql` and `)}`;
+  const groupBy = [...keys, sql.ref('first'), sql.ref('second'), sql.ref('currency')];
+  return sumsOf(rangesOf(spec, true), rollup, unfolded, spec, columns, groupBy);
 }
 
 function fromFacts(spec: ReportSpec) {
-  const filters = commonFilters(spec);
+  const filters = [...dayFilters(spec.brandId, spec.from, spec.to), ...scopeFilters(spec)];
   for (const [attribute, value] of Object.entries(spec.filters) as Array<[Attribute, string]>) {
     filters.push(sql`${sql.ref(ATTRIBUTE_COLUMN[attribute])} = ${value}`);
   }
@@ -131,14 +194,23 @@ function fromFacts(spec: ReportSpec) {
     group by ${sql.join([...keys, sql.ref('currency')])}`;
 }
 
+/** Where a report's sums come from: which rollups, or the facts. */
+function sourceOf(spec: ReportSpec, involved: Attribute[]): 'rollups' | 'pairs' | 'facts' {
+  const level = levelOf(spec);
+  if (involved.length === 0) return 'rollups';
+  if (involved.length === 1) return level === LEVEL_OFFER_PARTNER ? 'facts' : 'rollups';
+  return involved.length === 2 && level === LEVEL_ALL && pairOf(involved) ? 'pairs' : 'facts';
+}
+
 export async function readReportSums(q: Queryable, spec: ReportSpec): Promise<SumsRow[]> {
   const involved = involvedAttributes(spec);
-  const pair = spec.byOffer || spec.byPartner || spec.offerId || spec.partnerId ? undefined : pairOf(involved);
+  const source = sourceOf(spec, involved);
+  const pair = source === 'pairs' ? pairOf(involved) : undefined;
   // Which column of the result holds each attribute's value.
   const columnOf = (attribute: Attribute): string =>
-    involved.length <= 1 ? 'value' : pair ? (attribute === pair[0] ? 'first' : 'second') : ATTRIBUTE_COLUMN[attribute];
+    source === 'rollups' ? 'value' : pair ? (attribute === pair[0] ? 'first' : 'second') : ATTRIBUTE_COLUMN[attribute];
   const query =
-    involved.length <= 1 ? fromRollups(spec, involved[0]) : pair ? fromPairRollups(spec, pair) : fromFacts(spec);
+    source === 'rollups' ? fromRollups(q, spec, involved[0]) : pair ? fromPairRollups(spec, pair) : fromFacts(spec);
   const { rows } = await query.execute(q);
   return rows.map((raw) => {
     const attributes: SumsRow['attributes'] = {};

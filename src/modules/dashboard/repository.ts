@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
 import { idAt, timeOfId } from '../../ids.js';
+import { DAY_SPAN, LEVEL_OFFER_PARTNER, LEVEL_PARTNER, rollupsReadBy } from '../analytics/grains.js';
 import { readReportSums, type SumsRow } from '../analytics/reportQuery.js';
 import type { ClickRow } from '../clicks/repository.js';
 import type { ConversionFilter } from '../conversions/repository.js';
@@ -384,10 +385,10 @@ interface PartnerSums {
 
 /**
  * The report sums of some partners (a page of the list, or one), per currency: their own
- * rollup rows (no attribute, per offer and partner), found through the partial index of
- * migration 0022 — hence the literals, which let SQLite match the index's condition — plus
- * their facts not folded yet, in one statement, so a fold committing meanwhile neither drops
- * nor doubles any. A report's `partnerId` filter would read every partner's rows of the days.
+ * rollup rows without attribute — per partner (level 3), or per offer and partner (level 2)
+ * for one offer — found through the rollups' partner index (migration 0026), plus their
+ * facts not folded yet, in one statement, so a fold committing meanwhile neither drops nor
+ * doubles any. A report's `partnerId` filter would read every partner's rows of the days.
  */
 async function partnerSums(
   q: Queryable,
@@ -410,7 +411,9 @@ async function partnerSums(
       sum(rejected) as rejected, sum(revenue_cents) as revenue, sum(payout_cents) as payout
     from (
       select partner_id, currency, clicks, pending, approved, rejected, revenue_cents, payout_cents
-      from analytics_rollups where dimension = '' and level = 2 and ${range}
+      from ${rollupsReadBy(q, 'partner_id')}
+      where dimension = '' and level = ${offerId === undefined ? LEVEL_PARTNER : LEVEL_OFFER_PARTNER} and span = ${DAY_SPAN}
+        and ${range}
       union all
       select partner_id, currency, clicks, pending, approved, rejected, revenue_cents, payout_cents
       from analytics_facts where folded = 0 and ${range}

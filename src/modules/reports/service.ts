@@ -129,21 +129,31 @@ export async function buildReport(ctx: AppContext, brandId: string, query: Repor
     filters,
   });
 
+  // Rows of the same keys are summed: week and month rows from their days, and values the
+  // SQL tells apart but a report does not (a NULL and an empty sub1 are both null).
+  const order = keyOrder(groupBy);
+  const timeKeyOf = periodOf(timeKey);
   const groups = new Map<string, { keys: Record<string, string | null>; sums: Sums }>();
   const totals = new Map<string, Sums>();
   for (const row of sums) {
-    const currencyTotals = totals.get(row.currency) ?? emptySums();
+    let currencyTotals = totals.get(row.currency);
+    if (!currencyTotals) {
+      currencyTotals = emptySums();
+      totals.set(row.currency, currencyTotals);
+    }
     addSums(currencyTotals, row);
-    totals.set(row.currency, currencyTotals);
-    const keys = rowKeys(row, timeKey);
-    const id = JSON.stringify(keys);
+    const keys = rowKeys(row, timeKey, timeKeyOf);
+    // An array of the values, in sort order: cheaper to serialise than the keys object.
+    const id = JSON.stringify(order.map((k) => keys[k]));
     const group = groups.get(id);
     if (group) addSums(group.sums, row);
-    else groups.set(id, { keys, sums: { ...row } });
+    else {
+      const { clicks, pending, approved, rejected, revenue, payout } = row;
+      groups.set(id, { keys, sums: { clicks, pending, approved, rejected, revenue, payout } });
+    }
   }
   if (totals.size === 0) totals.set(brand.currency, emptySums());
 
-  const order = keyOrder(groupBy);
   const data = [...groups.values()]
     .sort((a, b) => compareKeys(order, a.keys, b.keys))
     // Object.assign, not spreads: spreading is ~10x slower here and the resulting objects
@@ -196,11 +206,28 @@ function overallTotals(byCurrency: Array<Metrics & { currency: string }>): Repor
   };
 }
 
-function rowKeys(row: SumsRow, timeKey: string | undefined): Record<string, string | null> {
+/** The week's Monday or the month of a day, each day worked out once per report. */
+function periodOf(timeKey: string | undefined): (day: string) => string {
+  if (timeKey === 'month') return (day) => day.slice(0, 7);
+  if (timeKey !== 'week') return (day) => day;
+  const mondays = new Map<string, string>();
+  return (day) => {
+    let monday = mondays.get(day);
+    if (monday === undefined) {
+      monday = formatDay(mondayOf(parseDay(day)));
+      mondays.set(day, monday);
+    }
+    return monday;
+  };
+}
+
+function rowKeys(
+  row: SumsRow,
+  timeKey: string | undefined,
+  period: (day: string) => string,
+): Record<string, string | null> {
   const keys: Record<string, string | null> = {};
-  if (timeKey === 'day') keys.day = row.day as string;
-  if (timeKey === 'week') keys.week = formatDay(mondayOf(parseDay(row.day as string)));
-  if (timeKey === 'month') keys.month = (row.day as string).slice(0, 7);
+  if (timeKey !== undefined) keys[timeKey] = period(row.day as string);
   if (row.offerId !== undefined) keys.offerId = row.offerId;
   if (row.partnerId !== undefined) keys.partnerId = row.partnerId;
   for (const [attribute, value] of Object.entries(row.attributes)) keys[attribute] = value ?? null;
@@ -208,9 +235,12 @@ function rowKeys(row: SumsRow, timeKey: string | undefined): Record<string, stri
   return keys;
 }
 
-/** Row keys in sort order: time, offer, partner, attributes as asked, then currency. */
+/** The report's row keys in sort order: time, offer, partner, attributes as asked, then currency. */
 function keyOrder(groupBy: GroupKey[]): string[] {
-  const order: string[] = ['day', 'week', 'month', 'offerId', 'partnerId'];
+  const order: string[] = [];
+  for (const key of ['day', 'week', 'month', 'offer', 'partner'] as const) {
+    if (groupBy.includes(key)) order.push(key === 'offer' ? 'offerId' : key === 'partner' ? 'partnerId' : key);
+  }
   for (const key of groupBy) if (isAttribute(key)) order.push(key);
   order.push('currency');
   return order;
