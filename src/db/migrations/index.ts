@@ -29,6 +29,7 @@ import * as m0022 from './0022_partner_rollups_index.js';
 import * as m0023 from './0023_failing_deliveries_index.js';
 import * as m0024 from './0024_dashboard_filter_indexes.js';
 import * as m0025 from './0025_pair_rollups.js';
+import * as m0030 from './0030_high_risk_partner_index.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -56,6 +57,7 @@ const migrations: Record<string, Migration> = {
   '0023_failing_deliveries_index': m0023,
   '0024_dashboard_filter_indexes': m0024,
   '0025_pair_rollups': m0025,
+  '0030_high_risk_partner_index': m0030,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -4,6 +4,7 @@
  * automation ban rule — then tell the caller where to redirect.
  */
 import { isIP } from 'node:net';
+import { sql } from 'kysely';
 import { localDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
@@ -65,9 +66,11 @@ const recentHighRiskClicks = prepared(3, (q, partnerId: string, since: number, l
     .selectFrom((sub) =>
       sub
         .selectFrom('clicks')
-        .select('created_at') // covered by clicks_partner_risk_idx
+        .select('created_at') // covered by clicks_partner_high_risk_idx (migration 0030)
         .where('partner_id', '=', partnerId)
-        .where('high_risk', '=', 1)
+        // A literal, not a parameter: SQLite uses a partial index only for a query that
+        // repeats its condition as written.
+        .where('high_risk', '=', sql.lit(1))
         .where('created_at', '>', since)
         .limit(limit)
         .as('recent'),
