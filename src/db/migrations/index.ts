@@ -30,6 +30,7 @@ import * as m0023 from './0023_failing_deliveries_index.js';
 import * as m0024 from './0024_dashboard_filter_indexes.js';
 import * as m0025 from './0025_pair_rollups.js';
 import * as m0030 from './0030_high_risk_partner_index.js';
+import * as m0031 from './0031_held_conversions_index.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -58,6 +59,7 @@ const migrations: Record<string, Migration> = {
   '0024_dashboard_filter_indexes': m0024,
   '0025_pair_rollups': m0025,
   '0030_high_risk_partner_index': m0030,
+  '0031_held_conversions_index': m0031,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -3,6 +3,7 @@
  * status, hold time, and the pending → approved | rejected moves. Every change updates the
  * report rollups and records its event in the same transaction.
  */
+import { sql } from 'kysely';
 import { localDay } from '../../calendar.js';
 import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
@@ -253,7 +254,8 @@ export async function approveExpiredHolds(ctx: AppContext): Promise<number> {
   const due = await ctx.db.read
     .selectFrom('conversions')
     .selectAll()
-    .where('status', '=', 'pending')
+    // A literal, as conversions_held_idx (migration 0031) states it, so SQLite can use it.
+    .where('status', '=', sql.lit('pending'))
     .where('hold_until', '<=', now)
     .where('cap_exceeded', '=', 0)
     .orderBy('hold_until')
