@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 /** Crockford base32: sortable as text, no ambiguous letters. */
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -25,7 +25,25 @@ export type IdPrefix =
   | 'pkey';
 
 let lastTime = -1;
-let lastRandom = Buffer.alloc(RANDOM_BYTES);
+const lastRandom = Buffer.alloc(RANDOM_BYTES);
+/** `encodeTime(lastTime)`, kept: ids made in one millisecond share it. */
+let lastTimeText = '';
+
+/**
+ * Random bytes are drawn a few hundred ids at a time: each `randomBytes` call is a crypto
+ * job (an async resource, even when synchronous), which cost more than the rest of an id.
+ */
+const randomPool = Buffer.alloc(RANDOM_BYTES * 400);
+let randomPoolUsed = randomPool.length;
+
+function nextRandom(into: Buffer): void {
+  if (randomPoolUsed === randomPool.length) {
+    randomFillSync(randomPool);
+    randomPoolUsed = 0;
+  }
+  randomPool.copy(into, 0, randomPoolUsed, randomPoolUsed + RANDOM_BYTES);
+  randomPoolUsed += RANDOM_BYTES;
+}
 
 function encodeTime(ms: number): string {
   let out = '';
@@ -62,14 +80,15 @@ function encodeRandom(bytes: Buffer): string {
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   if (now > lastTime) {
     lastTime = now;
-    lastRandom = randomBytes(RANDOM_BYTES);
+    lastTimeText = encodeTime(now);
+    nextRandom(lastRandom);
   } else {
     for (let i = RANDOM_BYTES - 1; i >= 0; i--) {
       lastRandom[i] = ((lastRandom[i] ?? 0) + 1) & 0xff;
       if (lastRandom[i] !== 0) break;
     }
   }
-  return `${prefix}_${encodeTime(lastTime)}${encodeRandom(lastRandom)}`;
+  return `${prefix}_${lastTimeText}${encodeRandom(lastRandom)}`;
 }
 
 /** The smallest id of `prefix` made at `ms`: ids sort by time, so `id >= idAt(…)` is a time bound. */

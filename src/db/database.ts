@@ -7,13 +7,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { ChangeEpoch, watchingChanges } from './changes.js';
 import { GroupCommitter } from './groupCommit.js';
 import { runPreparedDirectly } from './prepared.js';
 import type { Schema } from './schema.js';
-import { SharedFileSqliteDialect } from './sqliteDialect.js';
+import { LiteralLimitSqliteDialect, SharedFileSqliteDialect } from './sqliteDialect.js';
 import type { TransactWork, Trx } from './types.js';
 
 export type { Queryable, TransactWork, Trx } from './types.js';
@@ -120,9 +120,15 @@ export class Database {
       mkdirSync(options.dataDir, { recursive: true });
       const file = path.join(options.dataDir, options.sqliteFile ?? 'affitrack.db');
       const writer = openSqlite(file);
+      // Every unit of a group-commit batch runs in a savepoint, which copies each page the
+      // unit changes into a sub-journal; in a temporary file that tripled the cost of a
+      // click's inserts (29 → 13 µs for the click row, 21 → 7 µs for its fact, batches of
+      // 20). In memory it is a few pages per unit, dropped at its release. The reader keeps
+      // the default: its big sorts (dashboard lists, CSV exports) may need the disk.
+      writer.pragma('temp_store = MEMORY');
       const reader = openSqlite(file);
       this.write = new Kysely<Schema>({ dialect: watchingChanges(new SharedFileSqliteDialect(writer), this.changes) });
-      this.read = new Kysely<Schema>({ dialect: new SqliteDialect({ database: reader }) });
+      this.read = new Kysely<Schema>({ dialect: new LiteralLimitSqliteDialect(reader) });
       runPreparedDirectly(this.read, reader);
       this.committer = new GroupCommitter(this.write, writer);
       this.dataVersion = writer.prepare('PRAGMA data_version').pluck();

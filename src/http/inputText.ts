@@ -8,7 +8,7 @@
  * a validation error (422). Routes that must never lose a request (the tracking link) opt
  * out and clean their input themselves.
  */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
 
 declare module 'fastify' {
@@ -62,11 +62,21 @@ export function findUnstorableText(root: unknown): { path: string; message: stri
   return null;
 }
 
-export async function refuseUnstorableText(request: FastifyRequest): Promise<void> {
-  if (request.routeOptions.config?.cleansText) return;
-  if (findUnstorableText(request.params) !== null) throw new ApiError('not_found', 'Not found.');
+/** A preValidation hook (a callback one: an async hook costs a promise per request). */
+export function refuseUnstorableText(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  done: (error?: Error) => void,
+): void {
+  done(unstorableTextError(request));
+}
+
+function unstorableTextError(request: FastifyRequest): ApiError | undefined {
+  if (request.routeOptions.config?.cleansText) return undefined;
+  if (findUnstorableText(request.params) !== null) return new ApiError('not_found', 'Not found.');
   const inQuery = findUnstorableText(request.query);
-  if (inQuery !== null) throw ApiError.validation([{ path: `query.${inQuery.path}`, message: inQuery.message }]);
+  if (inQuery !== null) return ApiError.validation([{ path: `query.${inQuery.path}`, message: inQuery.message }]);
   const inBody = findUnstorableText(request.body);
-  if (inBody !== null) throw ApiError.validation([inBody]);
+  if (inBody !== null) return ApiError.validation([inBody]);
+  return undefined;
 }

@@ -31,6 +31,8 @@ import * as m0024 from './0024_dashboard_filter_indexes.js';
 import * as m0025 from './0025_pair_rollups.js';
 import * as m0026 from './0026_rollup_grains.js';
 import * as m0027 from './0027_pair_rollup_weeks.js';
+import * as m0028 from './0028_high_risk_partner_index.js';
+import * as m0029 from './0029_held_conversions_index.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -60,6 +62,8 @@ const migrations: Record<string, Migration> = {
   '0025_pair_rollups': m0025,
   '0026_rollup_grains': m0026,
   '0027_pair_rollup_weeks': m0027,
+  '0028_high_risk_partner_index': m0028,
+  '0029_held_conversions_index': m0029,
 };
 
 export const migrationProvider: MigrationProvider = {

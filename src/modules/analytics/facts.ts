@@ -67,11 +67,20 @@ type Attributed = Pick<
 > &
   Pick<ClickTable, 'sub1' | 'sub2' | 'sub3' | 'sub4' | 'sub5'>;
 
-function attributes(row: Attributed) {
+/**
+ * The fact of `row` on `day` and `hour`, with `delta` as its counters, written out as one
+ * literal in column order. Spreading the attributes into a literal with more fields
+ * (`{ ...attributes(row), day, … }`) made V8 build the object field by field through new
+ * hidden classes: ~25 µs and ~7 KB of garbage per fact, as much as the click's SQL.
+ */
+function factOf(row: Attributed, day: string, hour: string | null, currency: string, delta: Counters): FactRow {
   return {
     brand_id: row.brand_id,
+    day,
+    hour,
     offer_id: row.offer_id,
     partner_id: row.partner_id,
+    currency,
     country: row.country,
     device_type: row.device_type,
     os: row.os,
@@ -82,8 +91,20 @@ function attributes(row: Attributed) {
     sub3: row.sub3,
     sub4: row.sub4,
     sub5: row.sub5,
+    clicks: delta.clicks ?? 0,
+    pending: delta.pending ?? 0,
+    approved: delta.approved ?? 0,
+    rejected: delta.rejected ?? 0,
+    revenue_cents: delta.revenueCents ?? 0,
+    payout_cents: delta.payoutCents ?? 0,
   };
 }
+
+interface Counters extends ConversionDelta {
+  clicks?: number;
+}
+
+const ONE_CLICK: Counters = Object.freeze({ clicks: 1 });
 
 /**
  * A click counts in its offer's currency (the currency its conversions are expected in), on
@@ -94,18 +115,7 @@ export async function recordClickFact(
   click: Attributed,
   at: { day: string; hour: string; currency: string },
 ): Promise<void> {
-  await factInsert.execute(q, {
-    ...attributes(click),
-    day: at.day,
-    hour: at.hour,
-    currency: at.currency,
-    clicks: 1,
-    pending: 0,
-    approved: 0,
-    rejected: 0,
-    revenue_cents: 0,
-    payout_cents: 0,
-  });
+  await factInsert.execute(q, factOf(click, at.day, at.hour, at.currency, ONE_CLICK));
 }
 
 export interface ConversionDelta {
@@ -120,16 +130,5 @@ type ConversionFacts = Attributed & Pick<ConversionTable, 'local_day' | 'local_h
 
 /** A conversion's change (created, approved, rejected) counts on the day and hour it was created. */
 export async function recordConversionFact(q: Queryable, row: ConversionFacts, delta: ConversionDelta): Promise<void> {
-  await factInsert.execute(q, {
-    ...attributes(row),
-    day: row.local_day,
-    hour: row.local_hour,
-    currency: row.currency,
-    clicks: 0,
-    pending: delta.pending ?? 0,
-    approved: delta.approved ?? 0,
-    rejected: delta.rejected ?? 0,
-    revenue_cents: delta.revenueCents ?? 0,
-    payout_cents: delta.payoutCents ?? 0,
-  });
+  await factInsert.execute(q, factOf(row, row.local_day, row.local_hour, row.currency, delta));
 }

@@ -4,9 +4,9 @@
  * automation ban rule — then tell the caller where to redirect.
  */
 import { isIP } from 'node:net';
+import { sql } from 'kysely';
 import { localDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
-import { cachedLookup } from '../../db/cache.js';
 import type { Trx } from '../../db/database.js';
 import { prepared } from '../../db/prepared.js';
 import { newId } from '../../ids.js';
@@ -14,15 +14,15 @@ import { loadCountryRanges } from '../analytics/countries.js';
 import { enrichClick } from '../analytics/enrichment.js';
 import { recordClickFact } from '../analytics/facts.js';
 import { localHour } from '../analytics/localHour.js';
-import { type BrandRow, findBrandById } from '../brands/repository.js';
+import type { BrandRow } from '../brands/repository.js';
 import { isAnyCapReached } from '../caps/service.js';
 import { recordEvent } from '../events/outbox.js';
 import type { FraudSignal } from '../events/schemas.js';
 import { isBlocklisted } from '../fraud/blocklist.js';
 import { loadDatacenterRanges } from '../fraud/datacenter.js';
 import { detectSignals, isHighRisk, scoreSignals, VELOCITY_MAX_CLICKS, VELOCITY_WINDOW_MS } from '../fraud/scoring.js';
-import { findOfferOfAnyBrand } from '../offers/repository.js';
-import { findPartner, lockPartnerStatus, type PartnerRow } from '../partners/repository.js';
+import { hotBrand, hotOffer, hotPartner } from '../hotRows.js';
+import { lockPartnerStatus, type PartnerRow } from '../partners/repository.js';
 import { banPartnerInTrx } from '../partners/service.js';
 import { fillMacros } from './macros.js';
 import { type ClickRow, insertClick } from './repository.js';
@@ -66,25 +66,17 @@ const recentHighRiskClicks = prepared(3, (q, partnerId: string, since: number, l
     .selectFrom((sub) =>
       sub
         .selectFrom('clicks')
-        .select('created_at') // covered by clicks_partner_risk_idx
+        .select('created_at') // covered by clicks_partner_high_risk_idx (migration 0028)
         .where('partner_id', '=', partnerId)
-        .where('high_risk', '=', 1)
+        // A literal, not a parameter: SQLite uses a partial index only for a query that
+        // repeats its condition as written.
+        .where('high_risk', '=', sql.lit(1))
         .where('created_at', '>', since)
         .limit(limit)
         .as('recent'),
     )
     .select((eb) => eb.fn.countAll<number>().as('n')),
 );
-
-// The link's offer, partner and brand change rarely and are read by every click: kept in
-// memory, and never served after a change has applied (db/cache.ts says how soon).
-const offers = cachedLookup((db, id: string) => findOfferOfAnyBrand(db.read, id));
-/** Keyed by brand id and partner id joined by NUL, which no id contains (see trackClick). */
-const partners = cachedLookup((db, key: string) => {
-  const [brandId = '', id = ''] = key.split('\u0000');
-  return findPartner(db.read, brandId, id);
-});
-const brands = cachedLookup((db, id: string) => findBrandById(db.read, id));
 
 export type ClickOutcome = { found: false } | { found: true; location: string; click: ClickRow };
 
@@ -105,11 +97,13 @@ export function normaliseIp(ip: string): string | null {
 export async function trackClick(ctx: AppContext, input: ClickInput): Promise<ClickOutcome> {
   // An id with a NUL character cannot exist (and PostgreSQL cannot even compare it).
   if (input.offerId.includes('\u0000') || input.partnerId.includes('\u0000')) return { found: false };
-  const offer = await offers.get(ctx, input.offerId);
+  // The link's offer, partner and brand change rarely and are read by every click: kept in
+  // memory (hotRows.ts).
+  const offer = await hotOffer(ctx, input.offerId);
   if (offer?.status !== 'active') return { found: false };
   const [partner, brand] = await Promise.all([
-    partners.get(ctx, `${offer.brand_id}\u0000${input.partnerId}`),
-    brands.get(ctx, offer.brand_id),
+    hotPartner(ctx, offer.brand_id, input.partnerId),
+    hotBrand(ctx, offer.brand_id),
   ]);
   if (partner?.status !== 'active' || !brand) return { found: false };
 

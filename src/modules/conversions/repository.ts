@@ -37,7 +37,11 @@ export function conversionToApi(row: ConversionRow): Conversion {
   };
 }
 
-function commonEventFields(row: ConversionRow) {
+// The event data below is written out field by field, in the order the spec lists the fields
+// (JSON keeps it): a literal that starts by spreading another object (`{ ...common(row), … }`)
+// costs V8 microseconds and kilobytes of garbage per object, and one is built per conversion.
+
+export function createdEventData(row: ConversionRow): EventData<'conversion.created'> {
   return {
     conversionId: row.id,
     partnerId: row.partner_id,
@@ -46,25 +50,28 @@ function commonEventFields(row: ConversionRow) {
     payoutCents: row.payout_cents,
     currency: row.currency,
     metadata: parseMetadata(row.metadata),
-  };
-}
-
-export function createdEventData(row: ConversionRow): EventData<'conversion.created'> {
-  return {
-    ...commonEventFields(row),
     status: row.status as 'pending' | 'approved',
     sub1: row.sub1,
     externalTxnId: row.external_txn_id,
   };
 }
 
-function decisionFields(row: ConversionRow) {
+function decidedEventData<S extends 'approved' | 'rejected', B>(row: ConversionRow, status: S, approvedBy: B) {
   return {
+    conversionId: row.id,
+    partnerId: row.partner_id,
+    offerId: row.offer_id,
+    revenueCents: row.revenue_cents,
+    payoutCents: row.payout_cents,
+    currency: row.currency,
+    metadata: parseMetadata(row.metadata),
+    status,
     sub1: row.sub1,
     externalTxnId: row.external_txn_id,
     approvedAt: toIsoOrNull(row.approved_at),
     rejectedAt: toIsoOrNull(row.rejected_at),
     rejectionReason: row.rejection_reason,
+    approvedBy,
   };
 }
 
@@ -72,11 +79,11 @@ export function approvedEventData(
   row: ConversionRow,
   approvedBy: 'manual' | 'hold_expired',
 ): EventData<'conversion.approved'> {
-  return { ...commonEventFields(row), status: 'approved', ...decisionFields(row), approvedBy };
+  return decidedEventData(row, 'approved', approvedBy);
 }
 
 export function rejectedEventData(row: ConversionRow): EventData<'conversion.rejected'> {
-  return { ...commonEventFields(row), status: 'rejected', ...decisionFields(row), approvedBy: null };
+  return decidedEventData(row, 'rejected', null);
 }
 
 export function findConversion(q: Queryable, brandId: string, id: string): Promise<ConversionRow | undefined> {

@@ -3,6 +3,7 @@
  * status, hold time, and the pending → approved | rejected moves. Every change updates the
  * report rollups and records its event in the same transaction.
  */
+import { sql } from 'kysely';
 import { localDay } from '../../calendar.js';
 import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
@@ -11,13 +12,14 @@ import { ConflictError, InvalidError, NotFoundError, type Problem } from '../../
 import { newId } from '../../ids.js';
 import { recordConversionFact } from '../analytics/facts.js';
 import { localHour } from '../analytics/localHour.js';
-import { findBrandById } from '../brands/repository.js';
+import type { BrandRow } from '../brands/repository.js';
 import { type CountedPeriod, countTowardsCaps, uncountFromCaps } from '../caps/service.js';
-import { findClick } from '../clicks/repository.js';
+import { type ClickRow, findClick } from '../clicks/repository.js';
 import { recordEvent } from '../events/outbox.js';
+import { hotBrand, hotOfferOfBrand, hotPartner } from '../hotRows.js';
 import { metadataText } from '../metadata.js';
-import { findOffer } from '../offers/repository.js';
-import { findPartner } from '../partners/repository.js';
+import type { OfferRow } from '../offers/repository.js';
+import type { PartnerRow } from '../partners/repository.js';
 import { assertNotInPayout } from '../payouts/service.js';
 import { currencyCode, isCurrencyCode } from '../validation.js';
 import {
@@ -49,18 +51,27 @@ export async function recordConversion(
     problems.push({ path: 'clickId', message: 'give clickId, or offerId and partnerId' });
   }
   if (problems.length > 0) throw new InvalidError(problems);
-  return ctx.db.transact((trx) => recordConversionInTrx(ctx, trx, brandId, input));
+  const parties = await partiesOf(ctx, brandId, input);
+  return ctx.db.transact((trx) => recordConversionInTrx(ctx, trx, parties, input));
 }
 
-async function recordConversionInTrx(
-  ctx: AppContext,
-  trx: Trx,
-  brandId: string,
-  input: CreateConversionBody,
-): Promise<RecordResult> {
-  const brand = await findBrandById(trx, brandId);
+interface Parties {
+  brand: BrandRow;
+  offer: OfferRow;
+  partner: PartnerRow;
+  click: ClickRow | undefined;
+}
+
+/**
+ * The conversion's brand, offer, partner and click, checked. Read before the transaction:
+ * brand, offer and partner from memory like the tracking link's (hotRows.ts), the click (its
+ * attribution never changes) from the read connection. Inside the transaction a cache miss
+ * would need a second pooled connection on PostgreSQL, which concurrent units could exhaust.
+ */
+async function partiesOf(ctx: AppContext, brandId: string, input: CreateConversionBody): Promise<Parties> {
+  const brand = await hotBrand(ctx, brandId);
   if (!brand) throw new NotFoundError('Brand');
-  const click = input.clickId ? await findClick(trx, brandId, input.clickId) : undefined;
+  const click = input.clickId ? await findClick(ctx.db.read, brandId, input.clickId) : undefined;
   if (input.clickId && !click) throw InvalidError.at('clickId', 'no click with this id');
   if (click && input.offerId && input.offerId !== click.offer_id)
     throw InvalidError.at('offerId', 'does not match the click');
@@ -70,12 +81,24 @@ async function recordConversionInTrx(
   const offerId = click?.offer_id ?? (input.offerId as string);
   const partnerId = click?.partner_id ?? (input.partnerId as string);
 
-  const [offer, partner] = await Promise.all([findOffer(trx, brandId, offerId), findPartner(trx, brandId, partnerId)]);
+  const [offer, partner] = await Promise.all([
+    hotOfferOfBrand(ctx, brandId, offerId),
+    hotPartner(ctx, brandId, partnerId),
+  ]);
   if (!offer) throw InvalidError.at('offerId', 'no offer with this id');
   if (offer.status === 'archived') throw InvalidError.at('offerId', 'the offer is archived');
   if (!partner) throw InvalidError.at('partnerId', 'no partner with this id');
   if (partner.status !== 'active') throw InvalidError.at('partnerId', `the partner is ${partner.status}`);
+  return { brand, offer, partner, click };
+}
 
+async function recordConversionInTrx(
+  ctx: AppContext,
+  trx: Trx,
+  { brand, offer, partner, click }: Parties,
+  input: CreateConversionBody,
+): Promise<RecordResult> {
+  const brandId = brand.id;
   const now = ctx.clock.now();
   // A conversion from a high-risk click waits for a person: pending, no automatic approval.
   const highRisk = click?.high_risk === 1;
@@ -231,7 +254,8 @@ export async function approveExpiredHolds(ctx: AppContext): Promise<number> {
   const due = await ctx.db.read
     .selectFrom('conversions')
     .selectAll()
-    .where('status', '=', 'pending')
+    // A literal, as conversions_held_idx (migration 0029) states it, so SQLite can use it.
+    .where('status', '=', sql.lit('pending'))
     .where('hold_until', '<=', now)
     .where('cap_exceeded', '=', 0)
     .orderBy('hold_until')

@@ -42,7 +42,7 @@ export async function recordEvent<E extends EventName>(
   // Key order follows the spec's envelope table: id, event, createdAt, brandId, data.
   const payload = JSON.stringify({ id, event: type, createdAt: toIso(createdAt), brandId, data });
   await eventInsert.execute(trx, { id, brand_id: brandId, type, payload, created_at: createdAt });
-  const event = { id, type, brandId, payload, createdAt };
-  await queueDeliveries(ctx, trx, { ...event, data });
-  return event;
+  // Two literals rather than `{ ...event, data }`, which costs V8 far more (see facts.ts).
+  await queueDeliveries(ctx, trx, { id, type, brandId, payload, createdAt, data });
+  return { id, type, brandId, payload, createdAt };
 }
