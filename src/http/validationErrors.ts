@@ -82,8 +82,10 @@ export function describeSchema(schema: SchemaLike): string {
     if (constants.length > 0) parts.unshift(`one of ${constants.map((b) => quote(b.const)).join(', ')}`);
     return parts.join(' or ');
   }
-  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
-  switch (type) {
+  if (Array.isArray(schema.type)) {
+    return schema.type.map((type) => describeSchema({ ...schema, type })).join(' or ');
+  }
+  switch (schema.type) {
     case 'null':
       return 'null';
     case 'string':
@@ -116,6 +118,11 @@ const TYPE_TEXT: Record<string, string> = {
 
 function messageOf(issue: AjvIssue): string {
   const { params, parentSchema } = issue;
+  // A nullable primitive (`type: ['string', 'null']`, see `Nullable`) fails as one schema:
+  // name both of its forms, as for a union.
+  if (Array.isArray(parentSchema?.type) && parentSchema.type.includes('null')) {
+    return `must be ${describeSchema(parentSchema)}`;
+  }
   switch (issue.keyword) {
     case 'anyOf':
     case 'oneOf':

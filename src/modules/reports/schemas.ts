@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Resource } from '../../http/schemas.js';
+import { Nullable, Resource } from '../../http/schemas.js';
 import { FormatQuery } from '../analytics/csv.js';
 import { ATTRIBUTES } from '../analytics/dimensions.js';
 
@@ -60,7 +60,7 @@ const Currency = Type.String({
 });
 export type Metrics = { [K in keyof typeof counts | keyof typeof money]: number };
 
-const NullableKey = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Null()], { description }));
+const NullableKey = (description: string) => Type.Optional(Nullable(Type.String(), { description }));
 
 export const ReportRow = Resource('ReportRow', {
   day: Type.Optional(Type.String()),
@@ -94,14 +94,14 @@ export const Report = Resource('Report', {
   data: Type.Array(ReportRow, { description: 'Rows are split by currency as well as by `groupBy`.' }),
   totals: Type.Object(
     {
-      currency: Type.Union([Type.String(), Type.Null()], {
+      currency: Nullable(Type.String(), {
         description: 'The currency of the amounts; null when the report spans several (see totalsByCurrency).',
       }),
       ...counts,
-      revenueCents: Type.Union([Type.Integer(), Type.Null()], { description: 'null across several currencies.' }),
-      payoutCents: Type.Union([Type.Integer(), Type.Null()], { description: 'null across several currencies.' }),
-      profitCents: Type.Union([Type.Integer(), Type.Null()], { description: 'null across several currencies.' }),
-      epcCents: Type.Union([Type.Number(), Type.Null()], { description: 'null across several currencies.' }),
+      revenueCents: Nullable(Type.Integer(), { description: 'null across several currencies.' }),
+      payoutCents: Nullable(Type.Integer(), { description: 'null across several currencies.' }),
+      profitCents: Nullable(Type.Integer(), { description: 'null across several currencies.' }),
+      epcCents: Nullable(Type.Number(), { description: 'null across several currencies.' }),
     },
     {
       additionalProperties: false,
