@@ -213,17 +213,20 @@ export class Dispatcher implements Job, LocalDispatch {
     const settled = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const held: Held = {
-      item,
-      release,
-      timer: setTimeout(() => {
-        lane.held.splice(lane.held.indexOf(held), 1);
-        lane.waiting.push(item);
-        this.queued += 1;
-        this.pump(lane);
-        release();
-      }, waitMs),
+    const due = () => {
+      // A timer may fire a millisecond before the clock reaches the slot: never send early.
+      const left = (item.delivery.notBefore ?? 0) - this.ctx.clock.now();
+      if (left > 0) {
+        held.timer = setTimeout(due, left);
+        return;
+      }
+      lane.held.splice(lane.held.indexOf(held), 1);
+      lane.waiting.push(item);
+      this.queued += 1;
+      this.pump(lane);
+      release();
     };
+    const held: Held = { item, release, timer: setTimeout(due, waitMs) };
     lane.held.push(held);
     const tracked: Promise<void> = settled.finally(() => this.holds.delete(tracked));
     this.holds.add(tracked);
