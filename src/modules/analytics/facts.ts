@@ -34,7 +34,7 @@ export interface FactRow {
   payout_cents: number;
 }
 
-const FACT_COLUMNS = [
+export const FACT_COLUMNS = [
   'brand_id',
   'day',
   'hour',
@@ -110,12 +110,19 @@ const ONE_CLICK: Counters = Object.freeze({ clicks: 1 });
  * A click counts in its offer's currency (the currency its conversions are expected in), on
  * the brand-local day and hour it was made.
  */
-export async function recordClickFact(
-  q: Queryable,
-  click: Attributed,
-  at: { day: string; hour: string; currency: string },
-): Promise<void> {
-  await factInsert.execute(q, factOf(click, at.day, at.hour, at.currency, ONE_CLICK));
+export async function recordClickFact(q: Queryable, click: Attributed, at: ClickFactTime): Promise<void> {
+  await factInsert.execute(q, clickFact(click, at));
+}
+
+export interface ClickFactTime {
+  day: string;
+  hour: string;
+  currency: string;
+}
+
+/** The fact of one click (for a caller that writes it in a statement of its own making). */
+export function clickFact(click: Attributed, at: ClickFactTime): FactRow {
+  return factOf(click, at.day, at.hour, at.currency, ONE_CLICK);
 }
 
 export interface ConversionDelta {

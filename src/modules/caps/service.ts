@@ -23,6 +23,12 @@ export interface ReachedCap extends CapPeriod {
   count: number;
 }
 
+export function hasCaps(offer: OfferRow): boolean {
+  return (
+    offer.cap_daily !== null || offer.cap_weekly !== null || offer.cap_monthly !== null || offer.cap_global !== null
+  );
+}
+
 /** The caps an offer has, with the period each one counts in at instant `at`. */
 export function capPeriods(offer: OfferRow, timeZone: string, at: number): CapPeriod[] {
   const periods: CapPeriod[] = [];

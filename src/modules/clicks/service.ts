@@ -12,10 +12,10 @@ import { prepared } from '../../db/prepared.js';
 import { newId } from '../../ids.js';
 import { loadCountryRanges } from '../analytics/countries.js';
 import { enrichClick } from '../analytics/enrichment.js';
-import { recordClickFact } from '../analytics/facts.js';
+import { clickFact, recordClickFact } from '../analytics/facts.js';
 import { localHour } from '../analytics/localHour.js';
 import type { BrandRow } from '../brands/repository.js';
-import { isAnyCapReached } from '../caps/service.js';
+import { hasCaps, isAnyCapReached } from '../caps/service.js';
 import { recordEvent } from '../events/outbox.js';
 import type { FraudSignal } from '../events/schemas.js';
 import { isBlocklisted } from '../fraud/blocklist.js';
@@ -25,7 +25,8 @@ import { hotBrand, hotOffer, hotPartner } from '../hotRows.js';
 import { lockPartnerStatus, type PartnerRow } from '../partners/repository.js';
 import { banPartnerInTrx } from '../partners/service.js';
 import { fillMacros } from './macros.js';
-import { type ClickRow, insertClick } from './repository.js';
+import { clickBatcher } from './postgresBatch.js';
+import { type ClickRow, countRecentClicksFromIp, insertClick } from './repository.js';
 
 export interface ClickInput {
   offerId: string;
@@ -39,25 +40,8 @@ export interface ClickInput {
   subs: Array<string | null>;
 }
 
-/**
- * Recent clicks of one IP on one offer, counted only up to the velocity threshold: only
- * "at least VELOCITY_MAX_CLICKS" matters, and counting a whole window a bot has flooded
- * would make every click slower than the last. It selects only columns of
- * clicks_velocity_idx, so SQLite answers from the index without reading the click rows.
- */
 const recentClicksFromIp = prepared(3, (q, offerId: string, ip: string, since: number) =>
-  q
-    .selectFrom((sub) =>
-      sub
-        .selectFrom('clicks')
-        .select('created_at')
-        .where('offer_id', '=', offerId)
-        .where('ip', '=', ip)
-        .where('created_at', '>', since)
-        .limit(VELOCITY_MAX_CLICKS)
-        .as('recent'),
-    )
-    .select((eb) => eb.fn.countAll<number>().as('n')),
+  countRecentClicksFromIp(q, offerId, ip, since),
 );
 
 /** High-risk clicks of a partner since `since`, counted up to `limit` (the auto-ban rule's count). */
@@ -116,83 +100,100 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
   const visitor = enrichClick(countries, { ip, userAgent: input.userAgent, referer: input.referer });
 
   const autoBanRule = brand.auto_ban_high_risk_clicks !== null && brand.auto_ban_window_minutes !== null;
-  const stored = await ctx.db.transact(async (trx) => {
-    const now = ctx.clock.now();
-    const recent = (await recentClicksFromIp.first(trx, offer.id, ip, now - VELOCITY_WINDOW_MS)) ?? { n: 0 };
-    const detected = detectSignals({
-      blocklisted,
-      datacenter,
-      botUserAgent: visitor.deviceType === 'bot',
-      recentClicksFromIp: Number(recent.n),
-    });
+  const evidence = { blocklisted, datacenter, botUserAgent: visitor.deviceType === 'bot' };
+  const scored = (recentClicksFromIp: number) => {
+    const detected = detectSignals({ ...evidence, recentClicksFromIp });
     const score = scoreSignals(detected);
     const highRisk = isHighRisk(score, brand.fraud_threshold);
     const signals: FraudSignal[] = highRisk ? ['high_risk_score', ...detected] : detected;
-    // A click that may ban its partner re-reads the partner's status under a lock: the read
-    // above is outside this transaction, and concurrent clicks (in this or another process)
-    // would otherwise all pass it and be redirected after the ban. Only these clicks pay.
-    if (highRisk && autoBanRule && (await lockPartnerStatus(trx, ctx.db.dialect, partner.id)) !== 'active') {
-      return null;
-    }
-    const row: ClickRow = {
-      id: newId('clk', now),
-      brand_id: brand.id,
-      offer_id: offer.id,
-      partner_id: partner.id,
-      ip,
-      user_agent: input.userAgent,
-      referer: input.referer,
-      sub1: input.subs[0] ?? null,
-      sub2: input.subs[1] ?? null,
-      sub3: input.subs[2] ?? null,
-      sub4: input.subs[3] ?? null,
-      sub5: input.subs[4] ?? null,
-      fraud_score: score,
-      fraud_signals: JSON.stringify(signals),
-      high_risk: highRisk ? 1 : 0,
-      country: visitor.country,
-      device_type: visitor.deviceType,
-      os: visitor.os,
-      browser: visitor.browser,
-      referrer_host: visitor.referrerHost,
-      created_at: now,
-    };
-    await insertClick(trx, row);
-    await recordClickFact(trx, row, {
-      day: localDay(now, brand.timezone),
-      hour: localHour(now, brand.timezone),
-      currency: offer.currency,
-    });
-    if (highRisk) {
-      await recordEvent(ctx, trx, brand.id, 'fraud.high_risk', {
-        clickId: row.id,
-        offerId: offer.id,
-        partnerId: partner.id,
-        score,
-        threshold: brand.fraud_threshold,
-        signals,
-        ip,
-        userAgent: input.userAgent,
-      });
-      await applyAutoBan(ctx, trx, brand, partner, now);
-    }
-    return { click: row, capReached: await isAnyCapReached(trx, offer, brand.timezone, now) };
+    return { score, highRisk, signals };
+  };
+  const clickRow = (now: number, fraud: ReturnType<typeof scored>): ClickRow => ({
+    id: newId('clk', now),
+    brand_id: brand.id,
+    offer_id: offer.id,
+    partner_id: partner.id,
+    ip,
+    user_agent: input.userAgent,
+    referer: input.referer,
+    sub1: input.subs[0] ?? null,
+    sub2: input.subs[1] ?? null,
+    sub3: input.subs[2] ?? null,
+    sub4: input.subs[3] ?? null,
+    sub5: input.subs[4] ?? null,
+    fraud_score: fraud.score,
+    fraud_signals: JSON.stringify(fraud.signals),
+    high_risk: fraud.highRisk ? 1 : 0,
+    country: visitor.country,
+    device_type: visitor.deviceType,
+    os: visitor.os,
+    browser: visitor.browser,
+    referrer_host: visitor.referrerHost,
+    created_at: now,
   });
+  const factTime = (now: number) => ({
+    day: localDay(now, brand.timezone),
+    hour: localHour(now, brand.timezone),
+    currency: offer.currency,
+  });
+
+  let stored: { click: ClickRow; capReached: boolean } | null;
+  const withVelocity = ctx.db.dialect === 'postgres' ? scored(VELOCITY_MAX_CLICKS) : null;
+  if (withVelocity && !withVelocity.highRisk && !hasCaps(offer)) {
+    // PostgreSQL, and the click cannot be high risk however often its IP clicked (so no
+    // event, no ban) on an offer without caps: its row and its fact are all it writes,
+    // batched with the clicks arriving alongside it (postgresBatch.ts).
+    const now = ctx.clock.now();
+    const row = clickRow(now, scored(0));
+    const velocity = { fraud_score: withVelocity.score, fraud_signals: JSON.stringify(withVelocity.signals) };
+    const fact = clickFact(row, factTime(now));
+    const score = await clickBatcher(ctx.db).store(row, velocity, fact, now - VELOCITY_WINDOW_MS);
+    stored = { click: { ...row, ...score }, capReached: false };
+  } else {
+    stored = await ctx.db.transact(async (trx) => {
+      const now = ctx.clock.now();
+      const recent = (await recentClicksFromIp.first(trx, offer.id, ip, now - VELOCITY_WINDOW_MS)) ?? { n: 0 };
+      const fraud = scored(Number(recent.n));
+      // A click that may ban its partner re-reads the partner's status under a lock: the read
+      // above is outside this transaction, and concurrent clicks (in this or another process)
+      // would otherwise all pass it and be redirected after the ban. Only these clicks pay.
+      if (fraud.highRisk && autoBanRule && (await lockPartnerStatus(trx, ctx.db.dialect, partner.id)) !== 'active') {
+        return null;
+      }
+      const row = clickRow(now, fraud);
+      await insertClick(trx, row);
+      await recordClickFact(trx, row, factTime(now));
+      if (fraud.highRisk) {
+        await recordEvent(ctx, trx, brand.id, 'fraud.high_risk', {
+          clickId: row.id,
+          offerId: offer.id,
+          partnerId: partner.id,
+          score: fraud.score,
+          threshold: brand.fraud_threshold,
+          signals: fraud.signals,
+          ip,
+          userAgent: input.userAgent,
+        });
+        await applyAutoBan(ctx, trx, brand, partner, now);
+      }
+      return { click: row, capReached: await isAnyCapReached(trx, offer, brand.timezone, now) };
+    });
+  }
   if (!stored) return { found: false };
-  const { click, capReached } = stored;
+  const { click: clicked, capReached } = stored;
 
   const target = capReached && offer.fallback_url ? offer.fallback_url : offer.destination_url;
   const location = fillMacros(target, {
-    click_id: click.id,
+    click_id: clicked.id,
     partner_id: partner.id,
     offer_id: offer.id,
-    sub1: click.sub1,
-    sub2: click.sub2,
-    sub3: click.sub3,
-    sub4: click.sub4,
-    sub5: click.sub5,
+    sub1: clicked.sub1,
+    sub2: clicked.sub2,
+    sub3: clicked.sub3,
+    sub4: clicked.sub4,
+    sub5: clicked.sub5,
   });
-  return { found: true, location, click };
+  return { found: true, location, click: clicked };
 }
 
 /**

@@ -1,0 +1,202 @@
+/**
+ * Group commit for PostgreSQL's ordinary clicks. A click that cannot be high risk, on an
+ * offer without caps, writes nothing but its row and its report fact; each commit waits for
+ * a WAL flush, and this machine's PostgreSQL flushes a few thousand times a second however
+ * small the transaction. Clicks arriving together are therefore stored together: one
+ * statement (a data-modifying WITH, which commits on its own) inserts a batch's rows from
+ * arrays, one fact per distinct attribute set with its click count, and answers each click
+ * with the score it was stored with. A few batches may be in flight at once; while they
+ * are, new clicks queue for the next, so batches grow with the load.
+ *
+ * The velocity signal is counted by the statement itself, per click: the IP's recent clicks
+ * on the offer already stored, plus those ahead of it in the same batch.
+ */
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../../db/database.js';
+import type { Schema } from '../../db/schema.js';
+import { FACT_COLUMNS, type FactRow } from '../analytics/facts.js';
+import { VELOCITY_MAX_CLICKS } from '../fraud/scoring.js';
+import { CLICK_COLUMNS, type ClickRow } from './repository.js';
+
+/** Upper bound on clicks per statement. */
+const MAX_BATCH = 256;
+/** Statements in flight at once (each holds a pooled connection until its commit). */
+const MAX_IN_FLIGHT = 4;
+
+/** Score and signals of a click: stored, or what they become with the velocity signal. */
+export interface FraudColumns {
+  fraud_score: number;
+  fraud_signals: string;
+}
+
+interface Pending {
+  row: ClickRow;
+  withVelocity: FraudColumns;
+  fact: FactRow;
+  velocitySince: number;
+  resolve: (stored: FraudColumns) => void;
+  reject: (error: unknown) => void;
+}
+
+const INTEGER_COLUMNS = new Set(['fraud_score', 'high_risk', 'velocity_fraud_score', 'ahead']);
+const BIGINT_COLUMNS = new Set([
+  'created_at',
+  'velocity_since',
+  'clicks',
+  'pending',
+  'approved',
+  'rejected',
+  'revenue_cents',
+  'payout_cents',
+]);
+
+function arrayType(column: string) {
+  return sql.raw(INTEGER_COLUMNS.has(column) ? 'integer[]' : BIGINT_COLUMNS.has(column) ? 'bigint[]' : 'text[]');
+}
+
+/** `unnest($1::text[], $2::bigint[], …) as alias(c1, c2, …)` over one array per column. */
+function unnest(columns: readonly string[], values: unknown[][], alias: string) {
+  const arrays = columns.map((column, i) => sql`${values[i]}::${arrayType(column)}`);
+  return sql`unnest(${sql.join(arrays)}) as ${sql.raw(alias)}(${sql.join(columns.map((c) => sql.ref(c)))})`;
+}
+
+const VELOCITY_COLUMNS = ['velocity_since', 'velocity_fraud_score', 'velocity_fraud_signals', 'ahead'] as const;
+
+export class ClickBatcher {
+  private queue: Pending[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(private readonly db: Kysely<Schema>) {}
+
+  /** Stores the click and its fact; resolves with the score stored once it is committed. */
+  store(row: ClickRow, withVelocity: FraudColumns, fact: FactRow, velocitySince: number): Promise<FraudColumns> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ row, withVelocity, fact, velocitySince, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT) return;
+    this.scheduled = true;
+    // Requests arriving in the same turn of the event loop join the batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      while (this.queue.length > 0 && this.inFlight < MAX_IN_FLIGHT) void this.send(this.queue.splice(0, MAX_BATCH));
+    });
+  }
+
+  private async send(batch: Pending[]): Promise<void> {
+    this.inFlight += 1;
+    try {
+      const stored = new Map<string, FraudColumns>();
+      for (const row of await this.insert(batch)) stored.set(row.id, row);
+      for (const pending of batch) {
+        const columns = stored.get(pending.row.id);
+        if (columns) pending.resolve(columns);
+        else pending.reject(new Error('the click batch did not return this click'));
+      }
+    } catch (error) {
+      for (const pending of batch) pending.reject(error);
+    } finally {
+      this.inFlight -= 1;
+      if (this.queue.length > 0) this.schedule();
+    }
+  }
+
+  private async insert(batch: Pending[]): Promise<Array<{ id: string } & FraudColumns>> {
+    const clicks = CLICK_COLUMNS.map((column) => batch.map(({ row }) => row[column]));
+    const seen = new Map<string, number>();
+    const ahead = batch.map(({ row }) => {
+      const key = `${row.offer_id}\n${row.ip}`;
+      const earlier = seen.get(key) ?? 0;
+      seen.set(key, earlier + 1);
+      return earlier;
+    });
+    const velocity = [
+      batch.map((pending) => pending.velocitySince),
+      batch.map((pending) => pending.withVelocity.fraud_score),
+      batch.map((pending) => pending.withVelocity.fraud_signals),
+      ahead,
+    ];
+    const facts = sumFacts(batch.map((pending) => pending.fact));
+    const factValues = FACT_COLUMNS.map((column) => facts.map((fact) => fact[column]));
+
+    const input = [...CLICK_COLUMNS, ...VELOCITY_COLUMNS];
+    const chosen = (column: 'fraud_score' | 'fraud_signals') =>
+      sql`case when recent.n + i.ahead >= ${sql.lit(VELOCITY_MAX_CLICKS)} then i.${sql.ref(`velocity_${column}`)} else i.${sql.ref(column)} end`;
+    const selected = CLICK_COLUMNS.map((column) =>
+      column === 'fraud_score' || column === 'fraud_signals' ? chosen(column) : sql`i.${sql.ref(column)}`,
+    );
+    const result = await sql<{ id: string } & FraudColumns>`
+      with stored as (
+        insert into clicks (${sql.join(CLICK_COLUMNS.map((c) => sql.ref(c)))})
+        select ${sql.join(selected)}
+        from ${unnest(input, [...clicks, ...velocity], 'i')}
+        cross join lateral (
+          select count(*) as n from (
+            select 1 from clicks c
+            where c.offer_id = i.offer_id and c.ip = i.ip and c.created_at > i.velocity_since
+            limit ${sql.lit(VELOCITY_MAX_CLICKS)}
+          ) r
+        ) recent
+        returning id, fraud_score, fraud_signals
+      ),
+      facts as (
+        insert into analytics_facts (${sql.join(FACT_COLUMNS.map((c) => sql.ref(c)))})
+        select * from ${unnest(FACT_COLUMNS, factValues, 'f')}
+      )
+      select id, fraud_score, fraud_signals from stored`.execute(this.db);
+    return result.rows;
+  }
+}
+
+/** Facts with the same attributes become one, their counters summed (the fold sums them anyway). */
+function sumFacts(facts: FactRow[]): FactRow[] {
+  const byAttributes = new Map<string, FactRow>();
+  for (const fact of facts) {
+    const key = [
+      fact.brand_id,
+      fact.day,
+      fact.hour,
+      fact.offer_id,
+      fact.partner_id,
+      fact.currency,
+      fact.country,
+      fact.device_type,
+      fact.os,
+      fact.browser,
+      fact.referrer_host,
+      fact.sub1,
+      fact.sub2,
+      fact.sub3,
+      fact.sub4,
+      fact.sub5,
+    ].join('\u0000');
+    const same = byAttributes.get(key);
+    if (!same) {
+      byAttributes.set(key, { ...fact });
+      continue;
+    }
+    same.clicks += fact.clicks;
+    same.pending += fact.pending;
+    same.approved += fact.approved;
+    same.rejected += fact.rejected;
+    same.revenue_cents += fact.revenue_cents;
+    same.payout_cents += fact.payout_cents;
+  }
+  return [...byAttributes.values()];
+}
+
+const batchers = new WeakMap<Database, ClickBatcher>();
+
+/** The batcher of `db` (PostgreSQL only). */
+export function clickBatcher(db: Database): ClickBatcher {
+  let batcher = batchers.get(db);
+  if (!batcher) {
+    batcher = new ClickBatcher(db.standaloneWriter);
+    batchers.set(db, batcher);
+  }
+  return batcher;
+}
