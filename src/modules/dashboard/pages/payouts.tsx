@@ -322,7 +322,7 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
     });
   });
 
-  app.get('/payouts/:id/export.csv', { schema: { params: IdParams } }, async (request, reply) => {
+  app.get('/payouts/:id/export.csv', { schema: { params: IdParams, querystring: Query({}) } }, async (request, reply) => {
     const { brand } = sessionOf(request);
     const payout = await payoutDetail(ctx.db.read, brand.id, request.params.id);
     if (!payout) return notFound(reply, request, 'payout');
