@@ -7,10 +7,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { systemClock } from '../src/clock.js';
 import { Database } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { prepared, preparedInsert } from '../src/db/prepared.js';
 import type { EventTable } from '../src/db/schema.js';
+import { createBrandWithFirstKey } from '../src/modules/brands/service.js';
 
 const LOOKUPS = 20_000;
 const INSERTS = 10_000;
@@ -37,34 +39,17 @@ async function perCall(calls: number, run: (i: number) => Promise<unknown>): Pro
 
 async function measure(label: string, db: Database): Promise<void> {
   await migrateToLatest(db);
-  const now = Date.now();
-  await db.transact((trx) =>
-    trx
-      .insertInto('brands')
-      .values({
-        id: 'brd_bench',
-        name: 'Bench',
-        slug: 'bench',
-        timezone: 'UTC',
-        currency: 'USD',
-        fraud_threshold: 75,
-        auto_ban_high_risk_clicks: null,
-        auto_ban_window_minutes: null,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute(),
-  );
-  const lookup = await perCall(LOOKUPS, () => brandById.first(db.read, 'brd_bench'));
+  const { brand } = await db.transact((trx) => createBrandWithFirstKey(trx, systemClock, { name: 'Bench' }));
+  const lookup = await perCall(LOOKUPS, () => brandById.first(db.read, brand.id));
   const built = await perCall(LOOKUPS, () =>
-    db.read.selectFrom('brands').selectAll().where('id', '=', 'brd_bench').executeTakeFirst(),
+    db.read.selectFrom('brands').selectAll().where('id', '=', brand.id).executeTakeFirst(),
   );
   // Inserts inside one transaction: the statement's cost, not a commit's fsync.
   const insert = await db.transact((trx) =>
     perCall(INSERTS, (i) =>
       eventInsert.execute(trx, {
         id: `evt_${label}_${i}`,
-        brand_id: 'brd_bench',
+        brand_id: brand.id,
         type: 'x',
         payload: '{}',
         created_at: i,

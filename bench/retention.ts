@@ -19,6 +19,7 @@ import { Database, type Dialect } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { Trx } from '../src/db/types.js';
 import { newId } from '../src/ids.js';
+import { createBrandWithFirstKey } from '../src/modules/brands/service.js';
 import { deleteOldClicks, deleteOldDeliveries, deleteOldEvents } from '../src/modules/retention/sweep.js';
 import { percentile, record } from './lib.js';
 
@@ -45,26 +46,15 @@ export async function loadRows(db: Database, startMs: number): Promise<void> {
     }
   };
   const spread = 30 * DAY_MS;
-  await db.admin
-    .insertInto('brands')
-    .values({
-      id: 'brd_bench',
-      name: 'Bench Retention',
-      slug: 'bench-retention',
-      timezone: 'UTC',
-      currency: 'USD',
-      fraud_threshold: 75,
-      auto_ban_high_risk_clicks: null,
-      auto_ban_window_minutes: null,
-      created_at: startMs,
-      updated_at: startMs,
-    })
-    .execute();
+  // The brand as `affitrack brands create` makes it, dated at the start of the backlog.
+  const { brand } = await db.transact((trx) =>
+    createBrandWithFirstKey(trx, { now: () => startMs }, { name: 'Bench Retention' }),
+  );
   await insert(
     CLICKS,
     (i) => ({
       id: newId('clk', startMs + Math.floor((i * spread) / CLICKS)),
-      brand_id: 'brd_bench',
+      brand_id: brand.id,
       offer_id: `off_bench_${i % 10}`,
       partner_id: `prt_bench_${i % 50}`,
       ip: `198.51.${(i >> 8) & 255}.${i & 255}`,
@@ -85,7 +75,7 @@ export async function loadRows(db: Database, startMs: number): Promise<void> {
       const at = startMs + Math.floor((i * spread) / EVENTS);
       const id = newId('evt', at);
       eventIds[i] = id;
-      return { id, brand_id: 'brd_bench', type: 'partner.approved', payload: `{"id":"${id}"}`, created_at: at };
+      return { id, brand_id: brand.id, type: 'partner.approved', payload: `{"id":"${id}"}`, created_at: at };
     },
     'events',
   );
@@ -98,7 +88,7 @@ export async function loadRows(db: Database, startMs: number): Promise<void> {
       deliveryIds[i] = id;
       return {
         id,
-        brand_id: 'brd_bench',
+        brand_id: brand.id,
         kind: 'webhook',
         subscription_id: `sub_bench_${i % 20}`,
         event_id: eventIds[i],

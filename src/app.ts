@@ -13,7 +13,7 @@ import { answerClientError, registerClientErrorAnswers } from './http/clientErro
 import { ApiError, registerErrorHandling, sendError, toApiError } from './http/errors.js';
 import { idempotency } from './http/idempotency.js';
 import { refuseUnstorableText } from './http/inputText.js';
-import { registerOpenApi } from './http/openapi.js';
+import { type OpenApiOptions, registerOpenApi } from './http/openapi.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerValidators } from './http/validation.js';
 import { brandRoutes } from './modules/brands/routes.js';
@@ -168,7 +168,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 }
 
 /** What the OpenAPI document says beyond the routes: the API as a whole, its tags, keys and webhooks. */
-function apiDocument() {
+function apiDocument(): OpenApiOptions {
   const { schemas, webhooks } = webhookDocument();
   return {
     description:

@@ -2,7 +2,7 @@
  * Amounts are stored as whole numbers of the currency's minor unit (cents for USD, yen for
  * JPY, fils for KWD) and written by people in major units ("12.50"). These are the one
  * conversion between the two, for the pixel postback, partner postback macros, the
- * dashboard's forms and its CSV export.
+ * dashboard's forms, its CSV exports and the amounts the pages show (dashboard/format.ts).
  */
 
 const decimalsByCurrency = new Map<string, number>();
@@ -22,10 +22,17 @@ export function currencyDecimals(currency: string): number {
   return decimals;
 }
 
-/** Minor units as a plain decimal in major units: 1250 USD → `12.50`, 600 JPY → `600`. */
-export function formatMajorUnits(minor: number, currency: string): string {
-  const decimals = currencyDecimals(currency);
-  return (minor / 10 ** decimals).toFixed(decimals);
+/** Minor units as a number of major units: 1250 USD → 12.5, 600 JPY → 600. */
+export function toMajorUnits(minor: number, currency: string): number {
+  return minor / 10 ** currencyDecimals(currency);
+}
+
+/**
+ * Minor units as a plain decimal in major units: 1250 USD → `12.50`, 600 JPY → `600`.
+ * An average of minor units (earnings per click) keeps `extraDecimals` more: 12.3456 → `0.1235`.
+ */
+export function formatMajorUnits(minor: number, currency: string, extraDecimals = 0): string {
+  return toMajorUnits(minor, currency).toFixed(currencyDecimals(currency) + extraDecimals);
 }
 
 /**

@@ -19,7 +19,7 @@
  * This only shapes the document: validation and serialisation use the route schemas as
  * declared.
  */
-import swagger from '@fastify/swagger';
+import swagger, { type FastifyDynamicSwaggerOptions, type OpenAPIV3_2 } from '@fastify/swagger';
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import { ErrorBody, errorResponses } from './schemas.js';
@@ -164,18 +164,24 @@ function unwrapNamedResponses(document: OpenApiDocument): OpenApiDocument {
   return document;
 }
 
+/** The parts of an OpenAPI 3.1 document that are not generated from routes, in @fastify/swagger's own types. */
+type Components = NonNullable<OpenAPIV3_2.Document['components']>;
+export type OpenApiSchemas = NonNullable<Components['schemas']>;
+export type OpenApiWebhooks = NonNullable<OpenAPIV3_2.Document['webhooks']>;
+export type OpenApiParameters = NonNullable<OpenAPIV3_2.PathItemObject['parameters']>;
+
 export interface OpenApiOptions {
   description: string;
   tags: Array<{ name: string; description: string }>;
-  securitySchemes: Record<string, unknown>;
+  securitySchemes: NonNullable<Components['securitySchemes']>;
   /** Components that no route names (the webhook payloads). */
-  schemas: Record<string, unknown>;
+  schemas: OpenApiSchemas;
   /** The document's `webhooks`: what Affitrack sends to subscribers. */
-  webhooks: Record<string, unknown>;
+  webhooks: OpenApiWebhooks;
 }
 
 export async function registerOpenApi(app: FastifyInstance, options: OpenApiOptions): Promise<void> {
-  await app.register(swagger, {
+  const swaggerOptions: FastifyDynamicSwaggerOptions = {
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -189,14 +195,15 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
       servers: [{ url: '/', description: 'The server that serves this document.' }],
       tags: options.tags,
       components: {
-        securitySchemes: options.securitySchemes as never,
-        schemas: options.schemas as never,
+        securitySchemes: options.securitySchemes,
+        schemas: options.schemas,
       },
-      webhooks: options.webhooks as never,
+      webhooks: options.webhooks,
     },
     // Named schemas (`$id`) become components of that name.
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    transform: documentRoute as never,
+    transform: documentRoute,
     transformObject: (document) => unwrapNamedResponses((document as { openapiObject: OpenApiDocument }).openapiObject),
-  });
+  };
+  await app.register(swagger, swaggerOptions);
 }

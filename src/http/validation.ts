@@ -7,14 +7,21 @@
  * DESIGN §2a has two rules: JSON values are checked strictly (no coercion: "1000" is not an
  * integer), while text from a URL or a form is coerced (`?limit=2` is the integer 2; one
  * `by=offer` is a list of one). Ajv's `coerceTypes` is an option of an instance, read when a
- * schema is compiled, not a keyword of a schema, so the set-up has one instance per rule — the
- * same pattern as Fastify's documented per-part coercion. (Coercing text by hand or with
- * TypeBox's Value.Convert instead would change the rule: Convert turns "2.5" into the integer 2.)
+ * schema is compiled, not a keyword of a schema, so the set-up is one configuration with an
+ * instance per rule — the same pattern as Fastify's documented per-part coercion. One instance
+ * cannot hold both rules without changing one of them:
+ * - flipping the option around `compile` would break Ajv's cache, which is keyed by the schema
+ *   object alone (a schema used for a body and a query string would get whichever came first);
+ * - coercion happens inside each subschema's `type` check, before any other keyword runs, so no
+ *   custom keyword can keep one schema strict short of re-implementing every type check;
+ * - coercing text before validation (by hand, or TypeBox's Value.Convert) changes the rule:
+ *   Convert turns "2.5" into the integer 2, where Ajv refuses it.
+ * Tests validate with `jsonValidator` too, rather than an Ajv of their own.
  * Responses are not validated: Fastify serialises them with fast-json-stringify, which keeps
  * an Ajv of its own for its unions.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv, type AnySchemaObject, type ValidateFunction } from 'ajv';
 import { default as addFormatsPlugin } from 'ajv-formats';
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import { isHttpUrl } from '../modules/urls.js';
@@ -49,8 +56,11 @@ const apiValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart
 /** HTML form posts: the body is text too (`a=1&a=2`), so every part follows the text rules. */
 export const formValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema }) => textRules.compile(schema);
 
-/** A strict validator of a JSON value (Ajv caches it per schema object). */
-export function jsonValidator(schema: TSchema): ValidateFunction {
+/**
+ * A strict validator of a JSON value (Ajv caches it per schema object): of a TypeBox schema,
+ * or of a published JSON Schema (the webhook catalogue's, checked by the tests).
+ */
+export function jsonValidator(schema: TSchema | AnySchemaObject): ValidateFunction {
   return jsonRules.compile(schema);
 }
 

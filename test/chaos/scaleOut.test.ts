@@ -193,6 +193,7 @@ describeOrSkip('scale-out: 2 API + 2 worker processes on one PostgreSQL and one 
         (_, i) => () => api(via(i), apiKey, 'POST', '/api/v1/conversions', { offerId, partnerId }),
       ),
     );
+    assert.equal(responses.length, 30);
     assert.ok(
       responses.every((r) => r.status === 201 && r.body.status === 'pending'),
       'all recorded pending',

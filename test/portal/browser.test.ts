@@ -5,14 +5,13 @@
  * another brand see none of it; the brand previews and confirms a payout run and marks it paid.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CHROMIUM_MISSING, launchChromium, screenshot } from '../dashboard/browser.js';
 import { createDashboardUser, PASSWORD } from '../dashboard/client.js';
 import { describeOrSkip, testedDialects } from '../helpers.js';
 import { createHttpEnv, type HttpEnv } from '../payouts/http.js';
+import { Receiver } from '../receiver.js';
 import { invite, invitedPartner, PARTNER_PASSWORD } from './client.js';
 
 for (const dialect of testedDialects()) {
@@ -24,11 +23,7 @@ for (const dialect of testedDialects()) {
     let offerId: string;
     let partnerId: string;
     const problems: string[] = [];
-    const received: string[] = [];
-    const receiver = createServer((req, res) => {
-      received.push(req.url ?? '');
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('received');
-    });
+    let receiver: Receiver;
 
     const nav = (name: string) =>
       page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
@@ -36,7 +31,11 @@ for (const dialect of testedDialects()) {
 
     before(async () => {
       env = await createHttpEnv(dialect, { env: { RATE_LIMIT_PER_MINUTE: '100000' } });
-      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      receiver = await Receiver.start(() => ({
+        status: 200,
+        body: 'received',
+        headers: { 'content-type': 'text/plain' },
+      }));
       offerId = (
         await env.http('POST', '/api/v1/offers', {
           body: {
@@ -66,7 +65,7 @@ for (const dialect of testedDialects()) {
 
     after(async () => {
       await browser?.close();
-      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+      await receiver?.close();
       await env?.close();
     });
 
@@ -113,13 +112,15 @@ for (const dialect of testedDialects()) {
 
     it('adds a postback URL and sends a test to a real receiver', async () => {
       await nav('Postbacks').click();
-      const port = (receiver.address() as AddressInfo).port;
-      await page.getByLabel('URL').fill(`http://127.0.0.1:${port}/pb?c={click_id}&p={payout}`);
+      await page.getByLabel('URL').fill(`${receiver.origin}/pb?c={click_id}&p={payout}`);
       await page.getByRole('button', { name: 'Add' }).click();
       assert.match(await flash(), /added/);
       await page.getByRole('button', { name: 'Send test' }).click();
       assert.match(await flash(), /HTTP 200 in \d+ ms\. Response: received/);
-      assert.deepEqual(received, ['/pb?c=clk_TEST&p=10.00']);
+      assert.deepEqual(
+        receiver.requests.map((r) => r.path),
+        ['/pb?c=clk_TEST&p=10.00'],
+      );
       await screenshot(page, 'portal-postbacks');
     });
 
@@ -163,13 +164,7 @@ for (const dialect of testedDialects()) {
         ]) {
           await tab.goto(`${env.base}${path}`);
           const html = await tab.content();
-          for (const secret of [
-            partnerId,
-            'browser-sub',
-            'DE89',
-            'Browser key',
-            `127.0.0.1:${(receiver.address() as AddressInfo).port}`,
-          ]) {
+          for (const secret of [partnerId, 'browser-sub', 'DE89', 'Browser key', `127.0.0.1:${receiver.port}`]) {
             assert.ok(!html.includes(secret), `${label} sees ${secret} on ${path}`);
           }
         }

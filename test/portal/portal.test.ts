@@ -1,28 +1,12 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { INVITE_TTL_MS } from '../../src/modules/portal/invites.js';
 import { PORTAL_LOGIN_ATTEMPTS_PER_MINUTE } from '../../src/modules/portal/pages/access.js';
 import { signedInClient } from '../dashboard/client.js';
 import { expectError, testedDialects } from '../helpers.js';
 import { createHttpEnv, type HttpEnv } from '../payouts/http.js';
+import { Receiver } from '../receiver.js';
 import { invite, invitedPartner, PARTNER_PASSWORD, PortalClient } from './client.js';
-
-/** A loopback receiver that records the path and query of each request. */
-async function startUrlReceiver(status = 200, body = 'OK') {
-  const urls: string[] = [];
-  const server = createServer((req, res) => {
-    urls.push(req.url ?? '');
-    res.writeHead(status, { 'content-type': 'text/plain' }).end(body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    urls,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 for (const dialect of testedDialects()) {
   describe(`partner portal over HTTP (${dialect})`, () => {
@@ -51,8 +35,14 @@ for (const dialect of testedDialects()) {
         assert.equal(res.body.partnerId, partner.body.id);
         assert.match(res.body.url, /^http:\/\/[^/]+\/portal\/invite\?token=[A-Za-z0-9_-]{43}$/);
         assert.equal(res.body.expiresAt, new Date(env.clock.now() + INVITE_TTL_MS).toISOString());
-        const stored = await env.ctx.db.read.selectFrom('partner_invites').selectAll().execute();
+        const stored = await env.ctx.db.read
+          .selectFrom('partner_invites')
+          .selectAll()
+          .where('partner_id', '=', partner.body.id)
+          .execute();
         const token = new URL(res.body.url).searchParams.get('token') ?? '';
+        assert.ok(token, 'the link carries a token');
+        assert.equal(stored.length, 1, 'the invite is stored');
         assert.ok(
           stored.every((row) => !JSON.stringify(row).includes(token)),
           'the token itself is not stored',
@@ -226,12 +216,16 @@ for (const dialect of testedDialects()) {
       });
 
       it('adds a postback URL, sends a test with filled-in macros and shows real sends in the log', async () => {
-        const receiver = await startUrlReceiver(200, 'thanks');
+        const receiver = await Receiver.start(() => ({
+          status: 200,
+          body: 'thanks',
+          headers: { 'content-type': 'text/plain' },
+        }));
         try {
           const { client } = await invitedPartner(env, 'Postback Partner');
           await client.get('/portal/postbacks');
           const added = await client.post('/portal/postbacks', {
-            url: `${receiver.base}/pb?cid={click_id}&payout={payout}&s={sub1}`,
+            url: `${receiver.origin}/pb?cid={click_id}&payout={payout}&s={sub1}`,
             events: ['conversion.created'],
           });
           assert.equal(added.status, 303);
@@ -240,7 +234,10 @@ for (const dialect of testedDialects()) {
           assert.ok(id, 'the template has a test button');
           const tested = await client.post(`/portal/postbacks/${id}/test`);
           assert.equal(tested.status, 303);
-          assert.deepEqual(receiver.urls, ['/pb?cid=clk_TEST&payout=10.00&s=test']);
+          assert.deepEqual(
+            receiver.requests.map((r) => r.path),
+            ['/pb?cid=clk_TEST&payout=10.00&s=test'],
+          );
           assert.match((await client.get('/portal/postbacks')).body, /HTTP 200 in \d+ ms\. Response: thanks/);
           const invalid = await client.post('/portal/postbacks', { url: 'ftp://x', events: ['conversion.created'] });
           assert.equal(invalid.status, 303);

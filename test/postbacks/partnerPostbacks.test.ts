@@ -381,6 +381,7 @@ for (const dialect of testedDialects()) {
           attempts.map((a) => [a.number, a.statusCode, a.responseBody, a.error]),
           [1, 2, 3, 4, 5, 6].map((n) => [n, 500, `answer ${n}`, null]),
         );
+        assert.equal(attempts.length, 6);
         assert.ok(attempts.every((a) => Number.isInteger(a.latencyMs) && a.latencyMs >= 0));
         const times = attempts.map((a) => Date.parse(a.attemptedAt));
         assert.deepEqual(

@@ -140,6 +140,7 @@ for (const dialect of testedDialects()) {
           assert.equal(brand.status, 200);
           assert.equal(((await brand.json()) as { id: string }).id, env.brand.id);
         }
+        assert.equal(stalled.length, 100);
         assert.ok(
           stalled.every((c) => !c.socket.destroyed),
           'stalled sockets are still open (the time-outs are 30 s)',

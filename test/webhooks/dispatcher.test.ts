@@ -180,6 +180,7 @@ for (const dialect of testedDialects()) {
         const ids = receiver.headerValues('x-service-webhook-id');
         assert.equal(new Set(ids).size, EVENTS, 'no wh_ id was sent twice');
         const rows = await deliveriesOf(first, sub.id);
+        assert.equal(rows.length, EVENTS);
         assert.deepEqual(new Set(ids), new Set(rows.map((r) => r.id)));
         assert.ok(rows.every((r) => r.status === 'succeeded' && r.attempt_count === 1));
         const attempts = await attemptsOf(

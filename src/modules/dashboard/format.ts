@@ -3,10 +3,11 @@
  * in the brand's time zone ("23 Nov 2026, 14:05"), days ("23 Nov 2026"), money from minor
  * units in its currency, percentages with one decimal ("24.1%"), fraud signals in words.
  */
-import { currencyDecimals } from '../../money.js';
+import { toMajorUnits } from '../../money.js';
 
 const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
-const moneyFormats = new Map<string, Intl.NumberFormat>();
+/** Per currency, the full (`$1,234.50`) and the compact (`$1.2K`) look. */
+const moneyFormats = new Map<string, { full: Intl.NumberFormat; compact: Intl.NumberFormat }>();
 const integers = new Intl.NumberFormat('en-US');
 const percents = new Intl.NumberFormat('en-US', {
   style: 'percent',
@@ -17,7 +18,6 @@ const percents = new Intl.NumberFormat('en-US', {
 const days = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', dateStyle: 'medium' });
 const shortDays = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'short' });
 const months = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', month: 'short', year: 'numeric' });
-const compactMoneyFormats = new Map<string, Intl.NumberFormat>();
 
 function dateTimeFormat(timeZone: string): Intl.DateTimeFormat {
   let f = dateTimeFormats.get(timeZone);
@@ -28,27 +28,31 @@ function dateTimeFormat(timeZone: string): Intl.DateTimeFormat {
   return f;
 }
 
-function moneyFormat(currency: string): Intl.NumberFormat {
+function moneyFormat(currency: string) {
   let f = moneyFormats.get(currency);
   if (!f) {
-    f = new Intl.NumberFormat('en-US', { style: 'currency', currency });
+    f = {
+      full: new Intl.NumberFormat('en-US', { style: 'currency', currency }),
+      compact: new Intl.NumberFormat('en-US', {
+        style: 'currency',
+        currency,
+        notation: 'compact',
+        maximumFractionDigits: 1,
+      }),
+    };
     moneyFormats.set(currency, f);
   }
   return f;
 }
 
+/** An amount in minor units, in its currency (`$1,234.50`, `¥600`). */
 export function money(cents: number, currency: string): string {
-  return moneyFormat(currency).format(cents / 10 ** currencyDecimals(currency));
+  return moneyFormat(currency).full.format(toMajorUnits(cents, currency));
 }
 
 /** Short amounts for chart axes, currency sign kept (`$1.2M`). */
 export function compactMoney(cents: number, currency: string): string {
-  let f = compactMoneyFormats.get(currency);
-  if (!f) {
-    f = new Intl.NumberFormat('en-US', { style: 'currency', currency, notation: 'compact', maximumFractionDigits: 1 });
-    compactMoneyFormats.set(currency, f);
-  }
-  return f.format(cents / 10 ** currencyDecimals(currency));
+  return moneyFormat(currency).compact.format(toMajorUnits(cents, currency));
 }
 
 export function count(n: number): string {

@@ -4,6 +4,7 @@
  * Generated from the event schemas and the catalogue's examples, like
  * GET /api/public/webhook-events, so the two cannot drift apart.
  */
+import type { OpenApiParameters, OpenApiSchemas, OpenApiWebhooks } from '../../http/openapi.js';
 import { EVENT_NAMES, EVENT_SCHEMAS, type EventName } from '../events/schemas.js';
 import { eventCatalogue } from './catalogue.js';
 
@@ -18,7 +19,7 @@ function pascalName(event: EventName): string {
 }
 
 /** The envelope of every delivery (spec §2), with `event` and `data` narrowed to one event. */
-function envelope(event: EventName, data: string) {
+function envelope(event: EventName, data: string): OpenApiSchemas[string] {
   return {
     type: 'object',
     additionalProperties: false,
@@ -34,7 +35,7 @@ function envelope(event: EventName, data: string) {
   };
 }
 
-const HEADERS = [
+const HEADERS: OpenApiParameters = [
   {
     name: 'X-Service-Signature',
     in: 'header',
@@ -54,10 +55,10 @@ const HEADERS = [
   },
 ];
 
-export function webhookDocument(): { schemas: Record<string, unknown>; webhooks: Record<string, unknown> } {
+export function webhookDocument(): { schemas: OpenApiSchemas; webhooks: OpenApiWebhooks } {
   const examples = new Map(eventCatalogue().data.map((entry) => [entry.name, entry]));
-  const schemas: Record<string, unknown> = {};
-  const webhooks: Record<string, unknown> = {};
+  const schemas: OpenApiSchemas = {};
+  const webhooks: OpenApiWebhooks = {};
   for (const event of EVENT_NAMES) {
     const name = pascalName(event);
     const entry = examples.get(event);

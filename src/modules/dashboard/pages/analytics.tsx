@@ -17,7 +17,7 @@ import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
 import { EmptyState } from '../views/components.js';
-import { Cell, num, Table } from '../views/table.js';
+import { num, Table } from '../views/table.js';
 
 /** Bars in the chart: the rows with the most clicks. */
 const TOP_ROWS = 12;
@@ -70,22 +70,18 @@ function ResultTable({ report }: { report: Report }) {
         'Currency',
         ...['Clicks', 'Conversions', 'Revenue', 'Payout', 'Conv. rate', 'EPC'].map(num),
       ]}
-      rows={report.data.slice(0, MAX_TABLE_ROWS).map((r) => (
-        <tr>
-          {keysOf(r, report.groupBy).map((k) => (
-            <th scope="row" safe>
-              {k}
-            </th>
-          ))}
-          <Cell text={r.currency} />
-          <Cell class="num" text={count(r.clicks)} />
-          <Cell class="num" text={count(r.conversions)} />
-          <Cell class="num" text={money(r.revenueCents, r.currency)} />
-          <Cell class="num" text={money(r.payoutCents, r.currency)} />
-          <Cell class="num" text={percent(r.conversionRate)} />
-          <Cell class="num" text={money(Math.round(r.epcCents), r.currency)} />
-        </tr>
-      ))}
+      rows={report.data
+        .slice(0, MAX_TABLE_ROWS)
+        .map((r) => [
+          ...keysOf(r, report.groupBy).map((k) => ({ rowHeader: true, text: k })),
+          { text: r.currency },
+          { class: 'num', text: count(r.clicks) },
+          { class: 'num', text: count(r.conversions) },
+          { class: 'num', text: money(r.revenueCents, r.currency) },
+          { class: 'num', text: money(r.payoutCents, r.currency) },
+          { class: 'num', text: percent(r.conversionRate) },
+          { class: 'num', text: money(Math.round(r.epcCents), r.currency) },
+        ])}
       empty={<EmptyState title="No activity in this range">Try a longer range or fewer filters.</EmptyState>}
     />
   );

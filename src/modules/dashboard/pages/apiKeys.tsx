@@ -10,7 +10,7 @@ import { type DashboardApp, formError, render, runAction } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { ActionButton, Badge, CopyField, CsrfField, EmptyState, Pager, Time } from '../views/components.js';
 import { FormView } from '../views/form.js';
-import { Cell, num, Table } from '../views/table.js';
+import { num, Table } from '../views/table.js';
 import { SettingsTabs } from './settingsNav.js';
 
 const PAGE_SIZE = 25;
@@ -74,51 +74,57 @@ export function apiKeyPages(app: DashboardApp, ctx: AppContext): void {
             <Table
               caption="API keys"
               columns={['Name', 'Prefix', num('Rate limit'), 'Created', 'Last used', 'Status', 'Actions']}
-              rows={page.data.map((k) => (
-                <tr>
-                  <th scope="row" safe>
-                    {k.name}
-                  </th>
-                  <Cell class="mono" text={`${k.prefix}…`} />
-                  <Cell class="num" text={`${count(k.rate_limit_per_minute ?? ctx.config.rateLimitPerMinute)}/min`} />
-                  <td>
-                    <Time ms={k.created_at} timeZone={tz} />
-                  </td>
-                  <td>
-                    {k.last_used_at === null ? (
-                      <span class="muted">never</span>
-                    ) : (
-                      <Time ms={k.last_used_at} timeZone={tz} />
-                    )}
-                  </td>
-                  <td>
-                    {k.revoked_at === null ? (
-                      <Badge status="active" />
-                    ) : (
-                      <>
-                        <Badge status="revoked" />{' '}
-                        <span class="small muted">
-                          <Time ms={k.revoked_at} timeZone={tz} />
-                        </span>
-                      </>
-                    )}
-                  </td>
-                  <td>
-                    {k.revoked_at === null ? (
-                      <ActionButton
-                        csrf={session.csrfToken}
-                        action={`/dashboard/settings/api-keys/${k.id}/revoke`}
-                        label="Revoke"
-                        small
-                        tone="danger"
-                        confirm={`Revoke “${k.name}”? Requests with it get 401 at once.`}
-                      />
-                    ) : (
-                      ''
-                    )}
-                  </td>
-                </tr>
-              ))}
+              rows={page.data.map((k) => [
+                { rowHeader: true, text: k.name },
+                { class: 'mono', text: `${k.prefix}…` },
+                { class: 'num', text: `${count(k.rate_limit_per_minute ?? ctx.config.rateLimitPerMinute)}/min` },
+                { html: <Time ms={k.created_at} timeZone={tz} /> },
+                {
+                  html: (
+                    <>
+                      {k.last_used_at === null ? (
+                        <span class="muted">never</span>
+                      ) : (
+                        <Time ms={k.last_used_at} timeZone={tz} />
+                      )}
+                    </>
+                  ),
+                },
+                {
+                  html: (
+                    <>
+                      {k.revoked_at === null ? (
+                        <Badge status="active" />
+                      ) : (
+                        <>
+                          <Badge status="revoked" />{' '}
+                          <span class="small muted">
+                            <Time ms={k.revoked_at} timeZone={tz} />
+                          </span>
+                        </>
+                      )}
+                    </>
+                  ),
+                },
+                {
+                  html: (
+                    <>
+                      {k.revoked_at === null ? (
+                        <ActionButton
+                          csrf={session.csrfToken}
+                          action={`/dashboard/settings/api-keys/${k.id}/revoke`}
+                          label="Revoke"
+                          small
+                          tone="danger"
+                          confirm={`Revoke “${k.name}”? Requests with it get 401 at once.`}
+                        />
+                      ) : (
+                        ''
+                      )}
+                    </>
+                  ),
+                },
+              ])}
               empty={<EmptyState title="No API keys">Create one to call the API.</EmptyState>}
             />
             <Pager path="/dashboard/settings/api-keys" query={{ cursor }} nextCursor={page.nextCursor} />

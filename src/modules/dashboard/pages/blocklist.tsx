@@ -9,7 +9,7 @@ import { type DashboardApp, formError, render, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, CsrfField, EmptyState, Pager, Time } from '../views/components.js';
 import { FormView } from '../views/form.js';
-import { Cell, Table } from '../views/table.js';
+import { Table } from '../views/table.js';
 import { SettingsTabs } from './settingsNav.js';
 
 const PAGE_SIZE = 50;
@@ -62,14 +62,12 @@ export function blocklistPages(app: DashboardApp, ctx: AppContext): void {
             <Table
               caption="Blocklist entries"
               columns={['Type', 'Value', 'Added', 'Actions']}
-              rows={page.data.map((e) => (
-                <tr>
-                  <Cell text={TYPES.find(([t]) => t === e.type)?.[1] ?? e.type} />
-                  <Cell class="mono" text={e.value} />
-                  <td>
-                    <Time ms={e.created_at} timeZone={brand.timezone} />
-                  </td>
-                  <td>
+              rows={page.data.map((e) => [
+                { text: TYPES.find(([t]) => t === e.type)?.[1] ?? e.type },
+                { class: 'mono', text: e.value },
+                { html: <Time ms={e.created_at} timeZone={brand.timezone} /> },
+                {
+                  html: (
                     <ActionButton
                       csrf={session.csrfToken}
                       action={`/dashboard/settings/blocklist/${e.id}/delete`}
@@ -77,9 +75,9 @@ export function blocklistPages(app: DashboardApp, ctx: AppContext): void {
                       small
                       tone="secondary"
                     />
-                  </td>
-                </tr>
-              ))}
+                  ),
+                },
+              ])}
               empty={<EmptyState title="The blocklist is empty" />}
             />
             <Pager path="/dashboard/settings/blocklist" query={{ cursor }} nextCursor={page.nextCursor} />

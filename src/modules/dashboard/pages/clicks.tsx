@@ -14,7 +14,7 @@ import { offerMenu, offerNames, partnerMenu, partnerNames, recentClicks } from '
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BackLink, Badge, EmptyState, Pager, Prop, Time } from '../views/components.js';
-import { Cell, num, Table } from '../views/table.js';
+import { num, Table } from '../views/table.js';
 import { Menu } from './conversions.js';
 
 const PAGE_SIZE = 50;
@@ -86,34 +86,38 @@ export function clickPages(app: DashboardApp, ctx: AppContext): void {
             caption="Clicks"
             class="wide"
             columns={['Time', 'Offer', 'Partner', 'Country', 'Device', 'Referrer', num('Fraud score'), 'Sub ids']}
-            rows={page.data.map((c) => (
-              <tr>
-                <td>
-                  <a href={`/dashboard/clicks/${c.id}`}>
-                    <Time ms={c.created_at} timeZone={brand.timezone} />
-                  </a>
-                  <br />
-                  <span class="muted small mono" safe>
-                    {c.id}
-                  </span>
-                </td>
-                <Cell text={offerName.get(c.offer_id) ?? c.offer_id} />
-                <Cell text={partnerName.get(c.partner_id) ?? c.partner_id} />
-                <td>
-                  {escapeHtml(country(c.country) ?? '—')}
-                  <br />
-                  <span class="muted small mono" safe>
-                    {c.ip}
-                  </span>
-                </td>
-                <Cell class="small" text={device(c) ?? '—'} />
-                <Cell class="small url" text={c.referrer_host ?? '—'} />
-                <td class="num">
-                  <RiskCell click={c} />
-                </td>
-                <Cell class="mono small url" text={subIds(c) ?? '—'} />
-              </tr>
-            ))}
+            rows={page.data.map((c) => [
+              {
+                html: (
+                  <>
+                    <a href={`/dashboard/clicks/${c.id}`}>
+                      <Time ms={c.created_at} timeZone={brand.timezone} />
+                    </a>
+                    <br />
+                    <span class="muted small mono" safe>
+                      {c.id}
+                    </span>
+                  </>
+                ),
+              },
+              { text: offerName.get(c.offer_id) ?? c.offer_id },
+              { text: partnerName.get(c.partner_id) ?? c.partner_id },
+              {
+                html: (
+                  <>
+                    {escapeHtml(country(c.country) ?? '—')}
+                    <br />
+                    <span class="muted small mono" safe>
+                      {c.ip}
+                    </span>
+                  </>
+                ),
+              },
+              { class: 'small', text: device(c) ?? '—' },
+              { class: 'small url', text: c.referrer_host ?? '—' },
+              { class: 'num', html: <RiskCell click={c} /> },
+              { class: 'mono small url', text: subIds(c) ?? '—' },
+            ])}
             empty={
               <EmptyState title={filtered ? 'No clicks match these filters' : 'No clicks yet'}>
                 Clicks appear as partners' tracking links are followed.

@@ -18,7 +18,7 @@ import {
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { ActionButton, BackLink, Badge, CsrfField, EmptyState, link, Pager, Prop, Time } from '../views/components.js';
-import { Cell, num, Table } from '../views/table.js';
+import { num, Table } from '../views/table.js';
 import { conversionDecisionRoutes } from './conversionDecisions.js';
 import { ConversionListQuery, conversionExportRoute, conversionFilterOf } from './conversionExport.js';
 
@@ -145,46 +145,54 @@ function ConversionRows(props: {
         'Txn id',
         'Decide',
       ]}
-      rows={props.rows.map((c) => (
-        <tr>
-          <td>
-            {c.status === 'pending' ? (
-              <input type="checkbox" name="ids" value={c.id} data-row aria-label={`Select conversion ${c.id}`} />
-            ) : (
-              ''
-            )}
-          </td>
-          <td>
-            <a href={`/dashboard/conversions/${c.id}`}>
-              <Time ms={c.created_at} timeZone={props.timeZone} />
-            </a>
-            <br />
-            <span class="muted small mono" safe>
-              {c.id}
-            </span>
-          </td>
-          <Cell text={props.offers.get(c.offer_id) ?? c.offer_id} />
-          <Cell text={props.partners.get(c.partner_id) ?? c.partner_id} />
-          <td>
-            <StatusCell conversion={c} timeZone={props.timeZone} />
-          </td>
-          <Cell class="num" text={money(c.revenue_cents, c.currency)} />
-          <Cell class="num" text={money(c.payout_cents, c.currency)} />
-          <Cell class="mono small" text={c.external_txn_id} />
-          <td>
-            {c.status === 'pending' ? (
-              <div class="actions">
-                <button type="submit" name="approve" value={c.id} class="small" aria-label={`Approve ${c.id}`}>
-                  Approve
-                </button>
-                <RowReject id={c.id} />
-              </div>
-            ) : (
-              ''
-            )}
-          </td>
-        </tr>
-      ))}
+      rows={props.rows.map((c) => [
+        {
+          html: (
+            <>
+              {c.status === 'pending' ? (
+                <input type="checkbox" name="ids" value={c.id} data-row aria-label={`Select conversion ${c.id}`} />
+              ) : (
+                ''
+              )}
+            </>
+          ),
+        },
+        {
+          html: (
+            <>
+              <a href={`/dashboard/conversions/${c.id}`}>
+                <Time ms={c.created_at} timeZone={props.timeZone} />
+              </a>
+              <br />
+              <span class="muted small mono" safe>
+                {c.id}
+              </span>
+            </>
+          ),
+        },
+        { text: props.offers.get(c.offer_id) ?? c.offer_id },
+        { text: props.partners.get(c.partner_id) ?? c.partner_id },
+        { html: <StatusCell conversion={c} timeZone={props.timeZone} /> },
+        { class: 'num', text: money(c.revenue_cents, c.currency) },
+        { class: 'num', text: money(c.payout_cents, c.currency) },
+        { class: 'mono small', text: c.external_txn_id },
+        {
+          html: (
+            <>
+              {c.status === 'pending' ? (
+                <div class="actions">
+                  <button type="submit" name="approve" value={c.id} class="small" aria-label={`Approve ${c.id}`}>
+                    Approve
+                  </button>
+                  <RowReject id={c.id} />
+                </div>
+              ) : (
+                ''
+              )}
+            </>
+          ),
+        },
+      ])}
       empty={props.empty}
     />
   );

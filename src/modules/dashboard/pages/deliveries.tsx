@@ -26,7 +26,7 @@ import {
 import { type DashboardApp, render, runAction } from '../respond.js';
 import { safeDashboardPath, sessionOf } from '../session.js';
 import { ActionButton, BackLink, Badge, EmptyState, Pager, Prop, Time } from '../views/components.js';
-import { Cell, num, Table } from '../views/table.js';
+import { num, Table } from '../views/table.js';
 import { Menu } from './conversions.js';
 
 const PAGE_SIZE = 50;
@@ -113,68 +113,78 @@ function DeliveryTable(props: {
       columns={['Queued', 'Event', 'Target', 'Status', 'Last answer', num('Attempts'), 'Next attempt']}
       rows={props.rows.map((d) => {
         const last = props.attempts.get(d.id);
-        return (
-          <tr>
-            <td>
-              <a href={`/dashboard/deliveries/${d.id}`}>
-                <Time ms={d.created_at} timeZone={props.timeZone} />
-              </a>
-              <br />
-              <span class="muted small mono" safe>
-                {d.id}
-              </span>
-            </td>
-            <td>
-              {escapeHtml(d.event)}
-              <br />
-              <span class="muted small" safe>
-                {d.kind}
-              </span>
-            </td>
-            <Cell
-              class="mono small url"
-              text={d.target_url ?? props.targets.get(d.subscription_id) ?? d.subscription_id}
-            />
-            <td>
-              <DeliveryStatus d={d} />
-            </td>
-            <td class="url">
-              {last ? (
-                <>
-                  <span class="mono" safe>{`${last.status_code ?? 'no answer'} · ${count(last.latency_ms)} ms`}</span>
-                  {last.error ? (
-                    <>
-                      <br />
-                      <span class="small muted" safe>
-                        {last.error}
-                      </span>
-                    </>
-                  ) : (
-                    ''
-                  )}
-                </>
-              ) : (
-                <span class="muted">not tried yet</span>
-              )}
-            </td>
-            <Cell class="num" text={count(d.attempt_count)} />
-            <td>
-              {d.next_attempt_at === null ? '—' : <Time ms={d.next_attempt_at} timeZone={props.timeZone} />}
-              {d.status === 'retry_scheduled' ? (
-                <ActionButton
-                  csrf={props.csrf}
-                  action={`/dashboard/deliveries/${d.id}/retry`}
-                  label="Retry now"
-                  tone="secondary"
-                  small
-                  fields={{ back: props.back }}
-                />
-              ) : (
-                ''
-              )}
-            </td>
-          </tr>
-        );
+        return [
+          {
+            html: (
+              <>
+                <a href={`/dashboard/deliveries/${d.id}`}>
+                  <Time ms={d.created_at} timeZone={props.timeZone} />
+                </a>
+                <br />
+                <span class="muted small mono" safe>
+                  {d.id}
+                </span>
+              </>
+            ),
+          },
+          {
+            html: (
+              <>
+                {escapeHtml(d.event)}
+                <br />
+                <span class="muted small" safe>
+                  {d.kind}
+                </span>
+              </>
+            ),
+          },
+          { class: 'mono small url', text: d.target_url ?? props.targets.get(d.subscription_id) ?? d.subscription_id },
+          { html: <DeliveryStatus d={d} /> },
+          {
+            class: 'url',
+            html: (
+              <>
+                {last ? (
+                  <>
+                    <span class="mono" safe>{`${last.status_code ?? 'no answer'} · ${count(last.latency_ms)} ms`}</span>
+                    {last.error ? (
+                      <>
+                        <br />
+                        <span class="small muted" safe>
+                          {last.error}
+                        </span>
+                      </>
+                    ) : (
+                      ''
+                    )}
+                  </>
+                ) : (
+                  <span class="muted">not tried yet</span>
+                )}
+              </>
+            ),
+          },
+          { class: 'num', text: count(d.attempt_count) },
+          {
+            html: (
+              <>
+                {d.next_attempt_at === null ? '—' : <Time ms={d.next_attempt_at} timeZone={props.timeZone} />}
+                {d.status === 'retry_scheduled' ? (
+                  <ActionButton
+                    csrf={props.csrf}
+                    action={`/dashboard/deliveries/${d.id}/retry`}
+                    label="Retry now"
+                    tone="secondary"
+                    small
+                    fields={{ back: props.back }}
+                  />
+                ) : (
+                  ''
+                )}
+              </>
+            ),
+          },
+        ];
       })}
       empty={props.empty}
     />
@@ -413,40 +423,42 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
           <Table
             caption="Attempts, newest first"
             columns={[num('#'), 'Time', 'Status code', num('Latency'), 'Response body / error']}
-            rows={[...attempts].reverse().map((a) => (
-              <tr>
-                <th scope="row" class="num">
-                  {a.number}
-                </th>
-                <td>
-                  <Time ms={a.attempted_at} timeZone={tz} />
-                </td>
-                <td>
-                  {a.status_code === null ? (
-                    <span class="muted">no answer</span>
-                  ) : (
-                    <Badge
-                      status={a.status_code >= 200 && a.status_code < 300 ? 'succeeded' : 'failed'}
-                      label={String(a.status_code)}
-                    />
-                  )}
-                </td>
-                <Cell class="num" text={`${count(a.latency_ms)} ms`} />
-                <td>
-                  {escapeHtml(a.error ?? '')}
-                  {a.response_body ? (
-                    <pre tabindex="0" safe>
-                      {a.response_body}
-                    </pre>
-                  ) : a.error ? (
-                    ''
-                  ) : (
-                    <span class="muted">empty body</span>
-                  )}
-                  <AttemptHeaders attempt={a} />
-                </td>
-              </tr>
-            ))}
+            rows={[...attempts].reverse().map((a) => [
+              { rowHeader: true, class: 'num', text: a.number },
+              { html: <Time ms={a.attempted_at} timeZone={tz} /> },
+              {
+                html: (
+                  <>
+                    {a.status_code === null ? (
+                      <span class="muted">no answer</span>
+                    ) : (
+                      <Badge
+                        status={a.status_code >= 200 && a.status_code < 300 ? 'succeeded' : 'failed'}
+                        label={String(a.status_code)}
+                      />
+                    )}
+                  </>
+                ),
+              },
+              { class: 'num', text: `${count(a.latency_ms)} ms` },
+              {
+                html: (
+                  <>
+                    {escapeHtml(a.error ?? '')}
+                    {a.response_body ? (
+                      <pre tabindex="0" safe>
+                        {a.response_body}
+                      </pre>
+                    ) : a.error ? (
+                      ''
+                    ) : (
+                      <span class="muted">empty body</span>
+                    )}
+                    <AttemptHeaders attempt={a} />
+                  </>
+                ),
+              },
+            ])}
             empty={
               <EmptyState title="No attempts yet">The first attempt is made right after the event commits.</EmptyState>
             }

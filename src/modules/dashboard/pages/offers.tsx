@@ -16,8 +16,8 @@ import { NO_NUMBERS, type Numbers, numbersBy } from '../repository.js';
 import { type DashboardApp, formError, render, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, BackLink, Badge, CopyField, EmptyState, Pager, Tabs, Time } from '../views/components.js';
-import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, NumberCells, numbersRange } from '../views/numbers.js';
-import { Cell, Table } from '../views/table.js';
+import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, numberCells, numbersRange } from '../views/numbers.js';
+import { Table } from '../views/table.js';
 import { OfferForm, OfferFormView, offerInput, offerValues } from './offerForm.js';
 
 const PAGE_SIZE = 25;
@@ -46,28 +46,29 @@ function OfferTable(props: {
     <Table
       caption={`Offers, numbers of the last ${NUMBERS_DAYS} days`}
       columns={['Offer', 'Status', ...NUMBER_COLUMNS, 'Per conversion', 'Approval', 'Caps']}
-      rows={props.offers.map((o) => (
-        <tr>
-          <th scope="row">
-            <a href={`/dashboard/offers/${o.id}`} safe>
-              {o.name}
-            </a>
-            <br />
-            <span class="muted small mono" safe>
-              {o.id}
-            </span>
-          </th>
-          <td>
-            <Badge status={o.status} />
-          </td>
-          <NumberCells n={props.numbers.get(o.id) ?? NO_NUMBERS} currency={props.currency} />
-          <Cell class="num" text={`${money(o.revenue_cents, o.currency)} / ${money(o.payout_cents, o.currency)}`} />
-          <Cell
-            text={`starts ${o.conversion_status}${o.hold_seconds === null ? '' : `, auto after ${duration(o.hold_seconds)}`}`}
-          />
-          <Cell text={capsSummary(o)} />
-        </tr>
-      ))}
+      rows={props.offers.map((o) => [
+        {
+          rowHeader: true,
+          html: (
+            <>
+              <a href={`/dashboard/offers/${o.id}`} safe>
+                {o.name}
+              </a>
+              <br />
+              <span class="muted small mono" safe>
+                {o.id}
+              </span>
+            </>
+          ),
+        },
+        { html: <Badge status={o.status} /> },
+        ...numberCells(props.numbers.get(o.id) ?? NO_NUMBERS, props.currency),
+        { class: 'num', text: `${money(o.revenue_cents, o.currency)} / ${money(o.payout_cents, o.currency)}` },
+        {
+          text: `starts ${o.conversion_status}${o.hold_seconds === null ? '' : `, auto after ${duration(o.hold_seconds)}`}`,
+        },
+        { text: capsSummary(o) },
+      ])}
       empty={props.empty}
     />
   );
@@ -186,23 +187,26 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
       <Table
         caption="Tracking links"
         columns={['Partner', 'Tracking link']}
-        rows={partners.data.map((p) => (
-          <tr>
-            <th scope="row">
+        rows={partners.data.map((p) => [
+          {
+            rowHeader: true,
+            html: (
               <a href={`/dashboard/partners/${p.id}`} safe>
                 {p.name}
               </a>
-            </th>
-            <td>
+            ),
+          },
+          {
+            html: (
               <CopyField
                 id={`link-${p.id}`}
                 label={`Tracking link for ${p.name}`}
                 value={base + p.id}
                 visibleLabel={false}
               />
-            </td>
-          </tr>
-        ))}
+            ),
+          },
+        ])}
         empty={
           <EmptyState title="No active partners yet">
             Approve applicants on the <a href="/dashboard/partners?status=applicant">Partners</a> page.

@@ -21,7 +21,7 @@ import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
 import { Badge, EmptyState, Time } from '../views/components.js';
-import { Cell, num, Table } from '../views/table.js';
+import { num, Table } from '../views/table.js';
 
 const RANGE_DAYS = 30;
 const ATTENTION_ROWS = 5;
@@ -114,14 +114,12 @@ function TopTable(props: {
         caption={`${props.heading}, last ${RANGE_DAYS} days, by clicks`}
         showCaption
         columns={[props.column, num('Clicks'), num('Share'), num('Conversions')]}
-        rows={top.map((v) => (
-          <tr>
-            <Cell text={name(v.value)} />
-            <Cell class="num" text={count(v.clicks)} />
-            <Cell class="num" text={clicks > 0 ? percent(v.clicks / clicks) : '—'} />
-            <Cell class="num" text={count(v.conversions)} />
-          </tr>
-        ))}
+        rows={top.map((v) => [
+          { text: name(v.value) },
+          { class: 'num', text: count(v.clicks) },
+          { class: 'num', text: clicks > 0 ? percent(v.clicks / clicks) : '—' },
+          { class: 'num', text: count(v.conversions) },
+        ])}
         empty={<EmptyState title="No clicks yet">Clicks of the last {RANGE_DAYS} days appear here.</EmptyState>}
       />
     </section>
@@ -177,18 +175,18 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
         caption={`${count(pendingTotal)} pending in total`}
         showCaption
         columns={['Recorded', 'Offer', 'Partner', num('Revenue')]}
-        rows={pending.map((c) => (
-          <tr>
-            <td>
+        rows={pending.map((c) => [
+          {
+            html: (
               <a href={`/dashboard/conversions/${c.id}`}>
                 <Time ms={c.created_at} timeZone={tz} />
               </a>
-            </td>
-            <Cell text={offers.get(c.offer_id) ?? c.offer_id} />
-            <Cell text={partners.get(c.partner_id) ?? c.partner_id} />
-            <Cell class="num" text={money(c.revenue_cents, c.currency)} />
-          </tr>
-        ))}
+            ),
+          },
+          { text: offers.get(c.offer_id) ?? c.offer_id },
+          { text: partners.get(c.partner_id) ?? c.partner_id },
+          { class: 'num', text: money(c.revenue_cents, c.currency) },
+        ])}
         empty={<EmptyState title="Nothing to review">Every conversion has been decided.</EmptyState>}
       />
     );
@@ -197,23 +195,25 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
         caption={`Score above ${brand.fraud_threshold}`}
         showCaption
         columns={['Time', 'Partner', 'IP', num('Score'), 'Signals']}
-        rows={risky.map((c) => (
-          <tr>
-            <td>
+        rows={risky.map((c) => [
+          {
+            html: (
               <a href={`/dashboard/clicks/${c.id}`}>
                 <Time ms={c.created_at} timeZone={tz} />
               </a>
-            </td>
-            <td>
+            ),
+          },
+          {
+            html: (
               <a href={`/dashboard/partners/${c.partner_id}`} safe>
                 {partners.get(c.partner_id) ?? c.partner_id}
               </a>
-            </td>
-            <Cell class="mono" text={c.ip} />
-            <Cell class="num" text={c.fraud_score} />
-            <Cell text={fraudSignals(c.fraud_signals)} />
-          </tr>
-        ))}
+            ),
+          },
+          { class: 'mono', text: c.ip },
+          { class: 'num', text: c.fraud_score },
+          { text: fraudSignals(c.fraud_signals) },
+        ])}
         empty={
           <EmptyState title="No high-risk clicks">
             No click scored above the threshold of {brand.fraud_threshold}.
@@ -226,24 +226,27 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
         caption="Failed or retrying deliveries, last 7 days"
         showCaption
         columns={['Endpoint', num('Failing'), 'Last failure']}
-        rows={failing.map((s) => (
-          <tr>
-            <td>
-              <a href={`/dashboard/webhooks/${s.id}`} class="mono" safe>
-                {s.url}
-              </a>{' '}
-              {s.status === 'disabled' ? <Badge status="disabled" /> : ''}
-            </td>
-            <td class="num">
+        rows={failing.map((s) => [
+          {
+            html: (
+              <>
+                <a href={`/dashboard/webhooks/${s.id}`} class="mono" safe>
+                  {s.url}
+                </a>{' '}
+                {s.status === 'disabled' ? <Badge status="disabled" /> : ''}
+              </>
+            ),
+          },
+          {
+            class: 'num',
+            html: (
               <a href="/dashboard/deliveries?status=failed" safe>
                 {count(s.failing)}
               </a>
-            </td>
-            <td>
-              <Time ms={s.last_at} timeZone={tz} />
-            </td>
-          </tr>
-        ))}
+            ),
+          },
+          { html: <Time ms={s.last_at} timeZone={tz} /> },
+        ])}
         empty={<EmptyState title="All subscriptions healthy">No failed deliveries in the last 7 days.</EmptyState>}
       />
     );

@@ -11,7 +11,7 @@ import { FormBody, IdParams } from '../forms.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { ActionButton, BackLink, CopyField, Time } from '../views/components.js';
-import { Cell, num, Table } from '../views/table.js';
+import { num, Table } from '../views/table.js';
 
 /** "Payable $12.50 · €3.00": what the brand owes a partner now, per currency, never summed. */
 export function BalanceCell({ balances }: { balances: PartnerBalance[] }) {
@@ -50,15 +50,13 @@ export function PartnerPortalPanel(props: {
       <Table
         caption="Balance per currency"
         columns={['Currency', num('Pending'), num('Payable'), num('In a payout'), num('Paid')]}
-        rows={props.balances.map((b) => (
-          <tr>
-            <Cell text={b.currency} />
-            <Cell class="num" text={money(b.pendingCents, b.currency)} />
-            <Cell class="num" text={money(b.payableCents, b.currency)} />
-            <Cell class="num" text={money(b.inPayoutCents, b.currency)} />
-            <Cell class="num" text={money(b.paidCents, b.currency)} />
-          </tr>
-        ))}
+        rows={props.balances.map((b) => [
+          { text: b.currency },
+          { class: 'num', text: money(b.pendingCents, b.currency) },
+          { class: 'num', text: money(b.payableCents, b.currency) },
+          { class: 'num', text: money(b.inPayoutCents, b.currency) },
+          { class: 'num', text: money(b.paidCents, b.currency) },
+        ])}
       />
       <p>
         <a href={`/dashboard/payouts?partnerId=${props.partnerId}`}>Payouts of this partner</a>

@@ -15,7 +15,7 @@ import { Field, FormBody, IdParams, ListField, text, validateAgainst } from '../
 import { type DashboardApp, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, CsrfField } from '../views/components.js';
-import { Cell, Table } from '../views/table.js';
+import { Table } from '../views/table.js';
 
 const PartnerForm = FormBody({ name: Field, email: Field, website: Field });
 const PostbackForm = FormBody({ url: Field, offerId: Field, events: ListField });
@@ -120,12 +120,12 @@ export function PostbackTable(props: {
       caption="Postback URLs"
       class="wide"
       columns={['URL template', 'Offer', 'Events', 'Actions']}
-      rows={props.templates.map((t) => (
-        <tr>
-          <Cell class="mono small url" text={t.url} />
-          <Cell text={props.offerLabel(t.offer_id)} />
-          <Cell text={(JSON.parse(t.events) as string[]).join(', ')} />
-          <td>
+      rows={props.templates.map((t) => [
+        { class: 'mono small url', text: t.url },
+        { text: props.offerLabel(t.offer_id) },
+        { text: (JSON.parse(t.events) as string[]).join(', ') },
+        {
+          html: (
             <div class="actions">
               <a class="btn secondary small" href={`${base}?edit=${t.id}#postback-form`}>
                 Edit
@@ -140,9 +140,9 @@ export function PostbackTable(props: {
                 confirm="Delete this postback URL? The partner stops hearing about conversions on it."
               />
             </div>
-          </td>
-        </tr>
-      ))}
+          ),
+        },
+      ])}
       empty={props.empty}
     />
   );

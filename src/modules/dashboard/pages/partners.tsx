@@ -35,8 +35,8 @@ import {
   Tabs,
   Time,
 } from '../views/components.js';
-import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, NumberCells, numbersRange } from '../views/numbers.js';
-import { Cell, num, Table } from '../views/table.js';
+import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, numberCells, numbersRange } from '../views/numbers.js';
+import { num, Table } from '../views/table.js';
 import { BalanceCell, PartnerPortalPanel } from './partnerPortal.js';
 import { AddPartnerForm, PostbackFormView, PostbackTable, partnerSetupRoutes } from './partnerSetup.js';
 
@@ -148,55 +148,62 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
             caption={`Partners, numbers of the last ${NUMBERS_DAYS} days`}
             class="wide"
             columns={['Partner', 'Status', ...NUMBER_COLUMNS, 'Applied', 'Owed', 'Actions']}
-            rows={page.data.map((p) => (
-              <tr>
-                <th scope="row">
-                  <a href={`/dashboard/partners/${p.id}`} safe>
-                    {p.name}
-                  </a>
-                  <br />
-                  <span class="muted small" safe>
-                    {p.email}
-                  </span>
-                </th>
-                <td>
-                  <Badge status={p.status} />
-                  {p.ban_reason ? (
-                    <>
-                      <br />
-                      <span class="small muted" safe>
-                        {p.ban_reason}
-                      </span>
-                    </>
-                  ) : (
-                    ''
-                  )}
-                </td>
-                <NumberCells n={numbers.get(p.id) ?? NO_NUMBERS} currency={brand.currency} />
-                <td>
-                  <Time ms={p.created_at} timeZone={brand.timezone} />
-                </td>
-                <td>
-                  <BalanceCell balances={balances.filter((b) => b.partnerId === p.id)} />
-                </td>
-                <td>
-                  {p.status === 'applicant' ? (
-                    <div class="actions">
-                      <ActionButton
-                        csrf={session.csrfToken}
-                        action={`/dashboard/partners/${p.id}/approve`}
-                        label="Approve"
-                        small
-                        fields={{ back }}
-                      />
-                      <BanFormView csrf={session.csrfToken} partner={p} back={back} />
-                    </div>
-                  ) : (
-                    <a href={`/dashboard/partners/${p.id}`}>Details</a>
-                  )}
-                </td>
-              </tr>
-            ))}
+            rows={page.data.map((p) => [
+              {
+                rowHeader: true,
+                html: (
+                  <>
+                    <a href={`/dashboard/partners/${p.id}`} safe>
+                      {p.name}
+                    </a>
+                    <br />
+                    <span class="muted small" safe>
+                      {p.email}
+                    </span>
+                  </>
+                ),
+              },
+              {
+                html: (
+                  <>
+                    <Badge status={p.status} />
+                    {p.ban_reason ? (
+                      <>
+                        <br />
+                        <span class="small muted" safe>
+                          {p.ban_reason}
+                        </span>
+                      </>
+                    ) : (
+                      ''
+                    )}
+                  </>
+                ),
+              },
+              ...numberCells(numbers.get(p.id) ?? NO_NUMBERS, brand.currency),
+              { html: <Time ms={p.created_at} timeZone={brand.timezone} /> },
+              { html: <BalanceCell balances={balances.filter((b) => b.partnerId === p.id)} /> },
+              {
+                html: (
+                  <>
+                    {p.status === 'applicant' ? (
+                      <div class="actions">
+                        <ActionButton
+                          csrf={session.csrfToken}
+                          action={`/dashboard/partners/${p.id}/approve`}
+                          label="Approve"
+                          small
+                          fields={{ back }}
+                        />
+                        <BanFormView csrf={session.csrfToken} partner={p} back={back} />
+                      </div>
+                    ) : (
+                      <a href={`/dashboard/partners/${p.id}`}>Details</a>
+                    )}
+                  </>
+                ),
+              },
+            ])}
             empty={
               <EmptyState title={status === 'applicant' ? 'No applications waiting' : 'No partners here yet'}>
                 Partners apply through your public form:{' '}
@@ -245,21 +252,19 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
       <Table
         caption="Recent postback sends"
         columns={['Queued', 'Event', 'Status', num('Attempts'), 'URL']}
-        rows={sends.map((d) => (
-          <tr>
-            <td>
+        rows={sends.map((d) => [
+          {
+            html: (
               <a href={`/dashboard/deliveries/${d.id}`}>
                 <Time ms={d.created_at} timeZone={tz} />
               </a>
-            </td>
-            <Cell text={d.event} />
-            <td>
-              <Badge status={d.status} />
-            </td>
-            <Cell class="num" text={d.attempt_count} />
-            <Cell class="mono small" text={d.target_url} />
-          </tr>
-        ))}
+            ),
+          },
+          { text: d.event },
+          { html: <Badge status={d.status} /> },
+          { class: 'num', text: d.attempt_count },
+          { class: 'mono small', text: d.target_url },
+        ])}
         empty={
           <EmptyState title="No postbacks sent yet">
             Sends appear here as this partner’s conversions are recorded and decided.
@@ -270,23 +275,26 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
     const links = (
       <Table
         caption="Tracking links"
-        rows={offerPage.data.map((o) => (
-          <tr>
-            <th scope="row">
+        rows={offerPage.data.map((o) => [
+          {
+            rowHeader: true,
+            html: (
               <a href={`/dashboard/offers/${o.id}`} safe>
                 {o.name}
               </a>
-            </th>
-            <td>
+            ),
+          },
+          {
+            html: (
               <CopyField
                 id={`link-${o.id}`}
                 label={`Tracking link for ${o.name}`}
                 value={`${ctx.config.publicUrl}/t/${o.id}/${partner.id}`}
                 visibleLabel={false}
               />
-            </td>
-          </tr>
-        ))}
+            ),
+          },
+        ])}
         empty={<EmptyState title="No active offers" />}
       />
     );

@@ -19,7 +19,7 @@ import { Choice, Cursor, Field, FormBody, IdParams, Problems, Query, text } from
 import { type DashboardApp, render, runAction } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { ActionButton, BackLink, Badge, CsrfField, EmptyState, Pager, Prop, Tabs, Time } from '../views/components.js';
-import { Cell, num, Table } from '../views/table.js';
+import { num, Table } from '../views/table.js';
 
 const PAGE_SIZE = 25;
 const STATUSES = ['created', 'paid', 'cancelled'] as const;
@@ -106,31 +106,27 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
           <Table
             caption="Payouts"
             columns={['Payout', 'Partner', 'Status', num('Amount'), num('Conversions'), 'Up to', 'Created']}
-            rows={page.data.map((p) => (
-              <tr>
-                <td>
+            rows={page.data.map((p) => [
+              {
+                html: (
                   <a href={`/dashboard/payouts/${p.id}`} class="mono small" safe>
                     {p.id}
                   </a>
-                </td>
-                <td>
+                ),
+              },
+              {
+                html: (
                   <a href={`/dashboard/partners/${p.partner_id}`} safe>
                     {names.get(p.partner_id) ?? p.partner_id}
                   </a>
-                </td>
-                <td>
-                  <PayoutBadge status={p.status} />
-                </td>
-                <Cell class="num" text={money(p.amount_cents, p.currency)} />
-                <Cell class="num" text={count(p.conversion_count)} />
-                <td>
-                  <Time ms={p.up_to} timeZone={brand.timezone} />
-                </td>
-                <td>
-                  <Time ms={p.created_at} timeZone={brand.timezone} />
-                </td>
-              </tr>
-            ))}
+                ),
+              },
+              { html: <PayoutBadge status={p.status} /> },
+              { class: 'num', text: money(p.amount_cents, p.currency) },
+              { class: 'num', text: count(p.conversion_count) },
+              { html: <Time ms={p.up_to} timeZone={brand.timezone} /> },
+              { html: <Time ms={p.created_at} timeZone={brand.timezone} /> },
+            ])}
             empty={<EmptyState title="No payouts yet">Create a run above once conversions are approved.</EmptyState>}
           />
           <Pager path="/dashboard/payouts" query={{ status, partnerId, cursor }} nextCursor={page.nextCursor} />
@@ -170,14 +166,12 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
             caption="What this run will pay"
             showCaption
             columns={['Partner', 'Currency', num('Amount'), num('Conversions')]}
-            rows={preview.data.map((l) => (
-              <tr>
-                <Cell text={l.partnerName} />
-                <Cell text={l.currency} />
-                <Cell class="num" text={money(l.amountCents, l.currency)} />
-                <Cell class="num" text={count(l.conversionCount)} />
-              </tr>
-            ))}
+            rows={preview.data.map((l) => [
+              { text: l.partnerName },
+              { text: l.currency },
+              { class: 'num', text: money(l.amountCents, l.currency) },
+              { class: 'num', text: count(l.conversionCount) },
+            ])}
             empty={
               <EmptyState title="Nothing to pay">
                 No approved conversion up to this day is waiting for a payout.
@@ -194,13 +188,11 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
               caption="Below the minimum (left for a later run)"
               showCaption
               columns={['Partner', 'Currency', num('Amount')]}
-              rows={preview.belowMinimum.map((l) => (
-                <tr>
-                  <Cell text={l.partnerName} />
-                  <Cell text={l.currency} />
-                  <Cell class="num" text={money(l.amountCents, l.currency)} />
-                </tr>
-              ))}
+              rows={preview.belowMinimum.map((l) => [
+                { text: l.partnerName },
+                { text: l.currency },
+                { class: 'num', text: money(l.amountCents, l.currency) },
+              ])}
             />
           ) : (
             ''
@@ -306,15 +298,11 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
             caption="Conversions in this payout"
             showCaption
             columns={['Conversion', 'Approved', num('Amount')]}
-            rows={payout.conversions.map((c) => (
-              <tr>
-                <Cell class="mono small" text={c.conversionId} />
-                <td>
-                  <Time ms={ms(c.approvedAt)} timeZone={tz} />
-                </td>
-                <Cell class="num" text={money(c.amountCents, payout.currency)} />
-              </tr>
-            ))}
+            rows={payout.conversions.map((c) => [
+              { class: 'mono small', text: c.conversionId },
+              { html: <Time ms={ms(c.approvedAt)} timeZone={tz} /> },
+              { class: 'num', text: money(c.amountCents, payout.currency) },
+            ])}
             empty={<EmptyState title="No conversions">A cancelled payout gave its conversions back.</EmptyState>}
           />
         </>
@@ -322,15 +310,19 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
     });
   });
 
-  app.get('/payouts/:id/export.csv', { schema: { params: IdParams } }, async (request, reply) => {
-    const { brand } = sessionOf(request);
-    const payout = await payoutDetail(ctx.db.read, brand.id, request.params.id);
-    if (!payout) return notFound(reply, request, 'payout');
-    return reply
-      .type('text/csv; charset=utf-8')
-      .header('content-disposition', `attachment; filename="${payout.id}.csv"`)
-      .send(payoutCsv(payout));
-  });
+  app.get(
+    '/payouts/:id/export.csv',
+    { schema: { params: IdParams, querystring: Query({}) } },
+    async (request, reply) => {
+      const { brand } = sessionOf(request);
+      const payout = await payoutDetail(ctx.db.read, brand.id, request.params.id);
+      if (!payout) return notFound(reply, request, 'payout');
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', `attachment; filename="${payout.id}.csv"`)
+        .send(payoutCsv(payout));
+    },
+  );
 
   app.post('/payouts/:id/mark-paid', { schema: { params: IdParams, body: PaidForm } }, async (request, reply) => {
     const { brand } = sessionOf(request);

@@ -3,13 +3,15 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { AppContext } from '../../../context.js';
 import { InvalidError } from '../../../errors.js';
 import { ApiError } from '../../../http/errors.js';
-import { currencyDecimals, formatMajorUnits } from '../../../money.js';
+import { formatMajorUnits } from '../../../money.js';
 import type { Report } from '../../reports/schemas.js';
 import { buildReport } from '../../reports/service.js';
 import { Choice, Query, text } from '../forms.js';
 import { offerNames, partnerNames } from '../repository.js';
 
 export const TIME_UNITS = ['day', 'week', 'month'] as const;
+/** EPC is an average of minor units: two more decimals than the currency keep it meaningful (0.0123). */
+const EPC_EXTRA_DECIMALS = 2;
 
 /** What the report form sends; the days' content is the report service's to check. */
 export const ReportQuery = Query({
@@ -124,7 +126,6 @@ export function reportCsv(report: NamedReport): string {
   ];
   const lines = report.data.map((r) => {
     const currency = r.currency;
-    const digits = currencyDecimals(currency);
     const row = r as Record<string, string | number | undefined>;
     const text = [
       ...keys.map((k) => String(row[k] ?? '')),
@@ -142,7 +143,7 @@ export function reportCsv(report: NamedReport): string {
       formatMajorUnits(r.payoutCents, currency),
       formatMajorUnits(r.profitCents, currency),
       r.conversionRate,
-      (r.epcCents / 10 ** digits).toFixed(digits + 2),
+      formatMajorUnits(r.epcCents, currency, EPC_EXTRA_DECIMALS),
       currency,
     ];
     return [...text, ...numbers].join(',');

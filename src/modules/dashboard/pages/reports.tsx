@@ -10,7 +10,7 @@ import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
 import { EmptyState } from '../views/components.js';
 import { FormView } from '../views/form.js';
-import { Cell, num, Table } from '../views/table.js';
+import { num, Table, type TableCell } from '../views/table.js';
 import {
   filterQuery,
   filtersOf,
@@ -27,8 +27,8 @@ const ROWS_PER_PAGE = 100;
 const MAX_BARS = 15;
 const LABELS = { from: 'From', to: 'To', offerId: 'Offer', partnerId: 'Partner', groupBy: 'Grouping' };
 
-function MetricCells({ m, currency }: { m: Metrics; currency: string }) {
-  const cells = [
+function metricCells(m: Metrics, currency: string): TableCell[] {
+  return [
     count(m.clicks),
     count(m.conversions),
     count(m.approved),
@@ -39,14 +39,7 @@ function MetricCells({ m, currency }: { m: Metrics; currency: string }) {
     money(m.profitCents, currency),
     percent(m.conversionRate),
     money(Math.round(m.epcCents), currency),
-  ];
-  return (
-    <>
-      {cells.map((cell) => (
-        <Cell class="num" text={cell} />
-      ))}
-    </>
-  );
+  ].map((text) => ({ class: 'num', text }));
 }
 
 function periodsOf(from: string, to: string, unit: 'day' | 'week' | 'month'): string[] {
@@ -145,27 +138,16 @@ function ReportTable({ report, offset }: { report: NamedReport; offset: number }
           ...(r.offerId !== undefined ? [report.offers.get(r.offerId) ?? r.offerId] : []),
           ...(r.partnerId !== undefined ? [report.partners.get(r.partnerId) ?? r.partnerId] : []),
         ];
-        return (
-          <tr>
-            {keys.map((k) => (
-              <th scope="row" safe>
-                {k}
-              </th>
-            ))}
-            <MetricCells m={r} currency={r.currency} />
-          </tr>
-        );
+        return [...keys.map((k) => ({ rowHeader: true, text: k })), ...metricCells(r, r.currency)];
       })}
-      foot={report.totalsByCurrency
-        .map((t) => (
-          <tr>
-            <th scope="row" colspan={groupCols.length > 0 ? String(groupCols.length) : undefined}>
-              {report.totalsByCurrency.length > 1 ? `Total ${t.currency}` : 'Total'}
-            </th>
-            <MetricCells m={t} currency={t.currency} />
-          </tr>
-        ))
-        .join('')}
+      foot={report.totalsByCurrency.map((t) => [
+        {
+          rowHeader: true,
+          span: groupCols.length > 0 ? groupCols.length : undefined,
+          text: report.totalsByCurrency.length > 1 ? `Total ${t.currency}` : 'Total',
+        },
+        ...metricCells(t, t.currency),
+      ])}
       empty={
         report.groupBy.length > 0 ? (
           <EmptyState title="No activity in this range">Try a longer range or fewer filters.</EmptyState>

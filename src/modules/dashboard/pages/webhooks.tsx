@@ -78,37 +78,40 @@ function SubscriptionTable(props: {
       columns={['Endpoint', 'Events', 'Status', 'Health', 'Signature', 'Created', 'Actions']}
       rows={rows.map((s) => {
         const next = s.status === 'active' ? 'disabled' : 'active';
-        return (
-          <tr>
-            <th scope="row">
-              <a href={`/dashboard/webhooks/${s.id}`} class="mono" safe>
-                {s.url}
-              </a>
-              <br />
-              <span class="muted small mono" safe>
-                {s.id}
-              </span>
-            </th>
-            <td>
-              {(JSON.parse(s.events) as string[]).map((e) => (
-                <>
-                  <span class="badge" safe>
-                    {e}
-                  </span>{' '}
-                </>
-              ))}
-            </td>
-            <td>
-              <Badge status={s.status} />
-            </td>
-            <td>
-              <HealthCell health={props.health.get(s.id)} status={s.status} />
-            </td>
-            <td>{s.secret ? 'Signed' : 'Unsigned'}</td>
-            <td>
-              <Time ms={s.created_at} timeZone={timeZone} />
-            </td>
-            <td>
+        return [
+          {
+            rowHeader: true,
+            html: (
+              <>
+                <a href={`/dashboard/webhooks/${s.id}`} class="mono" safe>
+                  {s.url}
+                </a>
+                <br />
+                <span class="muted small mono" safe>
+                  {s.id}
+                </span>
+              </>
+            ),
+          },
+          {
+            html: (
+              <>
+                {(JSON.parse(s.events) as string[]).map((e) => (
+                  <>
+                    <span class="badge" safe>
+                      {e}
+                    </span>{' '}
+                  </>
+                ))}
+              </>
+            ),
+          },
+          { html: <Badge status={s.status} /> },
+          { html: <HealthCell health={props.health.get(s.id)} status={s.status} /> },
+          { text: s.secret ? 'Signed' : 'Unsigned' },
+          { html: <Time ms={s.created_at} timeZone={timeZone} /> },
+          {
+            html: (
               <div class="actions">
                 <a href={`/dashboard/deliveries?subscription=${s.id}`}>Deliveries</a>
                 <ActionButton
@@ -128,9 +131,9 @@ function SubscriptionTable(props: {
                   confirm={`Delete the subscription to ${s.url} and its delivery log?`}
                 />
               </div>
-            </td>
-          </tr>
-        );
+            ),
+          },
+        ];
       })}
       empty={props.empty}
     />

@@ -5,7 +5,7 @@
 import { addDays, formatDay, localDay, parseDay } from '../../../calendar.js';
 import { count, money } from '../format.js';
 import type { Numbers } from '../repository.js';
-import { Cell, num } from './table.js';
+import { num, type TableCell } from './table.js';
 
 export const NUMBERS_DAYS = 30;
 
@@ -28,14 +28,9 @@ function values(n: Numbers, currency: string): Array<[string, string]> {
   ];
 }
 
-export function NumberCells({ n, currency }: { n: Numbers; currency: string }) {
-  return (
-    <>
-      {values(n, currency).map(([, v]) => (
-        <Cell class="num" text={v} />
-      ))}
-    </>
-  );
+/** The numbers as cells of a table row, under NUMBER_COLUMNS. */
+export function numberCells(n: Numbers, currency: string): TableCell[] {
+  return values(n, currency).map(([, text]) => ({ class: 'num', text }));
 }
 
 export function NumberCards({ n, currency, label }: { n: Numbers; currency: string; label: string }) {

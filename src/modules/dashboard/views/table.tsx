@@ -1,11 +1,12 @@
 /**
- * Data tables: the frame, caption and header row every list shares, and a text cell. Rows
- * stay JSX written by each page (so the XSS check sees them); text cells escape.
+ * Data tables: the frame, caption and header row every list shares, and its rows. A page
+ * gives each row as its cells, in column order: text (escaped here) or markup it built in
+ * JSX itself (so the XSS check sees it).
  *
  * On a phone the stylesheet turns each row into a stacked card: every cell shows its
- * column's name from `data-label`, which this component adds to the rows' cells in column
- * order, so pages never repeat the labels. The frame scrolls sideways only when a wide
- * table does not fit; it is focusable then, so keyboard users can scroll it too.
+ * column's name from `data-label`, which this component gives each cell from `columns`, so
+ * pages never repeat the labels. The frame scrolls sideways only when a wide table does not
+ * fit; it is focusable then, so keyboard users can scroll it too.
  */
 import { escapeHtml } from '@kitajs/html';
 
@@ -21,15 +22,60 @@ export function num(label: string): Column {
 
 const labelOf = (c: Column) => (typeof c === 'string' ? c : c.label);
 
-/** Adds `data-label` to the top-level cells of one rendered row, in column order. */
-function labelCells(row: JSX.Element, labels: string[]): JSX.Element {
-  if (typeof row !== 'string') return row;
-  let index = 0;
-  return row.replace(/<(td|th)(?=[\s>])([^>]*)>/g, (tag, name: string, attributes: string) => {
-    const label = labels[index];
-    index += Number(/colspan="(\d+)"/.exec(attributes)?.[1] ?? 1);
-    return label ? `<${name}${attributes} data-label="${escapeHtml(label)}">` : tag;
-  });
+/**
+ * One cell of a row: `text` (escaped when rendered, `null` shows empty) or `html`, markup the
+ * page built with JSX. `rowHeader` makes it the `<th scope="row">` that names its row; `span`
+ * is how many columns it covers (a totals row's label across the grouping columns).
+ */
+export type TableCell = ({ text: string | number | null; html?: never } | { html: JSX.Element; text?: never }) & {
+  class?: string;
+  rowHeader?: boolean;
+  span?: number;
+};
+
+/** A row: its cells in column order. */
+export type TableRow = TableCell[];
+
+function CellOf({ cell, label }: { cell: TableCell; label: string | undefined }) {
+  const attributes = {
+    class: cell.class,
+    colspan: cell.span === undefined ? undefined : String(cell.span),
+    'data-label': label,
+  };
+  if (cell.html !== undefined) {
+    // Markup the page wrote in JSX, where the XSS check saw it.
+    const html = cell.html as 'safe';
+    return cell.rowHeader ? (
+      <th scope="row" {...attributes}>
+        {html}
+      </th>
+    ) : (
+      <td {...attributes}>{html}</td>
+    );
+  }
+  return cell.rowHeader ? (
+    <th scope="row" {...attributes} safe>
+      {cell.text ?? ''}
+    </th>
+  ) : (
+    <td {...attributes} safe>
+      {cell.text ?? ''}
+    </td>
+  );
+}
+
+/** A row, each cell labelled with the name of the column it starts in. */
+function Row({ cells, labels }: { cells: TableRow; labels: string[] }) {
+  let column = 0;
+  return (
+    <tr>
+      {cells.map((cell) => {
+        const label = labels[column];
+        column += cell.span ?? 1;
+        return <CellOf cell={cell} label={label} />;
+      })}
+    </tr>
+  );
 }
 
 /** The table, or `empty` when there are no rows; `caption` is for screen readers unless shown. */
@@ -37,9 +83,9 @@ export function Table(props: {
   caption: string;
   showCaption?: boolean;
   columns?: Column[];
-  rows: JSX.Element[];
-  /** A totals row. */
-  foot?: JSX.Element;
+  rows: TableRow[];
+  /** Totals rows. */
+  foot?: TableRow[];
   empty?: JSX.Element;
   /** Extra class on the frame (`wide`: long URLs wrap instead of widening the table). */
   class?: string;
@@ -70,8 +116,20 @@ export function Table(props: {
       ) : (
         ''
       )}
-      <tbody>{columns ? rows.map((r) => labelCells(r, labels)) : rows}</tbody>
-      {foot ? <tfoot>{columns ? labelCells(foot, labels) : foot}</tfoot> : ''}
+      <tbody>
+        {rows.map((cells) => (
+          <Row cells={cells} labels={labels} />
+        ))}
+      </tbody>
+      {foot && foot.length > 0 ? (
+        <tfoot>
+          {foot.map((cells) => (
+            <Row cells={cells} labels={labels} />
+          ))}
+        </tfoot>
+      ) : (
+        ''
+      )}
     </table>
   );
   const frameClass = ['table-wrap', props.class].filter(Boolean).join(' ');
@@ -80,14 +138,5 @@ export function Table(props: {
     <section class={frameClass} aria-label={escapeHtml(props.caption)} tabindex="0">
       {table}
     </section>
-  );
-}
-
-/** A cell of text (escaped), e.g. `<Cell class="num" text={money(…)} />`. */
-export function Cell(props: { text: string | number | null; class?: string }) {
-  return (
-    <td class={props.class} safe>
-      {props.text ?? ''}
-    </td>
   );
 }

@@ -5,7 +5,7 @@ import { InvalidError } from '../../../errors.js';
 import { type ApiError, toApiError } from '../../../http/errors.js';
 import { Field, FormBody, IdParams, Query, text } from '../../dashboard/forms.js';
 import { ActionButton, Badge, CopyField, CsrfField, EmptyState, Time } from '../../dashboard/views/components.js';
-import { Cell, Table } from '../../dashboard/views/table.js';
+import { Table } from '../../dashboard/views/table.js';
 import { createPartnerKey, listPartnerKeys, MAX_KEY_NAME_LENGTH, revokePartnerKey } from '../../partnerKeys/service.js';
 import { type PortalApp, renderPortal, runPortalAction } from '../respond.js';
 import { partnerSessionOf } from '../web.js';
@@ -54,35 +54,31 @@ export function apiKeyPages(app: PortalApp, ctx: AppContext): void {
           <Table
             caption="Your API keys"
             columns={['Name', 'Key', 'Created', 'Last used', 'Status', '']}
-            rows={keys.map((k) => (
-              <tr>
-                <Cell text={k.name} />
-                <Cell class="mono" text={`${k.prefix}…`} />
-                <td>
-                  <Time ms={k.created_at} timeZone={tz} />
-                </td>
-                <td>
-                  <Time ms={k.last_used_at} timeZone={tz} />
-                </td>
-                <td>
-                  <Badge status={k.revoked_at === null ? 'active' : 'revoked'} />
-                </td>
-                <td>
-                  {k.revoked_at === null ? (
-                    <ActionButton
-                      csrf={csrf}
-                      action={`/portal/api-keys/${k.id}/revoke`}
-                      label="Revoke"
-                      tone="danger"
-                      small
-                      confirm="Revoke this key? Programs using it stop working."
-                    />
-                  ) : (
-                    ''
-                  )}
-                </td>
-              </tr>
-            ))}
+            rows={keys.map((k) => [
+              { text: k.name },
+              { class: 'mono', text: `${k.prefix}…` },
+              { html: <Time ms={k.created_at} timeZone={tz} /> },
+              { html: <Time ms={k.last_used_at} timeZone={tz} /> },
+              { html: <Badge status={k.revoked_at === null ? 'active' : 'revoked'} /> },
+              {
+                html: (
+                  <>
+                    {k.revoked_at === null ? (
+                      <ActionButton
+                        csrf={csrf}
+                        action={`/portal/api-keys/${k.id}/revoke`}
+                        label="Revoke"
+                        tone="danger"
+                        small
+                        confirm="Revoke this key? Programs using it stop working."
+                      />
+                    ) : (
+                      ''
+                    )}
+                  </>
+                ),
+              },
+            ])}
             empty={<EmptyState title="No API key yet." />}
           />
           <h2>Create a key</h2>

@@ -7,7 +7,7 @@ import { toPage } from '../../../http/pagination.js';
 import { money } from '../../dashboard/format.js';
 import { Choice, Cursor, Query } from '../../dashboard/forms.js';
 import { Badge, EmptyState, Pager, Time } from '../../dashboard/views/components.js';
-import { Cell, num, Table } from '../../dashboard/views/table.js';
+import { num, Table } from '../../dashboard/views/table.js';
 import { listOffers } from '../../offers/repository.js';
 import { partnerConversions } from '../partnerData.js';
 import { type PortalApp, renderPortal } from '../respond.js';
@@ -92,21 +92,15 @@ export function conversionPages(app: PortalApp, ctx: AppContext): void {
           <Table
             caption="Your conversions"
             columns={['Recorded', 'Offer', 'Status', num('You earn'), 'sub1', 'sub2', 'Conversion']}
-            rows={page.data.map((c) => (
-              <tr>
-                <td>
-                  <Time ms={c.created_at} timeZone={tz} />
-                </td>
-                <Cell text={names.get(c.offer_id) ?? c.offer_id} />
-                <td>
-                  <Badge status={c.status} />
-                </td>
-                <Cell class="num" text={money(c.payout_cents, c.currency)} />
-                <Cell text={c.sub1} />
-                <Cell text={c.sub2} />
-                <Cell class="mono" text={c.id} />
-              </tr>
-            ))}
+            rows={page.data.map((c) => [
+              { html: <Time ms={c.created_at} timeZone={tz} /> },
+              { text: names.get(c.offer_id) ?? c.offer_id },
+              { html: <Badge status={c.status} /> },
+              { class: 'num', text: money(c.payout_cents, c.currency) },
+              { text: c.sub1 },
+              { text: c.sub2 },
+              { class: 'mono', text: c.id },
+            ])}
             empty={<EmptyState title="No conversions match.">Conversions appear here as they are recorded.</EmptyState>}
           />
           <Pager path="/portal/conversions" query={{ ...filters, cursor: q.cursor }} nextCursor={page.nextCursor} />

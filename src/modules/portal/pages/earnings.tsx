@@ -4,7 +4,7 @@ import { toPage } from '../../../http/pagination.js';
 import { count, money } from '../../dashboard/format.js';
 import { Cursor, Query } from '../../dashboard/forms.js';
 import { Badge, EmptyState, Pager, Time } from '../../dashboard/views/components.js';
-import { Cell, num, Table } from '../../dashboard/views/table.js';
+import { num, Table } from '../../dashboard/views/table.js';
 import { listPayouts, partnerBalances } from '../../payouts/repository.js';
 import { type PortalApp, renderPortal } from '../respond.js';
 import { partnerSessionOf } from '../web.js';
@@ -32,14 +32,12 @@ export function earningsPage(app: PortalApp, ctx: AppContext): void {
             caption="Your earnings per currency"
             showCaption
             columns={['Currency', num('Pending'), num('Approved, not yet paid'), num('Paid')]}
-            rows={balances.map((b) => (
-              <tr>
-                <Cell text={b.currency} />
-                <Cell class="num" text={money(b.pendingCents, b.currency)} />
-                <Cell class="num" text={money(b.payableCents + b.inPayoutCents, b.currency)} />
-                <Cell class="num" text={money(b.paidCents, b.currency)} />
-              </tr>
-            ))}
+            rows={balances.map((b) => [
+              { text: b.currency },
+              { class: 'num', text: money(b.pendingCents, b.currency) },
+              { class: 'num', text: money(b.payableCents + b.inPayoutCents, b.currency) },
+              { class: 'num', text: money(b.paidCents, b.currency) },
+            ])}
             empty={<EmptyState title="Nothing earned yet.">Your conversions' payouts add up here.</EmptyState>}
           />
           <p class="hint">
@@ -50,25 +48,21 @@ export function earningsPage(app: PortalApp, ctx: AppContext): void {
           <Table
             caption="Your payouts"
             columns={['Created', 'Status', num('Amount'), num('Conversions'), 'Paid', 'Reference']}
-            rows={page.data.map((p) => (
-              <tr>
-                <td>
-                  <Time ms={p.created_at} timeZone={tz} />
-                </td>
-                <td>
+            rows={page.data.map((p) => [
+              { html: <Time ms={p.created_at} timeZone={tz} /> },
+              {
+                html: (
                   <Badge
                     status={p.status === 'paid' ? 'approved' : p.status === 'created' ? 'pending' : 'disabled'}
                     label={p.status}
                   />
-                </td>
-                <Cell class="num" text={money(p.amount_cents, p.currency)} />
-                <Cell class="num" text={count(p.conversion_count)} />
-                <td>
-                  <Time ms={p.paid_at} timeZone={tz} />
-                </td>
-                <Cell text={p.reference} />
-              </tr>
-            ))}
+                ),
+              },
+              { class: 'num', text: money(p.amount_cents, p.currency) },
+              { class: 'num', text: count(p.conversion_count) },
+              { html: <Time ms={p.paid_at} timeZone={tz} /> },
+              { text: p.reference },
+            ])}
             empty={<EmptyState title="No payouts yet." />}
           />
           <Pager path="/portal/earnings" query={{ cursor: request.query.cursor }} nextCursor={page.nextCursor} />

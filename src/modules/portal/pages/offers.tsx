@@ -5,7 +5,7 @@ import { toPage } from '../../../http/pagination.js';
 import { money } from '../../dashboard/format.js';
 import { Cursor, IdParams, Query, TextFields, text } from '../../dashboard/forms.js';
 import { BackLink, CopyField, EmptyState, Pager } from '../../dashboard/views/components.js';
-import { Cell, num, Table } from '../../dashboard/views/table.js';
+import { num, Table } from '../../dashboard/views/table.js';
 import { findOffer } from '../../offers/repository.js';
 import { partnerOffers, trackingUrl } from '../partnerData.js';
 import { type PortalApp, renderPortal, sendPortalError } from '../respond.js';
@@ -31,24 +31,26 @@ export function offerPages(app: PortalApp, ctx: AppContext): void {
           <Table
             caption="Offers open to you"
             columns={['Offer', num('Payout per conversion'), 'Tracking link']}
-            rows={page.data.map((o) => (
-              <tr>
-                <td>
+            rows={page.data.map((o) => [
+              {
+                html: (
                   <a href={`/portal/offers/${o.id}`} safe>
                     {o.name}
                   </a>
-                </td>
-                <Cell class="num" text={money(o.payout_cents, o.currency)} />
-                <td>
+                ),
+              },
+              { class: 'num', text: money(o.payout_cents, o.currency) },
+              {
+                html: (
                   <CopyField
                     id={`link-${o.id}`}
                     label={`Tracking link for ${o.name}`}
                     value={trackingUrl(ctx, o.id, scope.partnerId)}
                     visibleLabel={false}
                   />
-                </td>
-              </tr>
-            ))}
+                ),
+              },
+            ])}
             empty={<EmptyState title="No offers are open yet.">The brand has no active offer right now.</EmptyState>}
           />
           <Pager path="/portal/offers" query={{ cursor: request.query.cursor }} nextCursor={page.nextCursor} />

@@ -7,7 +7,7 @@ import { InvalidError } from '../../../errors.js';
 import { count, money } from '../../dashboard/format.js';
 import { Query } from '../../dashboard/forms.js';
 import { BarChart } from '../../dashboard/views/chart.js';
-import { Cell, num, Table } from '../../dashboard/views/table.js';
+import { num, Table } from '../../dashboard/views/table.js';
 import { type PartnerReport, partnerReport } from '../partnerData.js';
 import { type PortalApp, renderPortal } from '../respond.js';
 import { partnerSessionOf } from '../web.js';
@@ -109,16 +109,14 @@ export function overviewPage(app: PortalApp, ctx: AppContext): void {
                 <Table
                   caption="Per day"
                   columns={['Day', 'Currency', num('Clicks'), num('Conversions'), num('Approved'), num('Earnings')]}
-                  rows={report.data.map((r) => (
-                    <tr>
-                      <Cell text={r.day} />
-                      <Cell text={r.currency} />
-                      <Cell class="num" text={count(r.clicks)} />
-                      <Cell class="num" text={count(r.conversions)} />
-                      <Cell class="num" text={count(r.approved)} />
-                      <Cell class="num" text={money(r.payoutCents, r.currency)} />
-                    </tr>
-                  ))}
+                  rows={report.data.map((r) => [
+                    { text: r.day },
+                    { text: r.currency },
+                    { class: 'num', text: count(r.clicks) },
+                    { class: 'num', text: count(r.conversions) },
+                    { class: 'num', text: count(r.approved) },
+                    { class: 'num', text: money(r.payoutCents, r.currency) },
+                  ])}
                 />
                 <p class="muted" safe>
                   {`Days in ${session.brand.timezone}; earnings in ${cur} over pending and approved conversions.`}

@@ -7,7 +7,7 @@ import { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
 import { Cursor, Field, FormBody, ListField, Problems, Query, text } from '../../dashboard/forms.js';
 import { ActionButton, Badge, CsrfField, EmptyState, Pager, Time } from '../../dashboard/views/components.js';
-import { Cell, num, Table } from '../../dashboard/views/table.js';
+import { num, Table } from '../../dashboard/views/table.js';
 import { listOffers } from '../../offers/repository.js';
 import { CreatePostbackBody, POSTBACK_EVENTS } from '../../postbacks/schemas.js';
 import { partnerOffers } from '../partnerData.js';
@@ -53,24 +53,27 @@ export function postbackPages(app: PortalApp, ctx: AppContext): void {
           <Table
             caption="Your postback URLs"
             columns={['URL', 'Offer', 'Events', '']}
-            rows={templates.map((t) => (
-              <tr>
-                <Cell class="mono" text={t.url} />
-                <Cell text={t.offer_id ? (names.get(t.offer_id) ?? t.offer_id) : 'All offers'} />
-                <Cell text={(JSON.parse(t.events) as string[]).join(', ')} />
-                <td class="actions">
-                  <ActionButton csrf={csrf} action={`/portal/postbacks/${t.id}/test`} label="Send test" small />
-                  <ActionButton
-                    csrf={csrf}
-                    action={`/portal/postbacks/${t.id}/delete`}
-                    label="Remove"
-                    tone="danger"
-                    small
-                    confirm="Remove this postback URL?"
-                  />
-                </td>
-              </tr>
-            ))}
+            rows={templates.map((t) => [
+              { class: 'mono', text: t.url },
+              { text: t.offer_id ? (names.get(t.offer_id) ?? t.offer_id) : 'All offers' },
+              { text: (JSON.parse(t.events) as string[]).join(', ') },
+              {
+                class: 'actions',
+                html: (
+                  <>
+                    <ActionButton csrf={csrf} action={`/portal/postbacks/${t.id}/test`} label="Send test" small />
+                    <ActionButton
+                      csrf={csrf}
+                      action={`/portal/postbacks/${t.id}/delete`}
+                      label="Remove"
+                      tone="danger"
+                      small
+                      confirm="Remove this postback URL?"
+                    />
+                  </>
+                ),
+              },
+            ])}
             empty={<EmptyState title="No postback URL yet." />}
           />
           <h2>Add a postback URL</h2>
@@ -113,20 +116,14 @@ export function postbackPages(app: PortalApp, ctx: AppContext): void {
           <Table
             caption="Your postback sends"
             columns={['Sent', 'Event', 'Status', num('HTTP'), num('Latency'), 'Response']}
-            rows={page.data.map((d) => (
-              <tr>
-                <td>
-                  <Time ms={d.createdAt} timeZone={tz} />
-                </td>
-                <Cell text={d.event} />
-                <td>
-                  <Badge status={d.status} />
-                </td>
-                <Cell class="num" text={d.lastStatusCode} />
-                <Cell class="num" text={d.lastLatencyMs === null ? null : `${d.lastLatencyMs} ms`} />
-                <Cell class="mono" text={(d.lastError ?? d.lastResponseBody ?? '').slice(0, 200)} />
-              </tr>
-            ))}
+            rows={page.data.map((d) => [
+              { html: <Time ms={d.createdAt} timeZone={tz} /> },
+              { text: d.event },
+              { html: <Badge status={d.status} /> },
+              { class: 'num', text: d.lastStatusCode },
+              { class: 'num', text: d.lastLatencyMs === null ? null : `${d.lastLatencyMs} ms` },
+              { class: 'mono', text: (d.lastError ?? d.lastResponseBody ?? '').slice(0, 200) },
+            ])}
             empty={<EmptyState title="No postback sent yet." />}
           />
           <Pager path="/portal/postbacks" query={{ cursor: request.query.cursor }} nextCursor={page.nextCursor} />
