@@ -11,7 +11,7 @@
  * The velocity signal is counted by the statement itself, per click: the IP's recent clicks
  * on the offer already stored, plus those ahead of it in the same batch.
  */
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { Schema } from '../../db/schema.js';
 import { FACT_COLUMNS, type FactRow } from '../analytics/facts.js';
@@ -54,20 +54,58 @@ function arrayType(column: string) {
   return sql.raw(INTEGER_COLUMNS.has(column) ? 'integer[]' : BIGINT_COLUMNS.has(column) ? 'bigint[]' : 'text[]');
 }
 
-/** `unnest($1::text[], $2::bigint[], …) as alias(c1, c2, …)` over one array per column. */
-function unnest(columns: readonly string[], values: unknown[][], alias: string) {
-  const arrays = columns.map((column, i) => sql`${values[i]}::${arrayType(column)}`);
+/** `unnest($1::text[], $2::bigint[], …) as alias(c1, c2, …)`: one array parameter per column. */
+function unnest(columns: readonly string[], alias: string) {
+  const arrays = columns.map((column) => sql`${[]}::${arrayType(column)}`);
   return sql`unnest(${sql.join(arrays)}) as ${sql.raw(alias)}(${sql.join(columns.map((c) => sql.ref(c)))})`;
 }
 
 const VELOCITY_COLUMNS = ['velocity_since', 'velocity_fraud_score', 'velocity_fraud_signals', 'ahead'] as const;
+
+/**
+ * The batch's statement, compiled once: its text never changes, only the arrays it is
+ * given — the click columns, the velocity columns, then the fact columns, in that order.
+ */
+function batchStatement(db: Kysely<Schema>): string {
+  const chosen = (column: 'fraud_score' | 'fraud_signals') =>
+    sql`case when recent.n + i.ahead >= ${sql.lit(VELOCITY_MAX_CLICKS)} then i.${sql.ref(`velocity_${column}`)} else i.${sql.ref(column)} end`;
+  const selected = CLICK_COLUMNS.map((column) =>
+    column === 'fraud_score' || column === 'fraud_signals' ? chosen(column) : sql`i.${sql.ref(column)}`,
+  );
+  const compiled = sql`
+    with stored as (
+      insert into clicks (${sql.join(CLICK_COLUMNS.map((c) => sql.ref(c)))})
+      select ${sql.join(selected)}
+      from ${unnest([...CLICK_COLUMNS, ...VELOCITY_COLUMNS], 'i')}
+      cross join lateral (
+        select count(*) as n from (
+          select 1 from clicks c
+          where c.offer_id = i.offer_id and c.ip = i.ip and c.created_at > i.velocity_since
+          limit ${sql.lit(VELOCITY_MAX_CLICKS)}
+        ) r
+      ) recent
+      returning id, fraud_score, fraud_signals
+    ),
+    facts as (
+      insert into analytics_facts (${sql.join(FACT_COLUMNS.map((c) => sql.ref(c)))})
+      select * from ${unnest(FACT_COLUMNS, 'f')}
+    )
+    select id, fraud_score, fraud_signals from stored`.compile(db);
+  const expected = CLICK_COLUMNS.length + VELOCITY_COLUMNS.length + FACT_COLUMNS.length;
+  if (compiled.parameters.length !== expected) throw new Error('the click batch statement has unexpected parameters');
+  return compiled.sql;
+}
 
 export class ClickBatcher {
   private queue: Pending[] = [];
   private inFlight = 0;
   private scheduled = false;
 
-  constructor(private readonly db: Kysely<Schema>) {}
+  private readonly statement: string;
+
+  constructor(private readonly db: Kysely<Schema>) {
+    this.statement = batchStatement(db);
+  }
 
   /** Stores the click and its fact; resolves with the score stored once it is committed. */
   store(row: ClickRow, withVelocity: FraudColumns, fact: FactRow, velocitySince: number): Promise<FraudColumns> {
@@ -123,31 +161,9 @@ export class ClickBatcher {
     const facts = sumFacts(batch.map((pending) => pending.fact));
     const factValues = FACT_COLUMNS.map((column) => facts.map((fact) => fact[column]));
 
-    const input = [...CLICK_COLUMNS, ...VELOCITY_COLUMNS];
-    const chosen = (column: 'fraud_score' | 'fraud_signals') =>
-      sql`case when recent.n + i.ahead >= ${sql.lit(VELOCITY_MAX_CLICKS)} then i.${sql.ref(`velocity_${column}`)} else i.${sql.ref(column)} end`;
-    const selected = CLICK_COLUMNS.map((column) =>
-      column === 'fraud_score' || column === 'fraud_signals' ? chosen(column) : sql`i.${sql.ref(column)}`,
+    const result = await this.db.executeQuery<{ id: string } & FraudColumns>(
+      CompiledQuery.raw(this.statement, [...clicks, ...velocity, ...factValues]),
     );
-    const result = await sql<{ id: string } & FraudColumns>`
-      with stored as (
-        insert into clicks (${sql.join(CLICK_COLUMNS.map((c) => sql.ref(c)))})
-        select ${sql.join(selected)}
-        from ${unnest(input, [...clicks, ...velocity], 'i')}
-        cross join lateral (
-          select count(*) as n from (
-            select 1 from clicks c
-            where c.offer_id = i.offer_id and c.ip = i.ip and c.created_at > i.velocity_since
-            limit ${sql.lit(VELOCITY_MAX_CLICKS)}
-          ) r
-        ) recent
-        returning id, fraud_score, fraud_signals
-      ),
-      facts as (
-        insert into analytics_facts (${sql.join(FACT_COLUMNS.map((c) => sql.ref(c)))})
-        select * from ${unnest(FACT_COLUMNS, factValues, 'f')}
-      )
-      select id, fraud_score, fraud_signals from stored`.execute(this.db);
     return result.rows;
   }
 }
