@@ -109,6 +109,19 @@ describeOrSkip('click batches (postgres)', { skip: PG_URL ? false : PG_SKIP_REAS
     assert.equal((await store(clickRow(offerId, '81.2.70.2'))).fraud_score, 0, 'another IP is not counted');
   });
 
+  it('keeps the clicks of one batch apart by their attributes in reports', async () => {
+    const offerId = await newOffer();
+    const withSub = (sub1: string | null, i: number) => ({ ...clickRow(offerId, `81.2.72.${i}`), sub1 });
+    const subs = ['a', 'a', 'b', null, 'a', 'b'];
+    await Promise.all(subs.map((sub1, i) => store(withSub(sub1, i + 1))));
+    const report = await env.request('GET', `/api/v1/reports?groupBy=sub1&offerId=${offerId}`);
+    assert.equal(report.status, 200, JSON.stringify(report.body));
+    const bySub = Object.fromEntries(
+      report.body.data.map((row: { sub1: string | null; clicks: number }) => [String(row.sub1), row.clicks]),
+    );
+    assert.deepEqual(bySub, { a: 3, b: 2, null: 1 });
+  });
+
   it('answers each click of a failed batch with its error, stores none of them, and goes on', async () => {
     const offerId = await newOffer();
     const existing = clickRow(offerId, '81.2.71.1');

@@ -172,7 +172,8 @@ export class ClickBatcher {
 function sumFacts(facts: FactRow[]): FactRow[] {
   const byAttributes = new Map<string, FactRow>();
   for (const fact of facts) {
-    const key = [
+    // JSON keeps null and "" apart, whatever the values hold.
+    const key = JSON.stringify([
       fact.brand_id,
       fact.day,
       fact.hour,
@@ -189,7 +190,7 @@ function sumFacts(facts: FactRow[]): FactRow[] {
       fact.sub3,
       fact.sub4,
       fact.sub5,
-    ].join('\u0000');
+    ]);
     const same = byAttributes.get(key);
     if (!same) {
       byAttributes.set(key, { ...fact });
