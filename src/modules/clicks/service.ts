@@ -100,9 +100,9 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
   const visitor = enrichClick(countries, { ip, userAgent: input.userAgent, referer: input.referer });
 
   const autoBanRule = brand.auto_ban_high_risk_clicks !== null && brand.auto_ban_window_minutes !== null;
-  const evidence = { blocklisted, datacenter, botUserAgent: visitor.deviceType === 'bot' };
+  const botUserAgent = visitor.deviceType === 'bot';
   const scored = (recentClicksFromIp: number) => {
-    const detected = detectSignals({ ...evidence, recentClicksFromIp });
+    const detected = detectSignals({ blocklisted, datacenter, botUserAgent, recentClicksFromIp });
     const score = scoreSignals(detected);
     const highRisk = isHighRisk(score, brand.fraud_threshold);
     const signals: FraudSignal[] = highRisk ? ['high_risk_score', ...detected] : detected;
