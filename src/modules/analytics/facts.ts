@@ -34,6 +34,16 @@ export interface FactRow {
   payout_cents: number;
 }
 
+/** The counters of a fact; every other column is an attribute it is reported by. */
+export const FACT_COUNTERS = [
+  'clicks',
+  'pending',
+  'approved',
+  'rejected',
+  'revenue_cents',
+  'payout_cents',
+] as const satisfies ReadonlyArray<keyof FactRow>;
+
 export const FACT_COLUMNS = [
   'brand_id',
   'day',
@@ -51,12 +61,7 @@ export const FACT_COLUMNS = [
   'sub3',
   'sub4',
   'sub5',
-  'clicks',
-  'pending',
-  'approved',
-  'rejected',
-  'revenue_cents',
-  'payout_cents',
+  ...FACT_COUNTERS,
 ] as const satisfies ReadonlyArray<keyof FactRow>;
 
 const factInsert = preparedInsert<FactRow>('analytics_facts', FACT_COLUMNS);

@@ -14,7 +14,7 @@
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.js';
 import type { Schema } from '../../db/schema.js';
-import { FACT_COLUMNS, type FactRow } from '../analytics/facts.js';
+import { FACT_COLUMNS, FACT_COUNTERS, type FactRow } from '../analytics/facts.js';
 import { VELOCITY_MAX_CLICKS } from '../fraud/scoring.js';
 import { CLICK_COLUMNS, type ClickRow } from './repository.js';
 
@@ -39,16 +39,7 @@ interface Pending {
 }
 
 const INTEGER_COLUMNS = new Set(['fraud_score', 'high_risk', 'velocity_fraud_score', 'ahead']);
-const BIGINT_COLUMNS = new Set([
-  'created_at',
-  'velocity_since',
-  'clicks',
-  'pending',
-  'approved',
-  'rejected',
-  'revenue_cents',
-  'payout_cents',
-]);
+const BIGINT_COLUMNS = new Set<string>(['created_at', 'velocity_since', ...FACT_COUNTERS]);
 
 function arrayType(column: string) {
   return sql.raw(INTEGER_COLUMNS.has(column) ? 'integer[]' : BIGINT_COLUMNS.has(column) ? 'bigint[]' : 'text[]');
@@ -168,40 +159,18 @@ export class ClickBatcher {
   }
 }
 
+const COUNTERS: ReadonlySet<string> = new Set(FACT_COUNTERS);
+const FACT_ATTRIBUTES = FACT_COLUMNS.filter((column) => !COUNTERS.has(column));
+
 /** Facts with the same attributes become one, their counters summed (the fold sums them anyway). */
 function sumFacts(facts: FactRow[]): FactRow[] {
   const byAttributes = new Map<string, FactRow>();
   for (const fact of facts) {
     // JSON keeps null and "" apart, whatever the values hold.
-    const key = JSON.stringify([
-      fact.brand_id,
-      fact.day,
-      fact.hour,
-      fact.offer_id,
-      fact.partner_id,
-      fact.currency,
-      fact.country,
-      fact.device_type,
-      fact.os,
-      fact.browser,
-      fact.referrer_host,
-      fact.sub1,
-      fact.sub2,
-      fact.sub3,
-      fact.sub4,
-      fact.sub5,
-    ]);
+    const key = JSON.stringify(FACT_ATTRIBUTES.map((column) => fact[column]));
     const same = byAttributes.get(key);
-    if (!same) {
-      byAttributes.set(key, { ...fact });
-      continue;
-    }
-    same.clicks += fact.clicks;
-    same.pending += fact.pending;
-    same.approved += fact.approved;
-    same.rejected += fact.rejected;
-    same.revenue_cents += fact.revenue_cents;
-    same.payout_cents += fact.payout_cents;
+    if (!same) byAttributes.set(key, { ...fact });
+    else for (const counter of FACT_COUNTERS) same[counter] += fact[counter];
   }
   return [...byAttributes.values()];
 }
