@@ -1,10 +1,9 @@
-import type { QueryCreator, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import { toIso } from '../../clock.js';
 import type { Queryable } from '../../db/database.js';
 import { prepared, preparedInsert } from '../../db/prepared.js';
-import type { ClickTable, Schema } from '../../db/schema.js';
+import type { ClickTable } from '../../db/schema.js';
 import { visitorToApi } from '../analytics/schemas.js';
-import { VELOCITY_MAX_CLICKS } from '../fraud/scoring.js';
 import type { Click } from './schemas.js';
 
 export type ClickRow = Selectable<ClickTable>;
@@ -82,25 +81,4 @@ const clickInsert = preparedInsert<ClickRow>('clicks', CLICK_COLUMNS);
 
 export async function insertClick(q: Queryable, row: ClickRow): Promise<void> {
   await clickInsert.execute(q, row);
-}
-
-/**
- * Recent clicks of one IP on one offer, counted only up to the velocity threshold: only
- * "at least VELOCITY_MAX_CLICKS" matters, and counting a whole window a bot has flooded
- * would make every click slower than the last. It selects only columns of
- * clicks_velocity_idx, so the database answers from the index without reading click rows.
- */
-export function countRecentClicksFromIp(q: QueryCreator<Schema>, offerId: string, ip: string, since: number) {
-  return q
-    .selectFrom((sub) =>
-      sub
-        .selectFrom('clicks')
-        .select('created_at')
-        .where('offer_id', '=', offerId)
-        .where('ip', '=', ip)
-        .where('created_at', '>', since)
-        .limit(VELOCITY_MAX_CLICKS)
-        .as('recent'),
-    )
-    .select((eb) => eb.fn.countAll<number>().as('n'));
 }
