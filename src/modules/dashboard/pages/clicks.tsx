@@ -13,7 +13,7 @@ import { Choice, Cursor, IdParams, Query, text } from '../forms.js';
 import { offerMenu, offerNames, partnerMenu, partnerNames, recentClicks } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
-import { BackLink, Badge, EmptyState, Pager, Prop, Time } from '../views/components.js';
+import { BackLink, Badge, CreatedLink, EmptyState, Pager, Prop, Time } from '../views/components.js';
 import { num, Table } from '../views/table.js';
 import { Menu } from './conversions.js';
 
@@ -89,15 +89,12 @@ export function clickPages(app: DashboardApp, ctx: AppContext): void {
             rows={page.data.map((c) => [
               {
                 html: (
-                  <>
-                    <a href={`/dashboard/clicks/${c.id}`}>
-                      <Time ms={c.created_at} timeZone={brand.timezone} />
-                    </a>
-                    <br />
-                    <span class="muted small mono" safe>
-                      {c.id}
-                    </span>
-                  </>
+                  <CreatedLink
+                    href={`/dashboard/clicks/${c.id}`}
+                    ms={c.created_at}
+                    timeZone={brand.timezone}
+                    id={c.id}
+                  />
                 ),
               },
               { text: offerName.get(c.offer_id) ?? c.offer_id },

@@ -17,7 +17,18 @@ import {
 } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
-import { ActionButton, BackLink, Badge, CsrfField, EmptyState, link, Pager, Prop, Time } from '../views/components.js';
+import {
+  ActionButton,
+  BackLink,
+  Badge,
+  CreatedLink,
+  CsrfField,
+  EmptyState,
+  link,
+  Pager,
+  Prop,
+  Time,
+} from '../views/components.js';
 import { num, Table } from '../views/table.js';
 import { conversionDecisionRoutes } from './conversionDecisions.js';
 import { ConversionListQuery, conversionExportRoute, conversionFilterOf } from './conversionExport.js';
@@ -159,15 +170,12 @@ function ConversionRows(props: {
         },
         {
           html: (
-            <>
-              <a href={`/dashboard/conversions/${c.id}`}>
-                <Time ms={c.created_at} timeZone={props.timeZone} />
-              </a>
-              <br />
-              <span class="muted small mono" safe>
-                {c.id}
-              </span>
-            </>
+            <CreatedLink
+              href={`/dashboard/conversions/${c.id}`}
+              ms={c.created_at}
+              timeZone={props.timeZone}
+              id={c.id}
+            />
           ),
         },
         { text: props.offers.get(c.offer_id) ?? c.offer_id },

@@ -25,7 +25,7 @@ import {
 } from '../repository.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
 import { safeDashboardPath, sessionOf } from '../session.js';
-import { ActionButton, BackLink, Badge, EmptyState, Pager, Prop, Time } from '../views/components.js';
+import { ActionButton, BackLink, Badge, CreatedLink, EmptyState, Pager, Prop, Time } from '../views/components.js';
 import { num, Table } from '../views/table.js';
 import { Menu } from './conversions.js';
 
@@ -116,15 +116,12 @@ function DeliveryTable(props: {
         return [
           {
             html: (
-              <>
-                <a href={`/dashboard/deliveries/${d.id}`}>
-                  <Time ms={d.created_at} timeZone={props.timeZone} />
-                </a>
-                <br />
-                <span class="muted small mono" safe>
-                  {d.id}
-                </span>
-              </>
+              <CreatedLink
+                href={`/dashboard/deliveries/${d.id}`}
+                ms={d.created_at}
+                timeZone={props.timeZone}
+                id={d.id}
+              />
             ),
           },
           {

@@ -48,6 +48,21 @@ export function Time({ ms, timeZone }: { ms: number | null; timeZone: string }) 
   );
 }
 
+/** A list's first cell: when the item was created, linking to its page, with its id below. */
+export function CreatedLink({ href, ms, timeZone, id }: { href: string; ms: number; timeZone: string; id: string }) {
+  return (
+    <>
+      <a href={href}>
+        <Time ms={ms} timeZone={timeZone} />
+      </a>
+      <br />
+      <span class="muted small mono" safe>
+        {id}
+      </span>
+    </>
+  );
+}
+
 export function CsrfField({ token }: { token: string }) {
   return <input type="hidden" name="_csrf" value={token} />;
 }
