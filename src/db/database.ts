@@ -244,6 +244,15 @@ export class Database {
   }
 
   /**
+   * Whether a hot path may store its writes in a batch statement of its own instead of
+   * through `transact` (PostgreSQL, see postgresBatch.ts): not while a request binds its
+   * transaction (an Idempotency-Key), since the batch would commit outside it.
+   */
+  get batchesWrites(): boolean {
+    return this.dialect === 'postgres' && transactionBinding.getStore() === undefined;
+  }
+
+  /**
    * PostgreSQL only: the pool, for one statement that commits on its own — a round trip,
    * where `transact` takes three (BEGIN, the statement, COMMIT). Only for a write that needs
    * no atomicity with any other (the shared rate-limit counter); on SQLite every write must

@@ -142,5 +142,10 @@ type ConversionFacts = Attributed & Pick<ConversionTable, 'local_day' | 'local_h
 
 /** A conversion's change (created, approved, rejected) counts on the day and hour it was created. */
 export async function recordConversionFact(q: Queryable, row: ConversionFacts, delta: ConversionDelta): Promise<void> {
-  await factInsert.execute(q, factOf(row, row.local_day, row.local_hour, row.currency, delta));
+  await factInsert.execute(q, conversionFact(row, delta));
+}
+
+/** The fact of a conversion's change (for a caller that writes it in a statement of its own making). */
+export function conversionFact(row: ConversionFacts, delta: ConversionDelta): FactRow {
+  return factOf(row, row.local_day, row.local_hour, row.currency, delta);
 }

@@ -1,41 +1,28 @@
 /**
- * Group commit for PostgreSQL's ordinary clicks. A click that cannot be high risk, on an
- * offer without caps, writes nothing but its row and its report fact; each commit waits for
- * a WAL flush, and this machine's PostgreSQL flushes a few thousand times a second however
- * small the transaction. Clicks arriving together are therefore stored together: one
- * statement (a data-modifying WITH, which commits on its own) inserts a batch's rows from
+ * PostgreSQL's ordinary clicks, stored in batches (db/postgresBatch.ts). A click that cannot
+ * be high risk, on an offer without caps, writes nothing but its row and its report fact;
+ * each commit waits for a WAL flush, and this machine's PostgreSQL flushes a few thousand
+ * times a second however small the transaction. A batch's statement inserts its rows from
  * arrays, one fact per distinct attribute set with its click count, and answers each click
- * with the score it was stored with. A few batches may be in flight at once; while they
- * are, new clicks queue for the next, so batches grow with the load.
+ * with the score it was stored with.
  *
  * The velocity signal is counted by the statement itself, per click: the IP's recent clicks
  * on the offer already stored, plus those ahead of it in the same batch.
  */
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.js';
+import { StatementBatcher } from '../../db/postgresBatch.js';
 import type { Schema } from '../../db/schema.js';
 import { FACT_COLUMNS, FACT_COUNTERS, type FactRow } from '../analytics/facts.js';
 import { VELOCITY_MAX_CLICKS } from '../fraud/scoring.js';
 import { CLICK_COLUMNS, type ClickRow } from './repository.js';
 
-/** Upper bound on clicks per statement. */
-const MAX_BATCH = 256;
-/** Statements in flight at once (each holds a pooled connection until its commit). */
-const MAX_IN_FLIGHT = 4;
+const LIMITS = { maxBatch: 256, maxInFlight: 4 };
 
 /** Score and signals of a click: stored, or what they become with the velocity signal. */
 export interface FraudColumns {
   fraud_score: number;
   fraud_signals: string;
-}
-
-interface Pending {
-  row: ClickRow;
-  withVelocity: FraudColumns;
-  fact: FactRow;
-  velocitySince: number;
-  resolve: (stored: FraudColumns) => void;
-  reject: (error: unknown) => void;
 }
 
 const INTEGER_COLUMNS = new Set(['fraud_score', 'high_risk', 'velocity_fraud_score', 'ahead']);
@@ -87,12 +74,16 @@ function batchStatement(db: Kysely<Schema>): string {
   return compiled.sql;
 }
 
-export class ClickBatcher {
-  private queue: Pending[] = [];
-  private inFlight = 0;
-  private scheduled = false;
+interface Pending {
+  row: ClickRow;
+  withVelocity: FraudColumns;
+  fact: FactRow;
+  velocitySince: number;
+}
 
+export class ClickBatcher {
   private readonly statement: string;
+  private readonly batcher = new StatementBatcher((batch: Pending[]) => this.insert(batch), LIMITS);
 
   constructor(private readonly db: Kysely<Schema>) {
     this.statement = batchStatement(db);
@@ -100,41 +91,10 @@ export class ClickBatcher {
 
   /** Stores the click and its fact; resolves with the score stored once it is committed. */
   store(row: ClickRow, withVelocity: FraudColumns, fact: FactRow, velocitySince: number): Promise<FraudColumns> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ row, withVelocity, fact, velocitySince, resolve, reject });
-      this.schedule();
-    });
+    return this.batcher.add({ row, withVelocity, fact, velocitySince });
   }
 
-  private schedule(): void {
-    if (this.scheduled || this.inFlight >= MAX_IN_FLIGHT) return;
-    this.scheduled = true;
-    // Requests arriving in the same turn of the event loop join the batch.
-    setImmediate(() => {
-      this.scheduled = false;
-      while (this.queue.length > 0 && this.inFlight < MAX_IN_FLIGHT) void this.send(this.queue.splice(0, MAX_BATCH));
-    });
-  }
-
-  private async send(batch: Pending[]): Promise<void> {
-    this.inFlight += 1;
-    try {
-      const stored = new Map<string, FraudColumns>();
-      for (const row of await this.insert(batch)) stored.set(row.id, row);
-      for (const pending of batch) {
-        const columns = stored.get(pending.row.id);
-        if (columns) pending.resolve(columns);
-        else pending.reject(new Error('the click batch did not return this click'));
-      }
-    } catch (error) {
-      for (const pending of batch) pending.reject(error);
-    } finally {
-      this.inFlight -= 1;
-      if (this.queue.length > 0) this.schedule();
-    }
-  }
-
-  private async insert(batch: Pending[]): Promise<Array<{ id: string } & FraudColumns>> {
+  private async insert(batch: Pending[]): Promise<FraudColumns[]> {
     const clicks = CLICK_COLUMNS.map((column) => batch.map(({ row }) => row[column]));
     const seen = new Map<string, number>();
     const ahead = batch.map(({ row }) => {
@@ -155,7 +115,12 @@ export class ClickBatcher {
     const result = await this.db.executeQuery<{ id: string } & FraudColumns>(
       CompiledQuery.raw(this.statement, [...clicks, ...velocity, ...factValues]),
     );
-    return result.rows;
+    const stored = new Map(result.rows.map((row) => [row.id, row]));
+    return batch.map(({ row }) => {
+      const columns = stored.get(row.id);
+      if (!columns) throw new Error('the click batch did not return one of its clicks');
+      return columns;
+    });
   }
 }
 

@@ -156,7 +156,7 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
   });
 
   let stored: { click: ClickRow; capReached: boolean } | null;
-  const withVelocity = ctx.db.dialect === 'postgres' ? scored(VELOCITY_MAX_CLICKS) : null;
+  const withVelocity = ctx.db.batchesWrites ? scored(VELOCITY_MAX_CLICKS) : null;
   if (withVelocity && !withVelocity.highRisk && !hasCaps(offer)) {
     // PostgreSQL, and the click cannot be high risk however often its IP clicked (so no
     // event, no ban) on an offer without caps: its row and its fact are all it writes,

@@ -3,12 +3,19 @@ import { toIso, toIsoOrNull } from '../../clock.js';
 import type { Queryable } from '../../db/database.js';
 import { prepared, preparedInsert } from '../../db/prepared.js';
 import type { ConversionTable } from '../../db/schema.js';
+import type { ConversionDelta } from '../analytics/facts.js';
 import { visitorToApi } from '../analytics/schemas.js';
 import type { EventData } from '../events/schemas.js';
 import { parseMetadata } from '../metadata.js';
 import type { Conversion } from './schemas.js';
 
 export type ConversionRow = Selectable<ConversionTable>;
+
+export interface RecordResult {
+  row: ConversionRow;
+  /** false when an earlier conversion with the same externalTxnId was returned. */
+  created: boolean;
+}
 
 export function conversionToApi(row: ConversionRow): Conversion {
   return {
@@ -53,6 +60,16 @@ export function createdEventData(row: ConversionRow): EventData<'conversion.crea
     status: row.status as 'pending' | 'approved',
     sub1: row.sub1,
     externalTxnId: row.external_txn_id,
+  };
+}
+
+/** What a new conversion adds to its report counters. */
+export function createdDelta(row: ConversionRow): ConversionDelta {
+  return {
+    pending: row.status === 'pending' ? 1 : 0,
+    approved: row.status === 'approved' ? 1 : 0,
+    revenueCents: row.revenue_cents,
+    payoutCents: row.payout_cents,
   };
 }
 
@@ -134,7 +151,7 @@ export function listConversions(q: Queryable, brandId: string, f: ConversionFilt
     .execute();
 }
 
-const CONVERSION_COLUMNS = [
+export const CONVERSION_COLUMNS = [
   'id',
   'brand_id',
   'offer_id',
@@ -182,6 +199,12 @@ const conversionByTxn = prepared(2, (q, offerId: string, txnId: string) =>
 /** Inserts the conversion unless one with the same externalTxnId exists for the offer; returns that one then. */
 export async function insertConversionOnce(q: Queryable, row: ConversionRow): Promise<ConversionRow | null> {
   const inserted = await conversionInsert.execute(q, row);
-  if (inserted.length > 0 || row.external_txn_id === null) return null;
-  return (await conversionByTxn.first(q, row.offer_id, row.external_txn_id)) ?? null;
+  if (inserted.length > 0) return null;
+  return (await earlierTwin(q, row)) ?? null;
+}
+
+/** The conversion stored before `row` with the same externalTxnId for the offer, if any. */
+export async function earlierTwin(q: Queryable, row: ConversionRow): Promise<ConversionRow | undefined> {
+  if (row.external_txn_id === null) return undefined;
+  return conversionByTxn.first(q, row.offer_id, row.external_txn_id);
 }

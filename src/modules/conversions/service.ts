@@ -13,7 +13,7 @@ import { newId } from '../../ids.js';
 import { recordConversionFact } from '../analytics/facts.js';
 import { localHour } from '../analytics/localHour.js';
 import type { BrandRow } from '../brands/repository.js';
-import { type CountedPeriod, countTowardsCaps, uncountFromCaps } from '../caps/service.js';
+import { type CountedPeriod, countTowardsCaps, hasCaps, uncountFromCaps } from '../caps/service.js';
 import { type ClickRow, findClick } from '../clicks/repository.js';
 import { recordEvent } from '../events/outbox.js';
 import { hotBrand, hotOfferOfBrand, hotPartner } from '../hotRows.js';
@@ -22,21 +22,18 @@ import type { OfferRow } from '../offers/repository.js';
 import type { PartnerRow } from '../partners/repository.js';
 import { assertNotInPayout } from '../payouts/service.js';
 import { currencyCode, isCurrencyCode } from '../validation.js';
+import { conversionBatcher } from './postgresBatch.js';
 import {
   approvedEventData,
   type ConversionRow,
+  createdDelta,
   createdEventData,
   findConversion,
   insertConversionOnce,
+  type RecordResult,
   rejectedEventData,
 } from './repository.js';
 import type { CreateConversionBody } from './schemas.js';
-
-export interface RecordResult {
-  row: ConversionRow;
-  /** false when an earlier conversion with the same externalTxnId was returned. */
-  created: boolean;
-}
 
 export async function recordConversion(
   ctx: AppContext,
@@ -52,6 +49,11 @@ export async function recordConversion(
   }
   if (problems.length > 0) throw new InvalidError(problems);
   const parties = await partiesOf(ctx, brandId, input);
+  // PostgreSQL, on an offer without caps: the conversion writes only its row, its fact, its
+  // event and that event's deliveries, batched with the conversions arriving alongside it.
+  if (ctx.db.batchesWrites && !hasCaps(parties.offer)) {
+    return conversionBatcher(ctx).record(conversionRow(parties, input, ctx.clock.now()));
+  }
   return ctx.db.transact((trx) => recordConversionInTrx(ctx, trx, parties, input));
 }
 
@@ -92,21 +94,19 @@ async function partiesOf(ctx: AppContext, brandId: string, input: CreateConversi
   return { brand, offer, partner, click };
 }
 
-async function recordConversionInTrx(
-  ctx: AppContext,
-  trx: Trx,
+/** A new conversion's row, before caps: attributed, with the offer's defaults and its start status. */
+function conversionRow(
   { brand, offer, partner, click }: Parties,
   input: CreateConversionBody,
-): Promise<RecordResult> {
-  const brandId = brand.id;
-  const now = ctx.clock.now();
+  now: number,
+): ConversionRow {
   // A conversion from a high-risk click waits for a person: pending, no automatic approval.
   const highRisk = click?.high_risk === 1;
   const status = highRisk ? 'pending' : offer.conversion_status;
   const sub = (n: 1 | 2 | 3 | 4 | 5) => input[`sub${n}`] ?? click?.[`sub${n}`] ?? null;
-  const row: ConversionRow = {
+  return {
     id: newId('conv', now),
-    brand_id: brandId,
+    brand_id: brand.id,
     offer_id: offer.id,
     partner_id: partner.id,
     click_id: click?.id ?? null,
@@ -139,6 +139,18 @@ async function recordConversionInTrx(
     created_at: now,
     metadata: metadataText(input.metadata),
   };
+}
+
+async function recordConversionInTrx(
+  ctx: AppContext,
+  trx: Trx,
+  parties: Parties,
+  input: CreateConversionBody,
+): Promise<RecordResult> {
+  const { brand, offer } = parties;
+  const brandId = brand.id;
+  const now = ctx.clock.now();
+  const row = conversionRow(parties, input, now);
 
   const existing = await insertConversionOnce(trx, row);
   if (existing) return { row: existing, created: false };
@@ -154,14 +166,8 @@ async function recordConversionInTrx(
     await trx.updateTable('conversions').set(changes).where('id', '=', row.id).execute();
   }
 
-  const created = {
-    pending: row.status === 'pending' ? 1 : 0,
-    approved: row.status === 'approved' ? 1 : 0,
-    revenueCents: row.revenue_cents,
-    payoutCents: row.payout_cents,
-  };
-  await recordConversionFact(trx, row, created);
-  await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row));
+  await recordConversionFact(trx, row, createdDelta(row));
+  await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row), row);
   for (const cap of caps.reached) {
     await recordEvent(ctx, trx, brandId, 'cap.reached', {
       offerId: offer.id,
@@ -201,13 +207,13 @@ async function decideInTrx(
   const updated = { ...row, ...changes };
   if (decision.to === 'approved') {
     await recordConversionFact(trx, row, { pending: -1, approved: 1 });
-    await recordEvent(ctx, trx, row.brand_id, 'conversion.approved', approvedEventData(updated, decision.by));
+    await recordEvent(ctx, trx, row.brand_id, 'conversion.approved', approvedEventData(updated, decision.by), updated);
   } else {
     // Rejected conversions no longer count towards caps, nor towards revenue and payout.
     if (row.cap_periods) await uncountFromCaps(trx, row.offer_id, JSON.parse(row.cap_periods) as CountedPeriod[]);
     const rejected = { pending: -1, rejected: 1, revenueCents: -row.revenue_cents, payoutCents: -row.payout_cents };
     await recordConversionFact(trx, row, rejected);
-    await recordEvent(ctx, trx, row.brand_id, 'conversion.rejected', rejectedEventData(updated));
+    await recordEvent(ctx, trx, row.brand_id, 'conversion.rejected', rejectedEventData(updated), updated);
   }
   return updated;
 }

@@ -12,18 +12,19 @@ import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import { preparedInsert } from '../../db/prepared.js';
 import type { WebhookDeliveryTable } from '../../db/schema.js';
-import type { Trx } from '../../db/types.js';
+import type { Queryable, Trx } from '../../db/types.js';
 import { newId } from '../../ids.js';
-import type { DeliverableEvent, SendableDelivery } from './target.js';
+import type { DeliverableEvent, DeliveryTarget, SendableDelivery } from './target.js';
 
 /** PostgreSQL channel the dispatchers LISTEN on; NOTIFY is delivered only on commit. */
 export const DELIVERY_CHANNEL = 'affitrack_deliveries';
 
-type DeliveryInsert = Omit<WebhookDeliveryTable, 'unrecorded_sends' | 'test' | 'resume_status' | 'resume_at'> & {
+export type DeliveryInsert = Omit<WebhookDeliveryTable, 'unrecorded_sends' | 'test' | 'resume_status' | 'resume_at'> & {
   unrecorded_sends: number;
 };
 
-const deliveryInsert = preparedInsert<DeliveryInsert>('webhook_deliveries', [
+/** A new delivery's columns, in the order they are inserted. */
+export const DELIVERY_COLUMNS = [
   'id',
   'brand_id',
   'kind',
@@ -41,83 +42,127 @@ const deliveryInsert = preparedInsert<DeliveryInsert>('webhook_deliveries', [
   'created_at',
   'updated_at',
   'unrecorded_sends',
-]);
+] as const satisfies ReadonlyArray<keyof DeliveryInsert>;
+
+const deliveryInsert = preparedInsert<DeliveryInsert>('webhook_deliveries', DELIVERY_COLUMNS);
+
+/** The deliveries of one event, as rows to insert; those leased to this process wait for `settleDeliveries`. */
+export interface EventDeliveries {
+  rows: DeliveryInsert[];
+  handed: Array<{ delivery: SendableDelivery; details: unknown }>;
+  /** Rows to be sent that nobody took: dispatchers must be told of them (announceDeliveries). */
+  unleased: number;
+}
+
+/**
+ * The deliveries `events` make (one entry per event, in order), read through `q`. Where this
+ * process runs a dispatcher with room for the target, the row is leased to it already; the
+ * caller must settle each entry with `settleDeliveries` once its rows are committed or not.
+ */
+export async function planDeliveries(
+  ctx: AppContext,
+  q: Queryable,
+  events: readonly DeliverableEvent[],
+): Promise<EventDeliveries[]> {
+  const local = ctx.deliveries.localDispatch;
+  const targets = [...ctx.deliveries.targets.values()];
+  // Every read first, then the leases: nothing is reserved unless the whole plan is made.
+  const plansOf: Array<Awaited<ReturnType<DeliveryTarget['plan']>>> = [];
+  for (const target of targets) plansOf.push(await target.plan(q, events));
+  const planned = events.map((): EventDeliveries => ({ rows: [], handed: [], unleased: 0 }));
+  targets.forEach((target, t) => {
+    const plans = plansOf[t] ?? [];
+    events.forEach((event, i) => {
+      const now = event.createdAt;
+      const entry = planned[i] as EventDeliveries;
+      for (const plan of plans[i] ?? []) {
+        // A parked delivery waits unscheduled; a throttled target's deliveries go through a
+        // claim, which hands out its send slots (throttle.ts).
+        const direct = !plan.parked && (target.throttle?.(plan.details) ?? null) === null;
+        const lease = direct ? (local?.reserve(target.kind, plan.targetId, now) ?? null) : null;
+        const row: DeliveryInsert = {
+          id: newId('wh', now),
+          brand_id: event.brandId,
+          kind: target.kind,
+          subscription_id: plan.targetId,
+          event_id: event.id,
+          event: event.type,
+          status: plan.parked ? 'parked' : 'attempting',
+          attempt_count: 0,
+          attempt_base: 0,
+          next_attempt_at: plan.parked ? null : now,
+          lease_until: lease?.leaseUntil ?? null,
+          lease_owner: lease?.owner ?? null,
+          target_url: plan.requestUrl,
+          method: plan.method,
+          created_at: now,
+          updated_at: now,
+          // A lease taken here is a send about to happen, as a claim counts it.
+          unrecorded_sends: lease ? 1 : 0,
+        };
+        entry.rows.push(row);
+        if (!lease) {
+          if (!plan.parked) entry.unleased += 1;
+          continue;
+        }
+        entry.handed.push({
+          delivery: {
+            id: row.id,
+            kind: row.kind,
+            targetId: row.subscription_id,
+            brandId: row.brand_id,
+            eventId: row.event_id,
+            event: row.event,
+            payload: event.payload,
+            requestUrl: row.target_url,
+            method: row.method,
+            attemptCount: 0,
+            attemptBase: 0,
+            unrecordedSends: 1,
+          },
+          details: plan.details,
+        });
+      }
+    });
+  });
+  return planned;
+}
+
+/** Hands the leased rows of `planned` to this process's dispatcher once committed, or frees their places if not. */
+export function settleDeliveries(ctx: AppContext, planned: EventDeliveries, committed: boolean): void {
+  const local = ctx.deliveries.localDispatch;
+  if (!local) return;
+  for (const { delivery, details } of planned.handed) {
+    if (committed) local.accept(delivery, details);
+    else local.release(delivery.kind, delivery.targetId);
+  }
+}
 
 /** Creates the event's deliveries in `trx`; returns how many. */
 export async function queueDeliveries(ctx: AppContext, trx: Trx, event: DeliverableEvent): Promise<number> {
-  const local = ctx.deliveries.localDispatch;
-  const now = event.createdAt;
-  let count = 0;
-  let unleased = 0;
-  const handed: Array<{ delivery: SendableDelivery; details: unknown }> = [];
-  for (const target of ctx.deliveries.targets.values()) {
-    for (const planned of await target.plan(trx, event)) {
-      // A parked delivery waits unscheduled; a throttled target's deliveries go through a
-      // claim, which hands out its send slots (throttle.ts).
-      const direct = !planned.parked && (target.throttle?.(planned.details) ?? null) === null;
-      const lease = direct ? (local?.reserve(target.kind, planned.targetId, now) ?? null) : null;
-      const row: DeliveryInsert = {
-        id: newId('wh', now),
-        brand_id: event.brandId,
-        kind: target.kind,
-        subscription_id: planned.targetId,
-        event_id: event.id,
-        event: event.type,
-        status: planned.parked ? 'parked' : 'attempting',
-        attempt_count: 0,
-        attempt_base: 0,
-        next_attempt_at: planned.parked ? null : now,
-        lease_until: lease?.leaseUntil ?? null,
-        lease_owner: lease?.owner ?? null,
-        target_url: planned.requestUrl,
-        method: planned.method,
-        created_at: now,
-        updated_at: now,
-        // A lease taken here is a send about to happen, as a claim counts it.
-        unrecorded_sends: lease ? 1 : 0,
-      };
-      await deliveryInsert.execute(trx, row);
-      count += 1;
-      if (!lease) {
-        if (!planned.parked) unleased += 1;
-        continue;
-      }
-      handed.push({
-        delivery: {
-          id: row.id,
-          kind: row.kind,
-          targetId: row.subscription_id,
-          brandId: row.brand_id,
-          eventId: row.event_id,
-          event: row.event,
-          payload: event.payload,
-          requestUrl: row.target_url,
-          method: row.method,
-          attemptCount: 0,
-          attemptBase: 0,
-          unrecordedSends: 1,
-        },
-        details: planned.details,
-      });
-    }
-  }
-  if (handed.length > 0 && local) {
+  const [planned] = await planDeliveries(ctx, trx, [event]);
+  if (!planned) return 0;
+  for (const row of planned.rows) await deliveryInsert.execute(trx, row);
+  if (planned.handed.length > 0) {
     ctx.db.afterCommit(
       trx,
-      () => {
-        for (const { delivery, details } of handed) local.accept(delivery, details);
-      },
-      () => {
-        for (const { delivery } of handed) local.release(delivery.kind, delivery.targetId);
-      },
+      () => settleDeliveries(ctx, planned, true),
+      () => settleDeliveries(ctx, planned, false),
     );
   }
-  if (unleased > 0) await announceDeliveries(ctx, trx);
-  return count;
+  if (planned.unleased > 0) await announceDeliveries(ctx, trx);
+  return planned.rows.length;
 }
 
 /** Wakes dispatchers once `trx` commits: in this process directly, in others through NOTIFY. */
 export async function announceDeliveries(ctx: AppContext, trx: Trx): Promise<void> {
   ctx.db.afterCommit(trx, () => ctx.deliveries.notify());
   if (ctx.db.dialect === 'postgres') await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(trx);
+}
+
+/** Wakes dispatchers for deliveries committed already (a batch's): in this process directly, in others through NOTIFY. */
+export async function announceCommittedDeliveries(ctx: AppContext): Promise<void> {
+  ctx.deliveries.notify();
+  if (ctx.db.dialect === 'postgres')
+    await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(ctx.db.standaloneWriter);
 }

@@ -17,6 +17,12 @@ export interface DeliverableEvent {
   createdAt: number;
   /** The event's `data`, for targets that match on or fill in its fields. */
   data: Readonly<Record<string, unknown>>;
+  /**
+   * The row the event is about, as the event's transaction writes it, when its maker has it
+   * at hand (a conversion's): a target that fills in its fields need not read it again —
+   * nor could it, when the event is planned before its row is stored (a batch).
+   */
+  subject?: Readonly<Record<string, unknown>>;
 }
 
 /** One delivery a target wants for an event. */
@@ -81,8 +87,11 @@ export interface OutgoingRequest {
 export interface DeliveryTarget<D = unknown, C = unknown> {
   /** Stored in each delivery's `kind` and shown in the delivery log (`webhook`, `postback`). */
   readonly kind: string;
-  /** The deliveries `event` makes, read inside the event's transaction. */
-  plan(trx: Trx, event: DeliverableEvent): Promise<Array<PlannedDelivery<D>>>;
+  /**
+   * The deliveries each of `events` makes (one list per event, in order), read through `q`:
+   * the events' own transaction, or for a batch the statement right before it.
+   */
+  plan(q: Queryable, events: readonly DeliverableEvent[]): Promise<Array<Array<PlannedDelivery<D>>>>;
   /**
    * Send-time details of these targets; a target left out is paused (its deliveries wait,
    * e.g. a disabled subscription).

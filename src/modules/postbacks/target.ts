@@ -5,38 +5,67 @@
  * stands in the event's transaction, and sent with GET, no body. Postbacks are never paused.
  */
 import { prepared } from '../../db/prepared.js';
-import type { DeliveryTarget } from '../deliveries/target.js';
+import type { Queryable } from '../../db/types.js';
+import type { ConversionRow } from '../conversions/repository.js';
+import type { DeliverableEvent, DeliveryTarget, PlannedDelivery } from '../deliveries/target.js';
 import { fillPostbackMacros } from './macros.js';
 import { POSTBACK_EVENTS } from './schemas.js';
 
 const USER_AGENT = 'Affitrack-Webhooks/1.0';
 const isPostbackEvent = (type: string) => (POSTBACK_EVENTS as readonly string[]).includes(type);
 
+const TEMPLATE_COLUMNS = ['id', 'partner_id', 'offer_id', 'url', 'events'] as const;
 const postbacksOfPartner = prepared(1, (q, partnerId: string) =>
-  q.selectFrom('partner_postbacks').select(['id', 'offer_id', 'url', 'events']).where('partner_id', '=', partnerId),
+  q.selectFrom('partner_postbacks').select(TEMPLATE_COLUMNS).where('partner_id', '=', partnerId),
 );
 const conversionById = prepared(1, (q, id: string) => q.selectFrom('conversions').selectAll().where('id', '=', id));
+
+/** The templates of the events' partners: one prepared statement for the usual single partner. */
+function postbacksOf(q: Queryable, partnerIds: string[]) {
+  if (partnerIds.length === 1) return postbacksOfPartner.execute(q, partnerIds[0] as string);
+  return q.selectFrom('partner_postbacks').select(TEMPLATE_COLUMNS).where('partner_id', 'in', partnerIds).execute();
+}
+
+/** The conversion an event is about: as its maker handed it over, or as stored. */
+async function conversionOf(q: Queryable, event: DeliverableEvent, id: string): Promise<ConversionRow | undefined> {
+  if (event.subject) return event.subject as ConversionRow;
+  return conversionById.first(q, id);
+}
 
 export const postbackTarget: DeliveryTarget<null> = {
   kind: 'postback',
 
-  async plan(trx, event) {
-    const { partnerId, offerId, conversionId } = event.data;
-    if (!isPostbackEvent(event.type) || typeof partnerId !== 'string' || typeof conversionId !== 'string') return [];
-    const forEvent = (await postbacksOfPartner.execute(trx, partnerId)).filter(
-      (t) => (t.offer_id === null || t.offer_id === offerId) && (JSON.parse(t.events) as string[]).includes(event.type),
-    );
-    const specific = forEvent.filter((t) => t.offer_id !== null);
-    const chosen = specific.length > 0 ? specific : forEvent;
-    if (chosen.length === 0) return [];
-    const conversion = await conversionById.first(trx, conversionId);
-    if (!conversion) return [];
-    return chosen.map((t) => ({
-      targetId: t.id,
-      requestUrl: fillPostbackMacros(t.url, conversion),
-      method: 'GET' as const,
-      details: null,
-    }));
+  async plan(q, events) {
+    const partnerOf = (event: DeliverableEvent) =>
+      isPostbackEvent(event.type) && typeof event.data.partnerId === 'string' ? event.data.partnerId : null;
+    const partnerIds = [...new Set(events.map(partnerOf).filter((id) => id !== null))];
+    const templates = partnerIds.length > 0 ? await postbacksOf(q, partnerIds) : [];
+    const plans: Array<Array<PlannedDelivery<null>>> = [];
+    for (const event of events) {
+      const { offerId, conversionId } = event.data;
+      const partnerId = partnerOf(event);
+      const forEvent = templates.filter(
+        (t) =>
+          t.partner_id === partnerId &&
+          (t.offer_id === null || t.offer_id === offerId) &&
+          (JSON.parse(t.events) as string[]).includes(event.type),
+      );
+      const specific = forEvent.filter((t) => t.offer_id !== null);
+      const chosen = specific.length > 0 ? specific : forEvent;
+      const conversion =
+        chosen.length > 0 && typeof conversionId === 'string' ? await conversionOf(q, event, conversionId) : undefined;
+      plans.push(
+        conversion
+          ? chosen.map((t) => ({
+              targetId: t.id,
+              requestUrl: fillPostbackMacros(t.url, conversion),
+              method: 'GET' as const,
+              details: null,
+            }))
+          : [],
+      );
+    }
+    return plans;
   },
 
   async details(_q, targetIds) {

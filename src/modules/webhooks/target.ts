@@ -35,14 +35,27 @@ const DETAIL_COLUMNS = [
   'rate_limit_per_second',
 ] as const;
 
+const SUBSCRIPTION_COLUMNS = [...DETAIL_COLUMNS, 'brand_id', 'events', 'status'] as const;
+
 const brandSubscriptions = prepared(1, (q, brandId: string) =>
   q
     .selectFrom('webhook_subscriptions')
-    .select([...DETAIL_COLUMNS, 'events', 'status'])
+    .select(SUBSCRIPTION_COLUMNS)
     .where('brand_id', '=', brandId)
     // A deleted subscription is disabled too, but must not collect parked deliveries.
     .where('deleted_at', 'is', null),
 );
+
+/** The subscriptions of the events' brands: one prepared statement for the usual single brand. */
+function subscriptionsOf(q: Queryable, brandIds: string[]) {
+  if (brandIds.length === 1) return brandSubscriptions.execute(q, brandIds[0] as string);
+  return q
+    .selectFrom('webhook_subscriptions')
+    .select(SUBSCRIPTION_COLUMNS)
+    .where('brand_id', 'in', brandIds)
+    .where('deleted_at', 'is', null)
+    .execute();
+}
 
 function toDetails(row: {
   url: string;
@@ -79,22 +92,29 @@ function signatureFor(details: SubscriptionDetails, attemptedAt: number, payload
 export const webhookTarget: DeliveryTarget<SubscriptionDetails, AppContext> = {
   kind: 'webhook',
 
-  async plan(trx, event) {
-    const subscriptions = await brandSubscriptions.execute(trx, event.brandId);
-    // An operational event about a subscription (webhook.subscription.*) is for the others.
-    const about =
-      event.type.startsWith('webhook.subscription.') && typeof event.data.subscriptionId === 'string'
-        ? event.data.subscriptionId
-        : null;
-    return subscriptions
-      .filter((s) => s.id !== about && eventMatches(JSON.parse(s.events) as string[], event.type))
-      .map((s) => ({
-        targetId: s.id,
-        requestUrl: null,
-        method: null,
-        details: toDetails(s),
-        parked: s.status === 'disabled',
-      }));
+  async plan(q, events) {
+    const subscriptions = await subscriptionsOf(q, [...new Set(events.map((event) => event.brandId))]);
+    return events.map((event) => {
+      // An operational event about a subscription (webhook.subscription.*) is for the others.
+      const about =
+        event.type.startsWith('webhook.subscription.') && typeof event.data.subscriptionId === 'string'
+          ? event.data.subscriptionId
+          : null;
+      return subscriptions
+        .filter(
+          (s) =>
+            s.brand_id === event.brandId &&
+            s.id !== about &&
+            eventMatches(JSON.parse(s.events) as string[], event.type),
+        )
+        .map((s) => ({
+          targetId: s.id,
+          requestUrl: null,
+          method: null,
+          details: toDetails(s),
+          parked: s.status === 'disabled',
+        }));
+    });
   },
 
   async details(q: Queryable, targetIds) {

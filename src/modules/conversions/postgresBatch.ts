@@ -1,0 +1,176 @@
+/**
+ * PostgreSQL's conversions on offers without caps, stored in batches (db/postgresBatch.ts).
+ * Such a conversion writes its row, its report fact, its `conversion.created` event and
+ * that event's deliveries — in a transaction of its own, eight round trips and a WAL flush
+ * each, which left this stack's socket writes as the bottleneck (~1,000 conversions/s).
+ *
+ * A batch costs two round trips: the deliveries of all its events are planned with one
+ * read per target kind, then one statement (a data-modifying WITH, atomic and committed on
+ * its own) inserts the conversions from a JSON array, skipping any whose externalTxnId the
+ * offer has already (the unique index decides, as in the transaction). Only the conversions
+ * it stored get their facts (summed per attribute set), their events and their deliveries.
+ * A skipped one is answered with its earlier twin, as the transaction answers it.
+ */
+import { CompiledQuery, type Kysely, sql } from 'kysely';
+import type { AppContext } from '../../context.js';
+import { StatementBatcher } from '../../db/postgresBatch.js';
+import type { Schema } from '../../db/schema.js';
+import { conversionFact, FACT_COLUMNS, FACT_COUNTERS, type FactRow } from '../analytics/facts.js';
+import {
+  announceCommittedDeliveries,
+  DELIVERY_COLUMNS,
+  type EventDeliveries,
+  planDeliveries,
+  settleDeliveries,
+} from '../deliveries/fanout.js';
+import type { DeliverableEvent } from '../deliveries/target.js';
+import { EVENT_COLUMNS, type EventInsert, eventEnvelope } from '../events/outbox.js';
+import type { EventData } from '../events/schemas.js';
+import {
+  CONVERSION_COLUMNS,
+  type ConversionRow,
+  createdDelta,
+  createdEventData,
+  earlierTwin,
+  type RecordResult,
+} from './repository.js';
+
+const LIMITS = { maxBatch: 256, maxInFlight: 4 };
+
+interface Pending {
+  row: ConversionRow;
+  fact: FactRow;
+  event: EventInsert;
+  data: EventData<'conversion.created'>;
+}
+
+const columns = (names: readonly string[], from?: string) =>
+  sql.join(names.map((name) => (from ? sql`${sql.ref(from)}.${sql.ref(name)}` : sql.ref(name))));
+
+/**
+ * The batch's statement, compiled once. $1: one JSON object per conversion, `{ row, fact,
+ * event }`; $2: the deliveries of all the batch's events, as rows.
+ */
+function batchStatement(db: Kysely<Schema>): string {
+  const counters = new Set<string>(FACT_COUNTERS);
+  const attributes = FACT_COLUMNS.filter((column) => !counters.has(column));
+  const sums = FACT_COUNTERS.map((counter) => sql`sum(f.${sql.ref(counter)})`);
+  const compiled = sql`
+    with input as (
+      select value as item from json_array_elements(${''}::json)
+    ),
+    stored as (
+      insert into conversions (${columns(CONVERSION_COLUMNS)})
+      select ${columns(CONVERSION_COLUMNS, 'c')}
+      from input cross join lateral json_populate_record(null::conversions, input.item -> 'row') c
+      on conflict (offer_id, external_txn_id) do nothing
+      returning id
+    ),
+    kept as (
+      select input.item from input join stored on stored.id = input.item -> 'row' ->> 'id'
+    ),
+    facts as (
+      insert into analytics_facts (${columns(FACT_COLUMNS)})
+      select ${columns(attributes, 'f')}, ${sql.join(sums)}
+      from kept cross join lateral json_populate_record(null::analytics_facts, kept.item -> 'fact') f
+      group by ${columns(attributes, 'f')}
+    ),
+    created_events as (
+      insert into events (${columns(EVENT_COLUMNS)})
+      select ${columns(EVENT_COLUMNS, 'e')}
+      from kept cross join lateral json_populate_record(null::events, kept.item -> 'event') e
+      returning id
+    ),
+    deliveries as (
+      insert into webhook_deliveries (${columns(DELIVERY_COLUMNS)})
+      select ${columns(DELIVERY_COLUMNS, 'd')}
+      from json_populate_recordset(null::webhook_deliveries, ${''}::json) d
+      join created_events on created_events.id = d.event_id
+    )
+    select id from stored`.compile(db);
+  if (compiled.parameters.length !== 2) throw new Error('the conversion batch statement has unexpected parameters');
+  return compiled.sql;
+}
+
+export class ConversionBatcher {
+  private readonly statement: string;
+  private readonly batcher = new StatementBatcher((batch: Pending[]) => this.store(batch), LIMITS);
+
+  constructor(private readonly ctx: AppContext) {
+    this.statement = batchStatement(ctx.db.standaloneWriter);
+  }
+
+  /** Stores a new conversion (built by the service, on an offer without caps) once its batch commits. */
+  record(row: ConversionRow): Promise<RecordResult> {
+    const data = createdEventData(row);
+    const envelope = eventEnvelope(this.ctx, row.brand_id, 'conversion.created', data);
+    const event: EventInsert = {
+      id: envelope.id,
+      brand_id: row.brand_id,
+      type: envelope.type,
+      payload: envelope.payload,
+      created_at: envelope.createdAt,
+    };
+    return this.batcher.add({ row, fact: conversionFact(row, createdDelta(row)), event, data });
+  }
+
+  private async store(batch: Pending[]): Promise<RecordResult[]> {
+    const { ctx } = this;
+    const writer = ctx.db.standaloneWriter;
+    const events = batch.map(
+      ({ row, event, data }): DeliverableEvent => ({
+        id: event.id,
+        type: event.type,
+        brandId: event.brand_id,
+        payload: event.payload,
+        createdAt: event.created_at,
+        data,
+        subject: row,
+      }),
+    );
+    const planned = await planDeliveries(ctx, writer, events);
+    let stored: Set<string>;
+    try {
+      const items = batch.map(({ row, fact, event }) => ({ row, fact, event }));
+      const result = await writer.executeQuery<{ id: string }>(
+        CompiledQuery.raw(this.statement, [
+          JSON.stringify(items),
+          JSON.stringify(planned.flatMap((deliveries) => deliveries.rows)),
+        ]),
+      );
+      stored = new Set(result.rows.map((r) => r.id));
+    } catch (error) {
+      for (const deliveries of planned) settleDeliveries(ctx, deliveries, false);
+      throw error;
+    }
+    let unleased = 0;
+    batch.forEach(({ row }, i) => {
+      const deliveries = planned[i] as EventDeliveries;
+      const kept = stored.has(row.id);
+      settleDeliveries(ctx, deliveries, kept);
+      if (kept) unleased += deliveries.unleased;
+    });
+    // The rows are committed: a lost NOTIFY only delays other processes until their next poll.
+    if (unleased > 0) await announceCommittedDeliveries(ctx).catch(() => {});
+    return Promise.all(batch.map(({ row }) => (stored.has(row.id) ? { row, created: true } : twinOf(ctx, row))));
+  }
+}
+
+/** The answer for a conversion the batch skipped: the offer's earlier one with its externalTxnId. */
+async function twinOf(ctx: AppContext, row: ConversionRow): Promise<RecordResult> {
+  const twin = await earlierTwin(ctx.db.read, row);
+  if (!twin) throw new Error('a conversion of the batch was neither stored nor a duplicate');
+  return { row: twin, created: false };
+}
+
+const batchers = new WeakMap<AppContext, ConversionBatcher>();
+
+/** The batcher of `ctx` (PostgreSQL only). */
+export function conversionBatcher(ctx: AppContext): ConversionBatcher {
+  let batcher = batchers.get(ctx);
+  if (!batcher) {
+    batcher = new ConversionBatcher(ctx);
+    batchers.set(ctx, batcher);
+  }
+  return batcher;
+}
