@@ -30,7 +30,7 @@ export interface ClaimOptions {
   /** Whether to write the owner's heartbeat in the claim (the dispatcher does when its last beat is old). */
   beat?: boolean;
   /** Called when due deliveries were left unclaimed for want of slots: claim again when one frees. */
-  onLeftForSlots?: () => void;
+  onLeftForSlots?: (key: string) => void;
 }
 
 export const targetKey = (kind: string, targetId: string) => `${kind}:${targetId}`;
@@ -112,7 +112,7 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
         const key = targetKey(row.kind, targetId);
         const slots = excluded.has(key) ? 0 : (options.slotsFor?.(key) ?? options.limit);
         if (taken >= slots) {
-          options.onLeftForSlots?.();
+          options.onLeftForSlots?.(key);
           break;
         }
         taken += 1;

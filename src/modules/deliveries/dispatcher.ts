@@ -75,8 +75,12 @@ export class Dispatcher implements Job, LocalDispatch {
   private queued = 0;
   private reservedTotal = 0;
   private woken = false;
-  /** Due deliveries were left unclaimed for want of slots: a freed slot should claim again. */
-  private leftForSlots = false;
+  /**
+   * Targets whose due deliveries the last claim left for want of their slots, and whether it
+   * ran out of global room: a freed slot claims again once there is a round's room for them.
+   */
+  private readonly leftForSlots = new Set<string>();
+  private leftForGlobalRoom = false;
   /** When this dispatcher's heartbeat was last written (claims skip the write while it is fresh). */
   private lastBeatAt = Number.NEGATIVE_INFINITY;
   private stopped: Promise<void> | null = null;
@@ -256,38 +260,49 @@ export class Dispatcher implements Job, LocalDispatch {
       this.pump(other);
     }
     this.dropIfIdle(lane);
-    // Claim again only when work was left for want of slots: a claim per finished send would
-    // cost a transaction per delivery.
-    if (this.leftForSlots) this.wake();
+    // Claim again only when work was left for want of slots, and only once a whole round of
+    // slots is free for it: a claim per finished send would cost a transaction per delivery.
+    if (
+      (this.leftForSlots.has(lane.key) && this.occupied(lane.key) <= this.perTarget) ||
+      (this.leftForGlobalRoom && this.sending + this.queued + this.reservedTotal <= this.concurrency)
+    ) {
+      this.wake();
+    }
   }
 
+  /** A target's deliveries in this process: sending, reserved, waiting or held. */
+  private occupied(key: string): number {
+    const lane = this.lanes.get(key);
+    return lane ? lane.inflight + lane.reserved + lane.waiting.length + lane.held.length : 0;
+  }
+
+  /**
+   * Claims into the same two rounds of slots that fan-out leases into (reserve), globally and
+   * per target, so a target with a backlog gets at least a round of deliveries per claim.
+   */
   private async claimAndStart(): Promise<number> {
-    const free = this.freeSlots();
+    const free = 2 * this.concurrency - this.sending - this.queued - this.reservedTotal;
     if (free <= 0) return 0;
     const { webhookTimeoutMs, webhookLeaseMarginMs } = this.ctx.config;
     const details = new Map<string, Map<string, unknown>>();
-    const occupied = (key: string) => {
-      const lane = this.lanes.get(key);
-      return lane ? lane.inflight + lane.reserved + lane.waiting.length + lane.held.length : 0;
-    };
-    this.leftForSlots = false;
+    this.leftForSlots.clear();
+    this.leftForGlobalRoom = false;
     const now = this.ctx.clock.now();
     const beat = now - this.lastBeatAt >= HEARTBEAT_MS;
     const claimed = await claimDueDeliveries(this.ctx, {
       owner: this.owner,
       beat,
-      onLeftForSlots: () => {
-        this.leftForSlots = true;
-      },
+      onLeftForSlots: (key) => this.leftForSlots.add(key),
       limit: free,
-      // A lease outlives the longest possible attempt by a margin before another worker may retry.
-      leaseMs: webhookTimeoutMs + webhookLeaseMarginMs,
-      excludeTargets: [...this.lanes.values()].filter((l) => occupied(l.key) >= this.perTarget).map((l) => l.key),
-      slotsFor: (key) => this.perTarget - occupied(key),
+      // A claimed delivery may wait up to one round of its target's attempts, then its own
+      // attempt, and a margin on top before another worker may retry it (as reserve's lease).
+      leaseMs: 2 * webhookTimeoutMs + webhookLeaseMarginMs,
+      excludeTargets: [...this.lanes.keys()].filter((key) => this.occupied(key) > this.perTarget),
+      slotsFor: (key) => 2 * this.perTarget - this.occupied(key),
       onDetails: (kind, map) => details.set(kind, map),
     });
     if (beat) this.lastBeatAt = now;
-    if (claimed.length >= free) this.leftForSlots = true;
+    if (claimed.length >= free) this.leftForGlobalRoom = true;
     for (const delivery of claimed) {
       this.enqueue(this.lane(targetKey(delivery.kind, delivery.targetId)), {
         delivery,
