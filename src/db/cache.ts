@@ -33,6 +33,11 @@ export interface LookupContext {
 export class CachedLookup<K, V> {
   /** Per database, so tests with several databases in one process never share entries. */
   private readonly byDatabase = new WeakMap<Database, Map<K, Entry<V>>>();
+  /**
+   * Loads under way, per database and key: requests that miss together share one read (an
+   * entry expiring under load would otherwise be read by every request in flight).
+   */
+  private readonly loading = new WeakMap<Database, Map<K, { epoch: number; value: Promise<V> }>>();
 
   constructor(private readonly load: (db: Database, key: K) => Promise<V>) {}
 
@@ -46,11 +51,26 @@ export class CachedLookup<K, V> {
     }
     const hit = entries.get(key);
     if (hit && hit.epoch === epoch && now >= hit.at && now - hit.at < MAX_AGE_MS) return hit.value;
-    const value = await this.load(ctx.db, key);
-    if (entries.size >= MAX_ENTRIES) entries.clear();
-    // Filed under the epoch read before loading: a change committed meanwhile outdates it.
-    entries.set(key, { value, epoch, at: now });
-    return value;
+    let loads = this.loading.get(ctx.db);
+    if (!loads) {
+      loads = new Map();
+      this.loading.set(ctx.db, loads);
+    }
+    // A load started under this epoch may be shared; one from before a change may not.
+    const started = loads.get(key);
+    if (started && started.epoch === epoch) return started.value;
+    const load = this.load(ctx.db, key);
+    const own = { epoch, value: load };
+    loads.set(key, own);
+    try {
+      const value = await load;
+      if (entries.size >= MAX_ENTRIES) entries.clear();
+      // Filed under the epoch read before loading: a change committed meanwhile outdates it.
+      entries.set(key, { value, epoch, at: now });
+      return value;
+    } finally {
+      if (loads.get(key) === own) loads.delete(key);
+    }
   }
 }
 

@@ -84,6 +84,8 @@ export class Database {
    */
   private readonly unitOfWork = new AsyncLocalStorage<SettleHook[]>();
   private readonly pool: pg.Pool | null;
+  /** PostgreSQL: the server processes of this pool's connections, whose NOTIFYs `listen` skips. */
+  private readonly ownBackends = new Set<number>();
   private readonly connectionString: string | null;
   /** Moves on whenever data the hot paths cache may have changed (see cache.ts). */
   private readonly changes = new ChangeEpoch();
@@ -106,7 +108,11 @@ export class Database {
       // query in progress fails (and is answered 503), the pool replaces the client. The
       // pool's 'error' covers idle clients only, so checked-out clients get a listener too.
       this.pool.on('error', () => {});
-      this.pool.on('connect', (client) => client.on('error', () => {}));
+      this.pool.on('connect', (client) => {
+        client.on('error', () => {});
+        this.ownBackends.add(backendOf(client));
+      });
+      this.pool.on('remove', (client) => this.ownBackends.delete(backendOf(client)));
       this.write = new Kysely<Schema>({
         dialect: watchingChanges(new PostgresDialect({ pool: this.pool }), this.changes),
       });
@@ -205,8 +211,9 @@ export class Database {
 
   /**
    * PostgreSQL only: LISTEN on `channel` with a dedicated connection, calling `onNotify`
-   * for each notification. Reconnects after errors (callers also poll, so a gap only
-   * delays work). Returns a function that stops listening.
+   * for each notification sent by another process (this one tells itself directly, and its
+   * own NOTIFYs would only repeat that). Reconnects after errors (callers also poll, so a
+   * gap only delays work). Returns a function that stops listening.
    */
   listen(channel: string, onNotify: () => void): () => Promise<void> {
     if (!this.connectionString) return async () => {};
@@ -216,7 +223,9 @@ export class Database {
     const connect = async () => {
       if (stopped) return;
       const next = new pg.Client({ connectionString: this.connectionString ?? undefined });
-      next.on('notification', onNotify);
+      next.on('notification', (message) => {
+        if (!this.ownBackends.has(message.processId)) onNotify();
+      });
       next.on('error', () => {
         next.end().catch(() => {});
         if (!stopped) retry = setTimeout(connect, LISTEN_RETRY_MS);
@@ -273,6 +282,11 @@ export class Database {
     if (this.read !== this.write) await this.read.destroy();
     await this.write.destroy();
   }
+}
+
+/** The server process of a connection (pg sets it at connect; its types leave it out). */
+function backendOf(client: pg.PoolClient): number {
+  return (client as unknown as { processID: number }).processID;
 }
 
 /** Prepared statements kept per connection; the app issues a few dozen distinct queries. */

@@ -15,7 +15,16 @@ import { conversionBatcher } from '../../src/modules/conversions/postgresBatch.j
 import type { ConversionRow } from '../../src/modules/conversions/repository.js';
 import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { SystemTestClock } from '../clock.js';
-import { createTestEnv, describeOrSkip, PG_SKIP_REASON, PG_URL, type TestEnv } from '../helpers.js';
+import {
+  anotherHandle,
+  createTestDatabase,
+  createTestEnv,
+  describeOrSkip,
+  PG_SKIP_REASON,
+  PG_URL,
+  type TestDatabase,
+  type TestEnv,
+} from '../helpers.js';
 import { Receiver } from '../receiver.js';
 
 describeOrSkip('conversion batches (postgres)', { skip: PG_URL ? false : PG_SKIP_REASON }, () => {
@@ -238,3 +247,59 @@ describeOrSkip('conversion batches (postgres)', { skip: PG_URL ? false : PG_SKIP
     assert.deepEqual(deliveredConversions().sort(), [existing.row.id, next.row.id].sort());
   });
 });
+
+describeOrSkip(
+  'conversion batches announce their deliveries (postgres)',
+  { skip: PG_URL ? false : PG_SKIP_REASON },
+  () => {
+    let database: TestDatabase;
+    let maker: TestEnv;
+    let sender: TestEnv;
+    before(async () => {
+      database = await createTestDatabase('postgres');
+      maker = await createTestEnv('postgres', {
+        database,
+        clock: new SystemTestClock(),
+        env: { RATE_LIMIT_PER_MINUTE: '100000' },
+      });
+      // The second process shares the database and the brand, with its own pool and dispatcher.
+      sender = await createTestEnv('postgres', { database: anotherHandle(database), clock: new SystemTestClock() });
+    });
+    after(async () => {
+      await sender.close();
+      await sender.ctx.db.close();
+      await maker.close();
+      await database.drop();
+    });
+
+    it("wakes another process's dispatcher with NOTIFY, long before its next poll", async () => {
+      const receiver = await Receiver.answering(200);
+      const dispatcher = new Dispatcher(sender.ctx, { pollMs: 60 * 60_000 });
+      const stop = new AbortController();
+      const running = dispatcher.run(stop.signal);
+      try {
+        const create = async (path: string, body: Record<string, unknown>) => {
+          const res = await maker.request('POST', path, { body });
+          assert.equal(res.status, 201, JSON.stringify(res.body));
+          return res.body.id as string;
+        };
+        await create('/api/public/webhooks', { url: receiver.url, events: ['conversion.created'] });
+        const offerId = await create('/api/v1/offers', { name: 'O', destinationUrl: 'https://shop.example/' });
+        const partnerId = await create('/api/v1/partners', { name: 'P', email: 'p@example.com' });
+        // The maker runs no dispatcher: its batches leave their deliveries unleased for others.
+        const ids = await Promise.all(
+          Array.from({ length: 5 }, (_, i) =>
+            create('/api/v1/conversions', { offerId, partnerId, externalTxnId: `n${i}` }),
+          ),
+        );
+        await receiver.waitForRequests(5, 10_000);
+        const delivered = receiver.requests.map((r) => JSON.parse(r.body.toString('utf8')).data.conversionId as string);
+        assert.deepEqual(delivered.sort(), [...ids].sort());
+      } finally {
+        stop.abort();
+        await running;
+        await receiver.close();
+      }
+    });
+  },
+);

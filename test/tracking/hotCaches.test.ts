@@ -6,11 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MAX_AGE_MS } from '../../src/db/cache.js';
+import { cachedLookup, MAX_AGE_MS } from '../../src/db/cache.js';
 import type { Dialect } from '../../src/db/database.js';
 import { newId } from '../../src/ids.js';
 import { insertApiKey, revokeApiKey } from '../../src/modules/apiKeys/service.js';
 import type { Click } from '../../src/modules/clicks/schemas.js';
+import { findOfferOfAnyBrand } from '../../src/modules/offers/repository.js';
 import {
   anotherHandle,
   createTestDatabase,
@@ -71,6 +72,29 @@ for (const dialect of testedDialects()) {
         env = await createTestEnv(dialect, { env: NO_LIMIT });
       });
       after(() => env.close());
+
+      it('reads a row once for lookups that miss together, and anew after a change', async () => {
+        const offerId = await newOffer(env);
+        let reads = 0;
+        const lookup = cachedLookup((db, id: string) => {
+          reads += 1;
+          return findOfferOfAnyBrand(db.read, id);
+        });
+        const together = await Promise.all(Array.from({ length: 10 }, () => lookup.get(env.ctx, offerId)));
+        assert.equal(reads, 1);
+        assert.deepEqual(
+          together.map((offer) => offer?.id),
+          together.map(() => offerId),
+        );
+        const renamed = await env.request('PATCH', `/api/v1/offers/${offerId}`, { body: { name: 'Renamed' } });
+        assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
+        const after = await Promise.all([lookup.get(env.ctx, offerId), lookup.get(env.ctx, offerId)]);
+        assert.equal(reads, 2, 'the change outdated the entry: one new read for both');
+        assert.deepEqual(
+          after.map((offer) => offer?.name),
+          ['Renamed', 'Renamed'],
+        );
+      });
 
       it('refuses a revoked key on its next request', async () => {
         const key = await newKey(env);

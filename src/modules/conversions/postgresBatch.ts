@@ -143,15 +143,14 @@ export class ConversionBatcher {
       for (const deliveries of planned) settleDeliveries(ctx, deliveries, false);
       throw error;
     }
-    let unleased = 0;
+    const unleased: string[] = [];
     batch.forEach(({ row }, i) => {
       const deliveries = planned[i] as EventDeliveries;
       const kept = stored.has(row.id);
       settleDeliveries(ctx, deliveries, kept);
-      if (kept) unleased += deliveries.unleased;
+      if (kept) unleased.push(...deliveries.unleased);
     });
-    // The rows are committed: a lost NOTIFY only delays other processes until their next poll.
-    if (unleased > 0) await announceCommittedDeliveries(ctx).catch(() => {});
+    if (unleased.length > 0) announceCommittedDeliveries(ctx, unleased);
     return Promise.all(batch.map(({ row }) => (stored.has(row.id) ? { row, created: true } : twinOf(ctx, row))));
   }
 }

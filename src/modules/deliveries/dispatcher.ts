@@ -81,6 +81,8 @@ export class Dispatcher implements Job, LocalDispatch {
    */
   private readonly leftForSlots = new Set<string>();
   private leftForGlobalRoom = false;
+  /** A claim is under way (slots freed meanwhile are looked at when it ends). */
+  private claiming = false;
   /** When this dispatcher's heartbeat was last written (claims skip the write while it is fresh). */
   private lastBeatAt = Number.NEGATIVE_INFINITY;
   private stopped: Promise<void> | null = null;
@@ -104,7 +106,7 @@ export class Dispatcher implements Job, LocalDispatch {
   }
 
   async run(signal: AbortSignal): Promise<void> {
-    const unsubscribe = this.ctx.deliveries.onNotify(() => this.wake());
+    const unsubscribe = this.ctx.deliveries.onNotify((targets) => this.noticed(targets));
     const unlisten = this.ctx.db.listen(DELIVERY_CHANNEL, () => this.wake());
     const detach = this.ctx.deliveries.attach(this);
     const stopBeating = this.startHeartbeat();
@@ -112,13 +114,12 @@ export class Dispatcher implements Job, LocalDispatch {
     signal.addEventListener('abort', onAbort);
     try {
       while (!signal.aborted) {
-        let claimed = 0;
         try {
-          claimed = await this.claimAndStart();
+          await this.claimAndStart();
         } catch (error) {
           this.ctx.logger.error({ err: error }, 'claiming deliveries failed');
         }
-        if (claimed > 0 && this.freeSlots() > 0) continue;
+        // Whatever the claim left is claimed when a round of slots frees for it (freeSlot).
         await this.sleep();
       }
     } finally {
@@ -262,12 +263,15 @@ export class Dispatcher implements Job, LocalDispatch {
     this.dropIfIdle(lane);
     // Claim again only when work was left for want of slots, and only once a whole round of
     // slots is free for it: a claim per finished send would cost a transaction per delivery.
-    if (
-      (this.leftForSlots.has(lane.key) && this.occupied(lane.key) <= this.perTarget) ||
-      (this.leftForGlobalRoom && this.sending + this.queued + this.reservedTotal <= this.concurrency)
-    ) {
-      this.wake();
-    }
+    // Slots freed during a claim are looked at when it ends.
+    if (!this.claiming && this.roomForLeftWork([lane.key])) this.wake();
+  }
+
+  /** Whether a round of slots is free for work the last claim left, globally or for one of `keys`. */
+  private roomForLeftWork(keys: Iterable<string>): boolean {
+    if (this.leftForGlobalRoom && this.sending + this.queued + this.reservedTotal <= this.concurrency) return true;
+    for (const key of keys) if (this.leftForSlots.has(key) && this.occupied(key) <= this.perTarget) return true;
+    return false;
   }
 
   /** A target's deliveries in this process: sending, reserved, waiting or held. */
@@ -283,10 +287,20 @@ export class Dispatcher implements Job, LocalDispatch {
   private async claimAndStart(): Promise<number> {
     const free = 2 * this.concurrency - this.sending - this.queued - this.reservedTotal;
     if (free <= 0) return 0;
-    const { webhookTimeoutMs, webhookLeaseMarginMs } = this.ctx.config;
-    const details = new Map<string, Map<string, unknown>>();
     this.leftForSlots.clear();
     this.leftForGlobalRoom = false;
+    this.claiming = true;
+    try {
+      return await this.claimInto(free);
+    } finally {
+      this.claiming = false;
+      if (this.roomForLeftWork(this.leftForSlots)) this.wake();
+    }
+  }
+
+  private async claimInto(free: number): Promise<number> {
+    const { webhookTimeoutMs, webhookLeaseMarginMs } = this.ctx.config;
+    const details = new Map<string, Map<string, unknown>>();
     const now = this.ctx.clock.now();
     const beat = now - this.lastBeatAt >= HEARTBEAT_MS;
     const claimed = await claimDueDeliveries(this.ctx, {
@@ -374,6 +388,19 @@ export class Dispatcher implements Job, LocalDispatch {
     const timer = setInterval(() => void beat(), HEARTBEAT_MS);
     timer.unref();
     return () => clearInterval(timer);
+  }
+
+  /**
+   * Unleased deliveries were committed in this process. When all of them are for targets
+   * whose lanes hold more than a round already, a claim now would take nothing: they are
+   * noted instead, and claimed once a lane has a round's room (freeSlot).
+   */
+  private noticed(targets: readonly string[] | undefined): void {
+    if (targets && targets.length > 0 && targets.every((key) => this.occupied(key) > this.perTarget)) {
+      for (const key of targets) this.leftForSlots.add(key);
+      return;
+    }
+    this.wake();
   }
 
   private wake(): void {

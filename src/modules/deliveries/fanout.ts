@@ -14,6 +14,7 @@ import { preparedInsert } from '../../db/prepared.js';
 import type { WebhookDeliveryTable } from '../../db/schema.js';
 import type { Queryable, Trx } from '../../db/types.js';
 import { newId } from '../../ids.js';
+import { targetKey } from './claims.js';
 import type { DeliverableEvent, DeliveryTarget, SendableDelivery } from './target.js';
 
 /** PostgreSQL channel the dispatchers LISTEN on; NOTIFY is delivered only on commit. */
@@ -50,8 +51,8 @@ const deliveryInsert = preparedInsert<DeliveryInsert>('webhook_deliveries', DELI
 export interface EventDeliveries {
   rows: DeliveryInsert[];
   handed: Array<{ delivery: SendableDelivery; details: unknown }>;
-  /** Rows to be sent that nobody took: dispatchers must be told of them (announceDeliveries). */
-  unleased: number;
+  /** Target keys (targetKey) of rows to be sent that nobody took: dispatchers must be told (announceDeliveries). */
+  unleased: string[];
 }
 
 /**
@@ -69,7 +70,7 @@ export async function planDeliveries(
   // Every read first, then the leases: nothing is reserved unless the whole plan is made.
   const plansOf: Array<Awaited<ReturnType<DeliveryTarget['plan']>>> = [];
   for (const target of targets) plansOf.push(await target.plan(q, events));
-  const planned = events.map((): EventDeliveries => ({ rows: [], handed: [], unleased: 0 }));
+  const planned = events.map((): EventDeliveries => ({ rows: [], handed: [], unleased: [] }));
   targets.forEach((target, t) => {
     const plans = plansOf[t] ?? [];
     events.forEach((event, i) => {
@@ -102,7 +103,7 @@ export async function planDeliveries(
         };
         entry.rows.push(row);
         if (!lease) {
-          if (!plan.parked) entry.unleased += 1;
+          if (!plan.parked) entry.unleased.push(targetKey(target.kind, plan.targetId));
           continue;
         }
         entry.handed.push({
@@ -150,19 +151,46 @@ export async function queueDeliveries(ctx: AppContext, trx: Trx, event: Delivera
       () => settleDeliveries(ctx, planned, false),
     );
   }
-  if (planned.unleased > 0) await announceDeliveries(ctx, trx);
+  if (planned.unleased.length > 0) await announceDeliveries(ctx, trx, planned.unleased);
   return planned.rows.length;
 }
 
-/** Wakes dispatchers once `trx` commits: in this process directly, in others through NOTIFY. */
-export async function announceDeliveries(ctx: AppContext, trx: Trx): Promise<void> {
-  ctx.db.afterCommit(trx, () => ctx.deliveries.notify());
+/**
+ * Wakes dispatchers once `trx` commits: in this process directly, in others through NOTIFY.
+ * `targets`: the keys of the deliveries' targets, when known (the local dispatcher need not
+ * claim for targets whose lanes are full).
+ */
+export async function announceDeliveries(ctx: AppContext, trx: Trx, targets?: readonly string[]): Promise<void> {
+  ctx.db.afterCommit(trx, () => ctx.deliveries.notify(targets));
   if (ctx.db.dialect === 'postgres') await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(trx);
 }
 
-/** Wakes dispatchers for deliveries committed already (a batch's): in this process directly, in others through NOTIFY. */
-export async function announceCommittedDeliveries(ctx: AppContext): Promise<void> {
-  ctx.deliveries.notify();
-  if (ctx.db.dialect === 'postgres')
-    await sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(ctx.db.standaloneWriter);
+/** Least time between two NOTIFYs for batches' deliveries (other processes also poll). */
+const NOTIFY_GAP_MS = 50;
+const nextNotify = new WeakMap<AppContext, { at: number; timer: NodeJS.Timeout | null }>();
+
+/**
+ * Wakes dispatchers for deliveries committed already (a batch's): in this process directly,
+ * in others through NOTIFY — at most one per NOTIFY_GAP_MS, the last always sent, so a busy
+ * stream of batches costs a few statements a second, and no batch waits for a poll.
+ */
+export function announceCommittedDeliveries(ctx: AppContext, targets: readonly string[]): void {
+  ctx.deliveries.notify(targets);
+  if (ctx.db.dialect !== 'postgres') return;
+  let state = nextNotify.get(ctx);
+  if (!state) {
+    state = { at: 0, timer: null };
+    nextNotify.set(ctx, state);
+  }
+  if (state.timer) return;
+  const pending = state;
+  const send = () => {
+    pending.timer = null;
+    pending.at = Date.now() + NOTIFY_GAP_MS;
+    // The rows are committed: a lost NOTIFY only delays other processes until their next poll.
+    sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(ctx.db.standaloneWriter).catch(() => {});
+  };
+  const wait = pending.at - Date.now();
+  if (wait <= 0) send();
+  else pending.timer = setTimeout(send, wait).unref();
 }

@@ -20,7 +20,7 @@ export interface LocalDispatch {
 export class DeliveryRegistry {
   readonly targets: ReadonlyMap<string, DeliveryTarget>;
   private local: LocalDispatch | null = null;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(targets?: readonly string[]) => void>();
 
   constructor(targets: DeliveryTarget[]) {
     this.targets = new Map(targets.map((t) => [t.kind, t]));
@@ -38,12 +38,15 @@ export class DeliveryRegistry {
     };
   }
 
-  /** "Unleased deliveries were committed": wakes the local dispatcher's claim loop. */
-  notify(): void {
-    for (const listener of this.listeners) listener();
+  /**
+   * "Unleased deliveries were committed": wakes the local dispatcher's claim loop. `targets`:
+   * their targets' keys (targetKey), when the caller knows them.
+   */
+  notify(targets?: readonly string[]): void {
+    for (const listener of this.listeners) listener(targets);
   }
 
-  onNotify(listener: () => void): () => void {
+  onNotify(listener: (targets?: readonly string[]) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
