@@ -11,6 +11,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { ChangeEpoch, watchingChanges } from './changes.js';
 import { GroupCommitter } from './groupCommit.js';
+import { nameStatements } from './namedStatements.js';
 import { runPreparedDirectly } from './prepared.js';
 import type { Schema } from './schema.js';
 import { LiteralLimitSqliteDialect, SharedFileSqliteDialect } from './sqliteDialect.js';
@@ -113,6 +114,7 @@ export class Database {
         this.ownBackends.add(backendOf(client));
       });
       this.pool.on('remove', (client) => this.ownBackends.delete(backendOf(client)));
+      nameStatements(this.pool);
       this.write = new Kysely<Schema>({
         dialect: watchingChanges(new PostgresDialect({ pool: this.pool }), this.changes),
       });
