@@ -16,6 +16,8 @@ export interface Config {
   publicUrlIsExplicit: boolean;
   dataDir: string;
   databaseUrl: string | null;
+  /** PostgreSQL: run parameterised statements as named prepared statements (db/namedStatements.ts). */
+  databaseNamedStatements: boolean;
   redisUrl: string | null;
   rateLimitPerMinute: number;
   applyRateLimitPerMinute: number;
@@ -83,9 +85,9 @@ function readInt(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
-function readBool(env: Env, name: string): boolean {
+function readBool(env: Env, name: string, fallback = false): boolean {
   const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return false;
+  if (raw === undefined || raw === '') return fallback;
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(name, `expected true or false, got "${env[name]}"`);
@@ -184,6 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrlIsExplicit: explicitUrl !== null,
     dataDir: path.resolve(env.DATA_DIR?.trim() || './data'),
     databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseNamedStatements: readBool(env, 'DATABASE_NAMED_STATEMENTS', true),
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     rateLimitPerMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 100_000_000),
     applyRateLimitPerMinute: readInt(env, 'APPLY_RATE_LIMIT_PER_MINUTE', 10, 1, 100_000_000),

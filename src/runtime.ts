@@ -38,7 +38,13 @@ export interface ContextOverrides {
 export function createContext(config: Config, overrides: ContextOverrides = {}): AppContext {
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? createLogger(config);
-  const db = overrides.db ?? new Database({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const db =
+    overrides.db ??
+    new Database({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      namedStatements: config.databaseNamedStatements,
+    });
   const rateLimiter = createRateLimiter(config, db, clock, logger);
   const authenticator = new ApiKeyAuthenticator(db, clock, (error) =>
     logger.warn({ err: error }, 'could not record API key use'),

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { Migrator } from 'kysely';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { type Clock, ManualClock } from '../src/clock.js';
@@ -17,6 +18,7 @@ import { loadConfig } from '../src/config.js';
 import type { AppContext } from '../src/context.js';
 import { Database, type Dialect } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
+import { migrationProvider } from '../src/db/migrations/index.js';
 import { createBrandWithFirstKey } from '../src/modules/brands/service.js';
 import { closeContext, createContext, createLogger } from '../src/runtime.js';
 
@@ -147,9 +149,26 @@ export function anotherHandle(database: TestDatabase): TestDatabase {
  * where nothing drops schemas mid-run.
  */
 export async function migrateTestDatabase(db: Database): Promise<{ applied: string[] }> {
+  return retriedWhileSchemasVanish(() => migrateToLatest(db));
+}
+
+/** Migrates `database` up to and including migration `name` only, retried as above. */
+export async function migrateTestDatabaseTo(database: TestDatabase, name: string): Promise<void> {
+  const migrator = new Migrator({
+    db: database.db.admin,
+    provider: migrationProvider,
+    ...(database.schema ? { migrationTableSchema: database.schema } : {}),
+  });
+  await retriedWhileSchemasVanish(async () => {
+    const { error } = await migrator.migrateTo(name);
+    if (error) throw error;
+  });
+}
+
+async function retriedWhileSchemasVanish<T>(work: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await migrateToLatest(db);
+      return await work();
     } catch (error) {
       if ((error as { code?: string }).code !== '3F000' || attempt >= 5) throw error;
     }

@@ -39,6 +39,8 @@ export interface DatabaseOptions {
   /** SQLite file name inside `dataDir`. */
   sqliteFile?: string;
   poolSize?: number;
+  /** PostgreSQL: name parameterised statements (namedStatements.ts); default true. */
+  namedStatements?: boolean;
 }
 
 interface SettleHook {
@@ -114,7 +116,7 @@ export class Database {
         this.ownBackends.add(backendOf(client));
       });
       this.pool.on('remove', (client) => this.ownBackends.delete(backendOf(client)));
-      nameStatements(this.pool);
+      if (options.namedStatements !== false) nameStatements(this.pool);
       this.write = new Kysely<Schema>({
         dialect: watchingChanges(new PostgresDialect({ pool: this.pool }), this.changes),
       });

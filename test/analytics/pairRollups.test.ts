@@ -5,9 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Migrator } from 'kysely';
 import { migrationProvider } from '../../src/db/migrations/index.js';
-import { createTestDatabase, migrateTestDatabase, testedDialects } from '../helpers.js';
+import { createTestDatabase, migrateTestDatabase, migrateTestDatabaseTo, testedDialects } from '../helpers.js';
 
 const fact = (country: string | null, deviceType: string, clicks: number, folded: number) => ({
   brand_id: 'brd_pairs',
@@ -34,13 +33,7 @@ for (const dialect of testedDialects()) {
       try {
         const names = Object.keys(await migrationProvider.getMigrations()).sort();
         const before = names[names.findIndex((n) => n.endsWith('_pair_rollups')) - 1] as string;
-        const migrator = new Migrator({
-          db: database.db.admin,
-          provider: migrationProvider,
-          ...(dialect === 'postgres' ? { migrationTableSchema: database.db.schema } : {}),
-        });
-        const { error } = await migrator.migrateTo(before);
-        assert.equal(error, undefined);
+        await migrateTestDatabaseTo(database, before);
         await database.db.admin
           .insertInto('analytics_facts')
           .values([

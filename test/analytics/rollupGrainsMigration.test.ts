@@ -6,11 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Database } from '../../src/db/database.js';
 import { migrationProvider } from '../../src/db/migrations/index.js';
 import { rollUpLoadedFacts } from '../../src/modules/analytics/bulkFold.js';
-import { createTestDatabase, migrateTestDatabase, testedDialects } from '../helpers.js';
+import { createTestDatabase, migrateTestDatabase, migrateTestDatabaseTo, testedDialects } from '../helpers.js';
 
 const COUNTERS = ['clicks', 'pending', 'approved', 'rejected', 'revenue_cents', 'payout_cents'];
 const ATTRIBUTES: Array<[string, string]> = [
@@ -124,12 +124,7 @@ for (const dialect of testedDialects()) {
       try {
         const names = Object.keys(await migrationProvider.getMigrations()).sort();
         const before = names[names.findIndex((n) => n.endsWith('_rollup_grains')) - 1] as string;
-        const migrator = new Migrator({
-          db: database.db.admin,
-          provider: migrationProvider,
-          ...(dialect === 'postgres' ? { migrationTableSchema: database.db.schema } : {}),
-        });
-        assert.equal((await migrator.migrateTo(before)).error, undefined);
+        await migrateTestDatabaseTo(database, before);
         await database.db.admin.insertInto('analytics_facts').values(facts('brd_before')).execute();
         await foldAsBefore(database.db.admin, 'brd_before');
 

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
+import { loadConfig } from '../../src/config.js';
 import { Database } from '../../src/db/database.js';
 import { createTestDatabase, describeOrSkip, PG_SKIP_REASON, PG_URL, type TestDatabase } from '../helpers.js';
 
@@ -50,6 +51,25 @@ describeOrSkip('named prepared statements (postgres)', { skip: PG_URL ? false : 
     const ours = prepared.rows.filter((row) => row.statement === text);
     assert.equal(ours.length, 1, JSON.stringify(prepared.rows));
     assert.match(ours[0]?.name ?? '', /^affitrack_\d+$/);
+  });
+
+  it('sends statements unnamed when DATABASE_NAMED_STATEMENTS is off', async () => {
+    const plainDir = mkdtempSync(path.join(tmpdir(), 'affitrack-plain-'));
+    const plain = new Database({
+      databaseUrl: PG_URL,
+      dataDir: plainDir,
+      schema: database.schema ?? 'public',
+      poolSize: 1,
+      namedStatements: loadConfig({ DATABASE_NAMED_STATEMENTS: 'false' }).databaseNamedStatements,
+    });
+    try {
+      assert.deepEqual((await labelOf(1).execute(plain.read)).rows[0]?.id, 1);
+      const prepared = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(plain.read);
+      assert.deepEqual(prepared.rows, []);
+    } finally {
+      await plain.close();
+      rmSync(plainDir, { recursive: true, force: true });
+    }
   });
 
   it('prepares a statement again when another process changed the result type of its table', async () => {

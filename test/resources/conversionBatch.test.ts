@@ -3,8 +3,8 @@
  * (conversions/postgresBatch.ts). These tests hold what a batch must keep: every conversion
  * stored with its fact, its event and its deliveries, handed to this process's dispatcher;
  * the duplicate rule across and inside batches; postbacks filled from the batch's rows; and
- * a failure that belongs to the whole batch answered to each of its conversions without
- * harming the next.
+ * a failing conversion that fails its batch's statement without failing the others, which
+ * are then stored one by one.
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, it } from 'node:test';
@@ -220,31 +220,33 @@ describeOrSkip('conversion batches (postgres)', { skip: PG_URL ? false : PG_SKIP
     }
   });
 
-  it('answers each conversion of a failed batch with its error, stores none of them, and goes on', async () => {
+  it('answers only the failing conversion of a failed batch with its error, and stores the others one by one', async () => {
     const offerId = await newOffer();
     const batcher = conversionBatcher(env.ctx);
     const existing = await batcher.record(row(offerId));
     assert.equal(existing.created, true);
     const innocent = row(offerId);
-    // A second row with the first one's id: the statement fails, taking its batch with it.
+    // A second row with the first one's id: the batch's statement fails, then each of its
+    // conversions is stored alone, and only the clashing one fails.
     const outcomes = await Promise.allSettled([
       batcher.record(row(offerId, existing.row.id)),
       batcher.record(innocent),
     ]);
     assert.deepEqual(
       outcomes.map((o) => o.status),
-      ['rejected', 'rejected'],
+      ['rejected', 'fulfilled'],
     );
     const next = await batcher.record(row(offerId));
     assert.equal(next.created, true);
 
     const listed = await env.request('GET', `/api/v1/conversions?offerId=${offerId}&limit=100`);
-    assert.deepEqual(listed.body.data.map((c: { id: string }) => c.id).sort(), [existing.row.id, next.row.id].sort());
+    const stored = [existing.row.id, innocent.id, next.row.id].sort();
+    assert.deepEqual(listed.body.data.map((c: { id: string }) => c.id).sort(), stored);
     const report = await env.request('GET', `/api/v1/reports?groupBy=offer&offerId=${offerId}`);
-    assert.equal(report.body.totals.conversions, 2);
-    assert.deepEqual(await eventsOf([innocent.id]), [], 'the failed batch left no event');
-    await receiver.waitForRequests(2, 10_000);
-    assert.deepEqual(deliveredConversions().sort(), [existing.row.id, next.row.id].sort());
+    assert.equal(report.body.totals.conversions, 3);
+    assert.equal((await eventsOf(stored)).length, 3, 'one conversion.created each, none for the clash');
+    await receiver.waitForRequests(3, 10_000);
+    assert.deepEqual(deliveredConversions().sort(), stored);
   });
 });
 

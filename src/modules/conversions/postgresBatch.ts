@@ -37,6 +37,9 @@ import {
 
 const LIMITS = { maxBatch: 256, maxInFlight: 4 };
 
+/** What one conversion of a batch comes to: its answer, or the error it fails with. */
+type Outcome = { ok: true; result: RecordResult } | { ok: false; error: unknown };
+
 interface Pending {
   row: ConversionRow;
   fact: FactRow;
@@ -94,14 +97,14 @@ function batchStatement(db: Kysely<Schema>): string {
 
 export class ConversionBatcher {
   private readonly statement: string;
-  private readonly batcher = new StatementBatcher((batch: Pending[]) => this.store(batch), LIMITS);
+  private readonly batcher = new StatementBatcher((batch: Pending[]) => this.storeOrRetryAlone(batch), LIMITS);
 
   constructor(private readonly ctx: AppContext) {
     this.statement = batchStatement(ctx.db.standaloneWriter);
   }
 
   /** Stores a new conversion (built by the service, on an offer without caps) once its batch commits. */
-  record(row: ConversionRow): Promise<RecordResult> {
+  async record(row: ConversionRow): Promise<RecordResult> {
     const data = createdEventData(row);
     const envelope = eventEnvelope(this.ctx, row.brand_id, 'conversion.created', data);
     const event: EventInsert = {
@@ -111,10 +114,35 @@ export class ConversionBatcher {
       payload: envelope.payload,
       created_at: envelope.createdAt,
     };
-    return this.batcher.add({ row, fact: conversionFact(row, createdDelta(row)), event, data });
+    const outcome = await this.batcher.add({ row, fact: conversionFact(row, createdDelta(row)), event, data });
+    if (!outcome.ok) throw outcome.error;
+    return outcome.result;
   }
 
-  private async store(batch: Pending[]): Promise<RecordResult[]> {
+  /**
+   * One failing conversion (or a deadlock: two batches inserting the same externalTxnIds in
+   * opposite orders) must not fail the others: a failed batch is stored again one conversion
+   * at a time, each answered with its own outcome.
+   */
+  private async storeOrRetryAlone(batch: Pending[]): Promise<Outcome[]> {
+    try {
+      return await this.store(batch);
+    } catch (error) {
+      if (batch.length === 1) return [{ ok: false, error }];
+      const outcomes: Outcome[] = [];
+      for (const pending of batch) {
+        try {
+          outcomes.push(...(await this.store([pending])));
+        } catch (alone) {
+          outcomes.push({ ok: false, error: alone });
+        }
+      }
+      return outcomes;
+    }
+  }
+
+  /** Stores the batch in one statement; throws when it stored none of it. */
+  private async store(batch: Pending[]): Promise<Outcome[]> {
     const { ctx } = this;
     const writer = ctx.db.standaloneWriter;
     const events = batch.map(
@@ -151,15 +179,26 @@ export class ConversionBatcher {
       if (kept) unleased.push(...deliveries.unleased);
     });
     if (unleased.length > 0) announceCommittedDeliveries(ctx, unleased);
-    return Promise.all(batch.map(({ row }) => (stored.has(row.id) ? { row, created: true } : twinOf(ctx, row))));
+    return Promise.all(
+      batch.map(({ row }): Outcome | Promise<Outcome> =>
+        stored.has(row.id) ? { ok: true, result: { row, created: true } } : twinOf(ctx, row),
+      ),
+    );
   }
 }
 
-/** The answer for a conversion the batch skipped: the offer's earlier one with its externalTxnId. */
-async function twinOf(ctx: AppContext, row: ConversionRow): Promise<RecordResult> {
-  const twin = await earlierTwin(ctx.db.read, row);
-  if (!twin) throw new Error('a conversion of the batch was neither stored nor a duplicate');
-  return { row: twin, created: false };
+/**
+ * The answer for a conversion the batch skipped: the offer's earlier one with its
+ * externalTxnId. Its own outcome: the rest of the batch is committed whatever happens here.
+ */
+async function twinOf(ctx: AppContext, row: ConversionRow): Promise<Outcome> {
+  try {
+    const twin = await earlierTwin(ctx.db.read, row);
+    if (!twin) throw new Error('a conversion of the batch was neither stored nor a duplicate');
+    return { ok: true, result: { row: twin, created: false } };
+  } catch (error) {
+    return { ok: false, error };
+  }
 }
 
 const batchers = new WeakMap<AppContext, ConversionBatcher>();

@@ -95,6 +95,12 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
     if (withWork.length === 0) return [];
     // Due rows per target, found first; which targets are paused is asked per kind after.
     const candidates: Array<{ id: string; kind: string; targetId: string }> = [];
+    // Targets with due rows beyond their slots; told to onLeftForSlots at the end, less those
+    // that turn out paused or throttled (their rows wait for the target, not for slots).
+    const left = new Set<string>();
+    const reportLeft = () => {
+      for (const key of left) options.onLeftForSlots?.(key);
+    };
     // Start at a different target each time so none is always served last.
     const start = Math.floor(Math.random() * withWork.length);
     for (let i = 0; i < withWork.length && candidates.length < options.limit; i++) {
@@ -112,14 +118,17 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
         const key = targetKey(row.kind, targetId);
         const slots = excluded.has(key) ? 0 : (options.slotsFor?.(key) ?? options.limit);
         if (taken >= slots) {
-          options.onLeftForSlots?.(key);
+          left.add(key);
           break;
         }
         taken += 1;
         candidates.push({ id: row.id, kind: row.kind, targetId });
       }
     }
-    if (candidates.length === 0) return [];
+    if (candidates.length === 0) {
+      reportLeft();
+      return [];
+    }
     const chosen: string[] = [];
     const slots = new Map<string, number>();
     const throttled: Array<{ key: string; perSecond: number; group: typeof candidates }> = [];
@@ -127,14 +136,16 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
       const target = targets.get(kind);
       if (!target) {
         ctx.logger.error({ kind }, 'deliveries of an unregistered kind wait');
+        for (const c of ids) left.delete(targetKey(kind, c.targetId));
         continue;
       }
       const details = await target.details(trx, [...new Set(ids.map((c) => c.targetId))]);
       options.onDetails?.(kind, details);
       for (const [targetId, group] of groupBy(ids, (c) => c.targetId)) {
         const detail = details.get(targetId);
+        const perSecond = detail === undefined ? null : (target.throttle?.(detail) ?? null);
+        if (detail === undefined || perSecond !== null) left.delete(targetKey(kind, targetId));
         if (detail === undefined) continue;
-        const perSecond = target.throttle?.(detail) ?? null;
         if (perSecond === null) for (const c of group) chosen.push(c.id);
         else throttled.push({ key: targetKey(kind, targetId), perSecond, group });
       }
@@ -150,6 +161,7 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
         slots.set(c.id, at);
       }
     }
+    reportLeft();
     if (chosen.length === 0) return [];
     // The lease condition again: on PostgreSQL another worker may have claimed a row since
     // it was read; its lease makes this UPDATE skip the row, so each row has one owner.

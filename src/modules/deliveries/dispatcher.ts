@@ -81,8 +81,9 @@ export class Dispatcher implements Job, LocalDispatch {
    */
   private readonly leftForSlots = new Set<string>();
   private leftForGlobalRoom = false;
-  /** A claim is under way (slots freed meanwhile are looked at when it ends). */
+  /** A claim is under way; slots freed meanwhile are looked at when it ends. */
   private claiming = false;
+  private freedWhileClaiming = false;
   /** When this dispatcher's heartbeat was last written (claims skip the write while it is fresh). */
   private lastBeatAt = Number.NEGATIVE_INFINITY;
   private stopped: Promise<void> | null = null;
@@ -177,6 +178,8 @@ export class Dispatcher implements Job, LocalDispatch {
     lane.reserved -= 1;
     this.reservedTotal -= 1;
     this.dropIfIdle(lane);
+    if (this.claiming) this.freedWhileClaiming = true;
+    else if (this.roomForLeftWork([lane.key])) this.wake();
   }
 
   private lane(key: string): Lane {
@@ -264,7 +267,8 @@ export class Dispatcher implements Job, LocalDispatch {
     // Claim again only when work was left for want of slots, and only once a whole round of
     // slots is free for it: a claim per finished send would cost a transaction per delivery.
     // Slots freed during a claim are looked at when it ends.
-    if (!this.claiming && this.roomForLeftWork([lane.key])) this.wake();
+    if (this.claiming) this.freedWhileClaiming = true;
+    else if (this.roomForLeftWork([lane.key])) this.wake();
   }
 
   /** Whether a round of slots is free for work the last claim left, globally or for one of `keys`. */
@@ -286,15 +290,20 @@ export class Dispatcher implements Job, LocalDispatch {
    */
   private async claimAndStart(): Promise<number> {
     const free = 2 * this.concurrency - this.sending - this.queued - this.reservedTotal;
-    if (free <= 0) return 0;
+    if (free <= 0) {
+      // Whatever is due waits for global room: a freed slot claims once a round is free.
+      this.leftForGlobalRoom = true;
+      return 0;
+    }
     this.leftForSlots.clear();
     this.leftForGlobalRoom = false;
     this.claiming = true;
+    this.freedWhileClaiming = false;
     try {
       return await this.claimInto(free);
     } finally {
       this.claiming = false;
-      if (this.roomForLeftWork(this.leftForSlots)) this.wake();
+      if (this.freedWhileClaiming && this.roomForLeftWork(this.leftForSlots)) this.wake();
     }
   }
 

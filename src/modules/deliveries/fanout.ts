@@ -143,7 +143,7 @@ export function settleDeliveries(ctx: AppContext, planned: EventDeliveries, comm
 export async function queueDeliveries(ctx: AppContext, trx: Trx, event: DeliverableEvent): Promise<number> {
   const [planned] = await planDeliveries(ctx, trx, [event]);
   if (!planned) return 0;
-  for (const row of planned.rows) await deliveryInsert.execute(trx, row);
+  // Settled whatever happens next: a failed insert rolls the unit back and frees the leases.
   if (planned.handed.length > 0) {
     ctx.db.afterCommit(
       trx,
@@ -151,6 +151,7 @@ export async function queueDeliveries(ctx: AppContext, trx: Trx, event: Delivera
       () => settleDeliveries(ctx, planned, false),
     );
   }
+  for (const row of planned.rows) await deliveryInsert.execute(trx, row);
   if (planned.unleased.length > 0) await announceDeliveries(ctx, trx, planned.unleased);
   return planned.rows.length;
 }
@@ -190,7 +191,8 @@ export function announceCommittedDeliveries(ctx: AppContext, targets: readonly s
     // The rows are committed: a lost NOTIFY only delays other processes until their next poll.
     sql`select pg_notify(${DELIVERY_CHANNEL}, '')`.execute(ctx.db.standaloneWriter).catch(() => {});
   };
-  const wait = pending.at - Date.now();
+  // At most one gap away, also when the wall clock was set back meanwhile.
+  const wait = Math.min(pending.at - Date.now(), NOTIFY_GAP_MS);
   if (wait <= 0) send();
   else pending.timer = setTimeout(send, wait).unref();
 }
