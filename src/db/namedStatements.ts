@@ -6,17 +6,32 @@
  * machine, and a webhook burst from ~1,550 to ~1,730 deliveries a second.
  *
  * Only statements with parameters are named (the application's queries; DDL, BEGIN and
- * COMMIT have none), and at most MAX_NAMED texts per pool. A prepared statement whose result
- * type a schema change altered (another process migrating, SQLSTATE 0A000) is prepared
- * again under a new name: at once outside a transaction; inside one the transaction has
- * failed, and the next one prepares it anew.
+ * COMMIT have none), and of those only the ones with few parameters: Kysely writes one text
+ * per length of an `IN (…)` list, and such variants would fill the budget of MAX_NAMED texts
+ * per pool with statements rarely run twice. A prepared statement whose result type a schema
+ * change altered (another process migrating: SQLSTATE 0A000, "cached plan must not change
+ * result type"), or that the server no longer has (26000, e.g. after a pooler's DISCARD ALL),
+ * is prepared again under a new name: at once outside a transaction; inside one the
+ * transaction has failed, and the next one prepares it anew.
+ *
+ * A named statement may run with PostgreSQL's generic plan after five runs, where the plan of
+ * an unnamed one always fits the values; PostgreSQL takes the generic plan only when its
+ * estimate is not worse. DATABASE_NAMED_STATEMENTS=false turns naming off (a pooler in
+ * transaction mode that keeps no prepared statements needs that).
  */
 import type pg from 'pg';
 
 /** Distinct SQL texts named per pool; the application issues a few hundred at most. */
 const MAX_NAMED = 500;
+/** Texts with more parameters than this (long `IN (…)` lists) are sent unnamed. */
+const MAX_PARAMETERS = 32;
 
-const STALE_PLAN = '0A000';
+/** The prepared statement cannot serve any more: prepare the text anew under a new name. */
+function isStale(error: unknown): boolean {
+  const { code, message } = error as { code?: string; message?: string };
+  if (code === '26000') return true;
+  return code === '0A000' && /cached plan must not change result type/.test(message ?? '');
+}
 const BEGINS = /^\s*(begin|start\s+transaction)\b/i;
 const ENDS = /^\s*(commit|end|rollback(?!\s+to\b))\b/i;
 
@@ -48,12 +63,12 @@ export function nameStatements(pool: pg.Pool): void {
         else if (ENDS.test(text)) inTransaction = false;
         return query(text, values);
       }
-      const name = nameOf(text);
+      const name = values.length <= MAX_PARAMETERS ? nameOf(text) : undefined;
       if (name === undefined) return query(text, values);
       try {
         return await query({ name, text, values });
       } catch (error) {
-        if ((error as { code?: string }).code !== STALE_PLAN) throw error;
+        if (!isStale(error)) throw error;
         // The next run prepares the text under a new name; the stale one is never used again.
         if (names.get(text) === name) names.delete(text);
         const fresh = nameOf(text);

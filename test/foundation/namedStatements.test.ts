@@ -53,6 +53,25 @@ describeOrSkip('named prepared statements (postgres)', { skip: PG_URL ? false : 
     assert.match(ours[0]?.name ?? '', /^affitrack_\d+$/);
   });
 
+  it('sends a statement with a long IN list unnamed', async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => i + 1);
+    const many = sql<{ id: number }>`select id from things where id in (${sql.join(ids)}) order by id`;
+    assert.deepEqual(
+      (await many.execute(db.read)).rows.map((row) => row.id),
+      [1, 2],
+    );
+    const text = many.compile(db.read).sql;
+    const prepared = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db.read);
+    assert.equal(prepared.rows.filter((row) => row.statement === text).length, 0);
+  });
+
+  it('prepares a statement again when the server no longer has it (a pooler discarded it)', async () => {
+    assert.equal((await labelOf(1).execute(db.read)).rows[0]?.id, 1);
+    // Behind pg's back: it still believes the statement is prepared on this connection.
+    await sql`deallocate all`.execute(db.read);
+    assert.equal((await labelOf(1).execute(db.read)).rows[0]?.id, 1);
+  });
+
   it('sends statements unnamed when DATABASE_NAMED_STATEMENTS is off', async () => {
     const plainDir = mkdtempSync(path.join(tmpdir(), 'affitrack-plain-'));
     const plain = new Database({
