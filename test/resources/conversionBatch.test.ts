@@ -26,6 +26,7 @@ import {
   type TestEnv,
 } from '../helpers.js';
 import { Receiver } from '../receiver.js';
+import { whileDispatching } from '../webhooks/harness.js';
 
 describeOrSkip('conversion batches (postgres)', { skip: PG_URL ? false : PG_SKIP_REASON }, () => {
   let env: TestEnv;
@@ -276,30 +277,29 @@ describeOrSkip(
 
     it("wakes another process's dispatcher with NOTIFY, long before its next poll", async () => {
       const receiver = await Receiver.answering(200);
-      const dispatcher = new Dispatcher(sender.ctx, { pollMs: 60 * 60_000 });
-      const stop = new AbortController();
-      const running = dispatcher.run(stop.signal);
       try {
-        const create = async (path: string, body: Record<string, unknown>) => {
-          const res = await maker.request('POST', path, { body });
-          assert.equal(res.status, 201, JSON.stringify(res.body));
-          return res.body.id as string;
-        };
-        await create('/api/public/webhooks', { url: receiver.url, events: ['conversion.created'] });
-        const offerId = await create('/api/v1/offers', { name: 'O', destinationUrl: 'https://shop.example/' });
-        const partnerId = await create('/api/v1/partners', { name: 'P', email: 'p@example.com' });
-        // The maker runs no dispatcher: its batches leave their deliveries unleased for others.
-        const ids = await Promise.all(
-          Array.from({ length: 5 }, (_, i) =>
-            create('/api/v1/conversions', { offerId, partnerId, externalTxnId: `n${i}` }),
-          ),
-        );
-        await receiver.waitForRequests(5, 10_000);
-        const delivered = receiver.requests.map((r) => JSON.parse(r.body.toString('utf8')).data.conversionId as string);
-        assert.deepEqual(delivered.sort(), [...ids].sort());
+        await whileDispatching(sender, 60 * 60_000, async () => {
+          const create = async (path: string, body: Record<string, unknown>) => {
+            const res = await maker.request('POST', path, { body });
+            assert.equal(res.status, 201, JSON.stringify(res.body));
+            return res.body.id as string;
+          };
+          await create('/api/public/webhooks', { url: receiver.url, events: ['conversion.created'] });
+          const offerId = await create('/api/v1/offers', { name: 'O', destinationUrl: 'https://shop.example/' });
+          const partnerId = await create('/api/v1/partners', { name: 'P', email: 'p@example.com' });
+          // The maker runs no dispatcher: its batches leave their deliveries unleased for others.
+          const ids = await Promise.all(
+            Array.from({ length: 5 }, (_, i) =>
+              create('/api/v1/conversions', { offerId, partnerId, externalTxnId: `n${i}` }),
+            ),
+          );
+          await receiver.waitForRequests(5, 10_000);
+          const delivered = receiver.requests.map(
+            (r) => JSON.parse(r.body.toString('utf8')).data.conversionId as string,
+          );
+          assert.deepEqual(delivered.sort(), [...ids].sort());
+        });
       } finally {
-        stop.abort();
-        await running;
         await receiver.close();
       }
     });

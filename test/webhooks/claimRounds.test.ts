@@ -6,9 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
-import { firePartnerApproved, Receiver, SystemTestClock, subscribe } from './harness.js';
+import { firePartnerApproved, Receiver, SystemTestClock, subscribe, whileDispatching } from './harness.js';
 
 const BACKLOG = 80;
 const PER_TARGET = 8;
@@ -56,14 +55,9 @@ for (const dialect of testedDialects()) {
       for (let i = 0; i < BACKLOG; i++) await firePartnerApproved(env);
 
       const spy = spyOnClaims(env);
-      const dispatcher = new Dispatcher(env.ctx, { pollMs: 50 });
-      const stop = new AbortController();
-      const running = dispatcher.run(stop.signal);
       try {
-        await receiver.waitForRequests(BACKLOG, 20_000);
+        await whileDispatching(env, 50, () => receiver.waitForRequests(BACKLOG, 20_000));
       } finally {
-        stop.abort();
-        await running;
         spy.restore();
         await receiver.close();
       }
@@ -85,18 +79,15 @@ for (const dialect of testedDialects()) {
       const receiver = await Receiver.start(() => ({ status: 200, delayMs: 100 }));
       await subscribe(env, { url: receiver.url });
       const spy = spyOnClaims(env);
-      // The next poll is an hour away: every claim here was woken by a notice or a freed slot.
-      const dispatcher = new Dispatcher(env.ctx, { pollMs: 60 * 60_000 });
-      const stop = new AbortController();
-      const running = dispatcher.run(stop.signal);
       try {
-        // Events committed one after another while the first are being sent: past two rounds,
-        // their deliveries are left unleased and announced to the dispatcher.
-        for (let i = 0; i < BACKLOG; i++) await firePartnerApproved(env);
-        await receiver.waitForRequests(BACKLOG, 20_000);
+        // The next poll is an hour away: every claim here was woken by a notice or a freed slot.
+        await whileDispatching(env, 60 * 60_000, async () => {
+          // Events committed one after another while the first are being sent: past two
+          // rounds, their deliveries are left unleased and announced to the dispatcher.
+          for (let i = 0; i < BACKLOG; i++) await firePartnerApproved(env);
+          await receiver.waitForRequests(BACKLOG, 20_000);
+        });
       } finally {
-        stop.abort();
-        await running;
         spy.restore();
         await receiver.close();
       }

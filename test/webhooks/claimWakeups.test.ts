@@ -9,10 +9,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dialect } from '../../src/db/database.js';
-import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { queueDeliveries } from '../../src/modules/deliveries/fanout.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
-import { clearWebhooks, deliveriesOf, firePartnerApproved, Receiver, SystemTestClock, subscribe } from './harness.js';
+import {
+  clearWebhooks,
+  deliveriesOf,
+  firePartnerApproved,
+  Receiver,
+  SystemTestClock,
+  subscribe,
+  whileDispatching,
+} from './harness.js';
 
 const HOUR = 60 * 60_000;
 
@@ -25,14 +32,9 @@ async function transactionsWhile(env: TestEnv, during: () => Promise<void>): Pro
     count += 1;
     return transact(work);
   };
-  const dispatcher = new Dispatcher(env.ctx, { pollMs: HOUR });
-  const stop = new AbortController();
-  const running = dispatcher.run(stop.signal);
   try {
-    await during();
+    await whileDispatching(env, HOUR, during);
   } finally {
-    stop.abort();
-    await running;
     db.transact = transact;
   }
   return count;

@@ -4,10 +4,24 @@
  * helpers that create subscriptions and fire events through the public API.
  */
 import assert from 'node:assert/strict';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import type { TestEnv } from '../helpers.js';
 
 export { SystemTestClock } from '../clock.js';
 export { type Answer, type ReceivedRequest, Receiver } from '../receiver.js';
+
+/** Runs `during` with a dispatcher's loop running on `env` (polling every `pollMs`), then stops it. */
+export async function whileDispatching(env: TestEnv, pollMs: number, during: () => Promise<void>): Promise<void> {
+  const dispatcher = new Dispatcher(env.ctx, { pollMs });
+  const stop = new AbortController();
+  const running = dispatcher.run(stop.signal);
+  try {
+    await during();
+  } finally {
+    stop.abort();
+    await running;
+  }
+}
 
 export const ALL_EVENTS = [
   'conversion.created',

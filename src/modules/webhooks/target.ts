@@ -37,24 +37,16 @@ const DETAIL_COLUMNS = [
 
 const SUBSCRIPTION_COLUMNS = [...DETAIL_COLUMNS, 'brand_id', 'events', 'status'] as const;
 
-const brandSubscriptions = prepared(1, (q, brandId: string) =>
-  q
-    .selectFrom('webhook_subscriptions')
-    .select(SUBSCRIPTION_COLUMNS)
-    .where('brand_id', '=', brandId)
-    // A deleted subscription is disabled too, but must not collect parked deliveries.
-    .where('deleted_at', 'is', null),
-);
+/** A brand's subscriptions as fan-out sees them; a deleted one is disabled too, but must not collect parked deliveries. */
+const liveSubscriptions = (q: Queryable) =>
+  q.selectFrom('webhook_subscriptions').select(SUBSCRIPTION_COLUMNS).where('deleted_at', 'is', null);
+
+const brandSubscriptions = prepared(1, (q, brandId: string) => liveSubscriptions(q).where('brand_id', '=', brandId));
 
 /** The subscriptions of the events' brands: one prepared statement for the usual single brand. */
 function subscriptionsOf(q: Queryable, brandIds: string[]) {
   if (brandIds.length === 1) return brandSubscriptions.execute(q, brandIds[0] as string);
-  return q
-    .selectFrom('webhook_subscriptions')
-    .select(SUBSCRIPTION_COLUMNS)
-    .where('brand_id', 'in', brandIds)
-    .where('deleted_at', 'is', null)
-    .execute();
+  return liveSubscriptions(q).where('brand_id', 'in', brandIds).execute();
 }
 
 function toDetails(row: {
