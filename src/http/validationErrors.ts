@@ -42,7 +42,7 @@ export const FORMAT_TEXT: Record<string, string> = {
   date: 'a date as YYYY-MM-DD',
   email: 'an email address',
   uri: 'an absolute URI',
-  'http-url': 'an absolute http(s) URL',
+  'http-url': 'an absolute http(s) URL without control characters',
   currency: 'an ISO 4217 currency code such as USD (any case)',
   'time-zone': 'an IANA time zone such as Europe/Berlin',
   day: 'a date as YYYY-MM-DD',

@@ -108,6 +108,9 @@ for (const dialect of testedDialects()) {
         ['//evil.example/dashboard', '/dashboard'],
         ['/dashboardx', '/dashboard'],
         ['/dashboard/../api/v1/brand', '/dashboard'],
+        // Characters a Location header cannot carry: encoded, or refused when they are controls.
+        ['/dashboard/日本?q=ü', '/dashboard/%E6%97%A5%E6%9C%AC?q=%C3%BC'],
+        ['/dashboard/\u0001x', '/dashboard'],
       ]) {
         env.clock.advance(NEXT_WINDOW_MS);
         const client = new DashboardClient(env);

@@ -89,6 +89,40 @@ for (const dialect of testedDialects()) {
         }
       });
 
+      it('answers 422 for a URL with control characters or a macro in its host, naming the field', async () => {
+        const cases: Array<[Record<string, string>, string, RegExp]> = [
+          [{ destinationUrl: 'https://shop.example/a\r\nSet-Cookie: x=1' }, 'destinationUrl', /control characters/],
+          [{ destinationUrl: 'https://shop.example/\u0001' }, 'destinationUrl', /control characters/],
+          [{ destinationUrl: 'https://{sub1}/landing' }, 'destinationUrl', /path and query only/],
+          [{ destinationUrl: 'https://shop.example{sub1}/' }, 'destinationUrl', /path and query only/],
+          [{ fallbackUrl: 'https://{sub2}.example/' }, 'fallbackUrl', /path and query only/],
+        ];
+        for (const [fields, path, message] of cases) {
+          const res = await env.request('POST', '/api/v1/offers', { body: { ...BASE, ...fields } });
+          const error = expectError(res, 422, 'validation_error');
+          assert.deepEqual(
+            error.details?.map((d) => d.path),
+            [path],
+            JSON.stringify(fields),
+          );
+          assert.match(error.details?.[0]?.message ?? '', message);
+        }
+        const patched = await env.request('PATCH', `/api/v1/offers/${(await create()).id}`, {
+          body: { fallbackUrl: 'https://fallback.example/\n' },
+        });
+        assert.deepEqual(
+          expectError(patched, 422, 'validation_error').details?.map((d) => d.path),
+          ['fallbackUrl'],
+        );
+      });
+
+      it('accepts an internationalised URL and macros in the path and query', async () => {
+        const destinationUrl = 'https://shop.example/日本/{sub1}?c={click_id}';
+        const res = await env.request('POST', '/api/v1/offers', { body: { ...BASE, destinationUrl } });
+        assert.equal(res.status, 201, JSON.stringify(res.body));
+        assert.equal(res.body.destinationUrl, destinationUrl);
+      });
+
       it('answers 422 for a negative amount', async () => {
         const res = await env.request('POST', '/api/v1/offers', { body: { ...BASE, revenueCents: -1 } });
         const error = expectError(res, 422, 'validation_error');

@@ -77,6 +77,29 @@ for (const dialect of testedDialects()) {
         assert.deepEqual([click?.sub1, click?.sub2, click?.sub3, click?.sub4, click?.sub5], subs);
       });
 
+      it('percent-encodes what a Location header cannot carry: an internationalised path, a control character saved before they were refused', async () => {
+        const offerId = await newOffer(env, {
+          destinationUrl: 'https://shop.example/日本/landing?c={click_id}&s={sub1}',
+        });
+        const res = await visit(env, `/t/${offerId}/${partnerId}?sub1=${encodeURIComponent('ü')}`);
+        assert.equal(res.statusCode, 302);
+        const [click] = (await clicksOf(env, `offerId=${offerId}`)).data;
+        assert.equal(res.headers.location, `https://shop.example/%E6%97%A5%E6%9C%AC/landing?c=${click?.id}&s=%C3%BC`);
+
+        const legacy = await newOffer(env, { destinationUrl: 'https://shop.example/a' });
+        await env.ctx.db.transact((trx) =>
+          trx
+            .updateTable('offers')
+            .set({ destination_url: 'https://shop.example/a\r\nSet-Cookie: x=1' })
+            .where('id', '=', legacy)
+            .execute(),
+        );
+        const old = await visit(env, `/t/${legacy}/${partnerId}`);
+        assert.equal(old.statusCode, 302);
+        assert.equal(old.headers.location, 'https://shop.example/a%0D%0ASet-Cookie:%20x=1');
+        assert.equal(old.headers['set-cookie'], undefined);
+      });
+
       it('fills the macros of missing subs with the empty string', async () => {
         const offerId = await newOffer(env);
         const res = await visit(env, `/t/${offerId}/${partnerId}?sub2=only`);

@@ -71,6 +71,12 @@ for (const dialect of testedDialects()) {
       const invalid: Array<[string, Record<string, unknown>, string]> = [
         ['a relative URL', { url: '/hooks', events: ['cap.reached'] }, 'url'],
         ['an ftp URL', { url: 'ftp://hooks.example/x', events: ['cap.reached'] }, 'url'],
+        // The URL parser would drop the line break: the log would show a URL other than the one called.
+        [
+          'a URL with a line break',
+          { url: 'https://hooks.example/wh\r\nX-Injected: 1', events: ['cap.reached'] },
+          'url',
+        ],
         ['an empty events list', { url: 'https://hooks.example/', events: [] }, 'events'],
         ['an unknown event name', { url: 'https://hooks.example/', events: ['conversion.deleted'] }, 'events'],
         ['duplicate events', { url: 'https://hooks.example/', events: ['cap.reached', 'cap.reached'] }, 'events'],

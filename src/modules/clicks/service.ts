@@ -24,6 +24,7 @@ import { detectSignals, isHighRisk, scoreSignals, VELOCITY_MAX_CLICKS, VELOCITY_
 import { hotBrand, hotOffer, hotPartner } from '../hotRows.js';
 import { lockPartnerStatus, type PartnerRow } from '../partners/repository.js';
 import { banPartnerInTrx } from '../partners/service.js';
+import { headerSafeUrl } from '../urls.js';
 import { fillMacros } from './macros.js';
 import { clickBatcher } from './postgresBatch.js';
 import { type ClickRow, insertClick } from './repository.js';
@@ -201,16 +202,20 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
   const { click, capReached } = stored;
 
   const target = capReached && offer.fallback_url ? offer.fallback_url : offer.destination_url;
-  const location = fillMacros(target, {
-    click_id: click.id,
-    partner_id: partner.id,
-    offer_id: offer.id,
-    sub1: click.sub1,
-    sub2: click.sub2,
-    sub3: click.sub3,
-    sub4: click.sub4,
-    sub5: click.sub5,
-  });
+  // headerSafeUrl: a template saved before control characters were refused, or with
+  // characters beyond Latin-1 (an internationalised path), still makes a valid Location.
+  const location = headerSafeUrl(
+    fillMacros(target, {
+      click_id: click.id,
+      partner_id: partner.id,
+      offer_id: offer.id,
+      sub1: click.sub1,
+      sub2: click.sub2,
+      sub3: click.sub3,
+      sub4: click.sub4,
+      sub5: click.sub5,
+    }),
+  );
   return { found: true, location, click };
 }
 

@@ -5,6 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
+import { hasControlCharacter, headerSafeUrl } from '../urls.js';
 import { type DashboardSession, findSession, SESSION_TTL_MS } from '../users/sessions.js';
 
 declare module 'fastify' {
@@ -61,7 +62,8 @@ export function redirectWithFlash(reply: FastifyReply, location: string, flash?:
     const value = Buffer.from(JSON.stringify({ ...flash, text })).toString('base64url');
     reply.setCookie(FLASH_COOKIE, value, { maxAge: FLASH_MAX_AGE_S });
   }
-  return reply.code(303).header('location', location).send();
+  // A path may hold an id decoded from the request (/dashboard/partners/日): encoded here.
+  return reply.code(303).header('location', headerSafeUrl(location)).send();
 }
 
 /** The flash message left by the previous response, cleared as it is read. */
@@ -80,12 +82,15 @@ export function takeFlash(request: FastifyRequest, reply: FastifyReply): Flash |
   return null;
 }
 
-/** Only paths inside the dashboard are followed after sign-in (no open redirect). */
+/**
+ * Only paths inside the dashboard are followed after sign-in (no open redirect), with
+ * characters a Location header cannot carry percent-encoded.
+ */
 export function safeDashboardPath(candidate: string | undefined, fallback = DASHBOARD_PATH): string {
   if (!candidate || candidate.length > 1000) return fallback;
   if (!/^\/dashboard(?:[/?]|$)/.test(candidate)) return fallback;
-  if (/[\\\s]|\/\/|\/\.\.?(?:[/?]|$)/.test(candidate)) return fallback;
-  return candidate;
+  if (/[\\\s]|\/\/|\/\.\.?(?:[/?]|$)/.test(candidate) || hasControlCharacter(candidate)) return fallback;
+  return headerSafeUrl(candidate);
 }
 
 /** onRequest hook of every signed-in page: no valid session → 303 to the sign-in page. */

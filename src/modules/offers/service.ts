@@ -3,18 +3,20 @@ import { InvalidError, NotFoundError, type Problem } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findBrandById } from '../brands/repository.js';
 import { mergedMetadata, metadataText } from '../metadata.js';
-import { isHttpUrl } from '../urls.js';
+import { HOST_MACRO_PROBLEM, hasHostMacro, httpUrlProblem } from '../urls.js';
 import { currencyCode, isCurrencyCode } from '../validation.js';
 import { findOffer, type OfferRow } from './repository.js';
 import type { CreateOfferBody, UpdateOfferBody } from './schemas.js';
 
 function validateOffer(input: UpdateOfferBody): void {
   const problems: Problem[] = [];
-  if (input.destinationUrl !== undefined && !isHttpUrl(input.destinationUrl)) {
-    problems.push({ path: 'destinationUrl', message: 'must be an absolute http(s) URL' });
-  }
-  if (input.fallbackUrl != null && !isHttpUrl(input.fallbackUrl)) {
-    problems.push({ path: 'fallbackUrl', message: 'must be an absolute http(s) URL' });
+  for (const [path, url] of [
+    ['destinationUrl', input.destinationUrl],
+    ['fallbackUrl', input.fallbackUrl],
+  ] as const) {
+    if (url == null) continue;
+    const problem = httpUrlProblem(url) ?? (hasHostMacro(url) ? HOST_MACRO_PROBLEM : null);
+    if (problem) problems.push({ path, message: problem });
   }
   if (input.currency !== undefined && !isCurrencyCode(input.currency)) {
     problems.push({ path: 'currency', message: 'must be an ISO 4217 currency code such as USD' });

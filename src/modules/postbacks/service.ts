@@ -12,7 +12,7 @@ import { newId } from '../../ids.js';
 import { validateTargetUrl } from '../deliveries/targetUrl.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
-import { isHttpUrl } from '../urls.js';
+import { HOST_MACRO_PROBLEM, hasHostMacro, httpUrlProblem } from '../urls.js';
 import type { CreatePostbackBody, Postback } from './schemas.js';
 
 /** Templates per partner at most. */
@@ -49,12 +49,9 @@ export async function listPostbacks(ctx: AppContext, brandId: string, partnerId:
 
 async function checkPostbackInput(ctx: AppContext, brandId: string, partnerId: string, input: CreatePostbackBody) {
   await requirePartner(ctx, brandId, partnerId);
-  if (!isHttpUrl(input.url)) throw InvalidError.at('url', 'must be an absolute http(s) URL');
-  // Macros may fill the path and query, never the host: the host is what the SSRF guard checks.
-  const { hostname } = new URL(input.url);
-  if (/[{}]|%7b|%7d/i.test(hostname)) {
-    throw InvalidError.at('url', 'macros are allowed in the path and query only');
-  }
+  const problem = httpUrlProblem(input.url);
+  if (problem) throw InvalidError.at('url', problem);
+  if (hasHostMacro(input.url)) throw InvalidError.at('url', HOST_MACRO_PROBLEM);
   await validateTargetUrl(ctx, input.url);
   if (input.offerId && !(await findOffer(ctx.db.read, brandId, input.offerId))) {
     throw InvalidError.at('offerId', 'no offer with this id');
