@@ -2,6 +2,7 @@
  * Builds the Fastify application: infrastructure plugins, then feature routes. Tests call
  * `buildApp` and drive it with `inject`; `serve` listens on a port.
  */
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -12,7 +13,7 @@ import { apiKeyHook } from './http/auth.js';
 import { answerClientError, registerClientErrorAnswers } from './http/clientErrors.js';
 import { ApiError, registerErrorHandling, sendError, toApiError } from './http/errors.js';
 import { idempotency } from './http/idempotency.js';
-import { refuseUnstorableText } from './http/inputText.js';
+import { refuseUnacceptableInput } from './http/inputText.js';
 import { type OpenApiOptions, registerOpenApi } from './http/openapi.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerValidators } from './http/validation.js';
@@ -100,7 +101,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     if (request.body === undefined && BODY_METHODS.has(request.method)) request.body = {};
     done();
   });
-  app.addHook('preValidation', refuseUnstorableText);
+  app.addHook('preValidation', refuseUnacceptableInput);
   // One log line per request (instead of Fastify's two) keeps logging cheap; the URL is
   // logged without its query string, which may carry tokens. Below `info` the line would be
   // dropped anyway, so there is no hook at all.
@@ -238,8 +239,19 @@ function closeBodilessApiRoutes(route: RouteOptions): void {
 function registerJsonParser(app: FastifyInstance): void {
   // Only JSON (and, on the form routes, urlencoded) bodies are accepted: text/plain is 415.
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // JSON is UTF-8 (RFC 8259 §8.1). Decoding other bytes would store U+FFFD in their place:
+    // text altered without a word, so another charset is 415 and broken UTF-8 is 400.
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(String(request.headers['content-type']))?.[1];
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+      return done(
+        new ApiError('unsupported_media_type', 'Send request bodies as application/json in UTF-8.'),
+        undefined,
+      );
+    }
+    const bytes = body as Buffer;
+    if (!isUtf8(bytes)) return done(new ApiError('invalid_json', 'The request body is not valid UTF-8.'), undefined);
+    const text = bytes.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     try {
       // A "__proto__" key becomes a plain own property here and is then refused as an

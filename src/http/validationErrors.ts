@@ -169,15 +169,27 @@ function fieldOf(instancePath: string): string {
     .join('.');
 }
 
-/** Ajv's errors of one request part (`body`, `querystring`, `params`) as API details. */
+/** The most problems one 422 lists: enough to fix a request, bounded for a hostile one. */
+export const MAX_DETAILS = 100;
+
+/** Whether `schemaPath` lies inside one of the failed unions (schema paths of anyOf/oneOf errors). */
+function insideFailedUnion(schemaPath: string, unions: Set<string>): boolean {
+  for (const match of schemaPath.matchAll(/\/(?:anyOf|oneOf)\//g)) {
+    if (unions.has(schemaPath.slice(0, match.index + match[0].length - 1))) return true;
+  }
+  return false;
+}
+
+/** Ajv's errors of one request part (`body`, `querystring`, `params`) as API details, at most MAX_DETAILS. */
 export function detailsFromAjv(issues: AjvIssue[], part: string | undefined): ErrorDetail[] {
   const prefix = part === 'body' || !part ? '' : part === 'querystring' ? 'query' : part;
   // Branch errors of a failed union are replaced by the union's own error.
-  const unions = issues.filter((i) => i.keyword === 'anyOf' || i.keyword === 'oneOf').map((i) => `${i.schemaPath}/`);
+  const unions = new Set(issues.filter((i) => i.keyword === 'anyOf' || i.keyword === 'oneOf').map((i) => i.schemaPath));
   const details: ErrorDetail[] = [];
   const seen = new Set<string>();
   for (const issue of issues) {
-    if (unions.some((union) => issue.schemaPath.startsWith(union))) continue;
+    if (details.length === MAX_DETAILS) break;
+    if (unions.size > 0 && insideFailedUnion(issue.schemaPath, unions)) continue;
     // A bad key is reported by its own error (with propertyName) and once more in general.
     if (issue.keyword === 'propertyNames') continue;
     let field = fieldOf(issue.instancePath);
