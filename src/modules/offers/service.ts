@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context.js';
+import { lockRowForUpdate } from '../../db/locks.js';
 import { InvalidError, NotFoundError, type Problem } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findBrandById } from '../brands/repository.js';
@@ -84,6 +85,8 @@ export async function updateOffer(
 ): Promise<OfferRow> {
   validateOffer(patch);
   return ctx.db.transact(async (trx) => {
+    // Metadata is merged with what is stored: a concurrent merge must not be lost.
+    await lockRowForUpdate(trx, 'offers', offerId);
     const existing = await findOffer(trx, brandId, offerId);
     if (!existing) throw new NotFoundError('Offer');
     const changes = { ...changesFrom(patch), updated_at: ctx.clock.now() };

@@ -5,6 +5,7 @@
 import type { Clock } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
+import { lockRowForUpdate } from '../../db/locks.js';
 import { ConflictError, InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findBrandBySlug } from '../brands/repository.js';
@@ -149,6 +150,7 @@ export async function updatePartner(
   patch: { metadata?: Metadata | null },
 ): Promise<PartnerRow> {
   return ctx.db.transact(async (trx) => {
+    await lockRowForUpdate(trx, 'partners', partnerId);
     const row = await findPartner(trx, brandId, partnerId);
     if (!row) throw new NotFoundError('Partner');
     const updated: PartnerRow = {

@@ -1,6 +1,7 @@
 /** Webhook subscriptions: the rules of creating, changing, disabling, rotating and recovering them. */
 import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../../context.js';
+import { lockRowForUpdate } from '../../db/locks.js';
 import { ConflictError, InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { announceDeliveries } from '../deliveries/fanout.js';
@@ -97,6 +98,8 @@ export async function updateSubscription(
   }
   if (patch.url !== undefined) await validateTargetUrl(ctx, patch.url);
   return ctx.db.transact(async (trx) => {
+    // Metadata is merged with what is stored, status read: a concurrent PATCH must not be lost.
+    await lockRowForUpdate(trx, 'webhook_subscriptions', id);
     const existing = await findSubscription(trx, brandId, id);
     if (!existing) throw new NotFoundError('Subscription');
     const now = ctx.clock.now();
