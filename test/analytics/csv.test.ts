@@ -88,7 +88,9 @@ for (const dialect of testedDialects()) {
 
     it('exports conversions when the client sends Accept: text/csv', async () => {
       const [click] = (await env.request('GET', `/api/v1/clicks?offerId=${otherOfferId}`)).body.data;
-      assert.equal((await env.request('POST', '/api/v1/conversions', { body: { clickId: click.id } })).status, 201);
+      const metadata = { crm_id: '8841', note: 'a, "quoted" note' };
+      const created = await env.request('POST', '/api/v1/conversions', { body: { clickId: click.id, metadata } });
+      assert.equal(created.status, 201);
       const res = await env.request('GET', '/api/v1/conversions', { headers: { accept: 'text/csv' } });
       assert.equal(res.status, 200);
       assert.match(res.headers['content-type'] as string, /^text\/csv/);
@@ -100,6 +102,7 @@ for (const dialect of testedDialects()) {
       assert.equal(row.currency, 'USD');
       assert.equal(row.sub1, 'other');
       assert.equal(row.deviceType, 'desktop');
+      assert.deepEqual(JSON.parse(row.metadata ?? ''), metadata, 'metadata as its JSON, not [object Object]');
     });
 
     it('exports a report with its grouping keys, currency and metrics as columns', async () => {

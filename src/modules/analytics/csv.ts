@@ -37,14 +37,15 @@ export function wantsCsv(request: FastifyRequest, format: string | undefined): b
 }
 
 /**
- * A cell: quoted when needed, and text starting with = + - @ (or a tab / carriage return)
+ * A cell: quoted when needed, objects as JSON, and text starting with = + - @ (or a tab / carriage return)
  * prefixed with ' so spreadsheets never run a sub-id or a referrer as a formula. Numbers we
  * write ourselves are left as they are (a negative profit stays a number).
  */
 export function csvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'number') return String(value);
-  const raw = Array.isArray(value) ? value.join(';') : String(value);
+  // An object (a conversion's metadata) as its JSON, so an export keeps it whole.
+  const raw = Array.isArray(value) ? value.join(';') : typeof value === 'object' ? JSON.stringify(value) : String(value);
   const text = /^[=+\-@\t\r]/.test(raw) ? `'${raw}` : raw;
   return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
