@@ -64,6 +64,27 @@ for (const dialect of testedDialects()) {
         assert.equal(res.body.currency, 'GBP');
       });
 
+      it("answers 422 for another currency with an amount left to the offer's, storing nothing", async () => {
+        const offerId = await newOffer({ revenueCents: 1000, payoutCents: 250, currency: 'USD' });
+        const cases: Array<[Record<string, unknown>, string[]]> = [
+          [{ currency: 'jpy' }, ['payoutCents', 'revenueCents']],
+          [{ currency: 'EUR', revenueCents: 5 }, ['payoutCents']],
+          [{ currency: 'EUR', payoutCents: 5 }, ['revenueCents']],
+        ];
+        for (const [fields, paths] of cases) {
+          const res = await record({ offerId, partnerId, externalTxnId: 'relabel', ...fields });
+          const error = expectError(res, 422, 'validation_error');
+          assert.deepEqual(error.details?.map((d) => d.path).sort(), paths, JSON.stringify(fields));
+          assert.match(error.details?.[0]?.message ?? '', /differs from the offer's \(USD\)/);
+        }
+        const list = await env.request('GET', `/api/v1/conversions?offerId=${offerId}`);
+        assert.equal(list.body.data.length, 0);
+        // The offer's own currency, in any case, keeps its amounts.
+        const same = await record({ offerId, partnerId, currency: 'usd' });
+        assert.equal(same.status, 201);
+        assert.deepEqual([same.body.revenueCents, same.body.payoutCents, same.body.currency], [1000, 250, 'USD']);
+      });
+
       it("starts pending when the offer's conversionStatus is pending", async () => {
         const res = await record({ offerId: await newOffer({ conversionStatus: 'pending' }), partnerId });
         assert.equal(res.body.status, 'pending');

@@ -49,12 +49,31 @@ export async function recordConversion(
   }
   if (problems.length > 0) throw new InvalidError(problems);
   const parties = await partiesOf(ctx, brandId, input);
+  refuseRelabelledAmounts(input, parties.offer);
   // PostgreSQL, on an offer without caps: the conversion writes only its row, its fact, its
   // event and that event's deliveries, batched with the conversions arriving alongside it.
   if (ctx.db.batchesWrites && !hasCaps(parties.offer)) {
     return conversionBatcher(ctx).record(conversionRow(parties, input, ctx.clock.now()));
   }
   return ctx.db.transact((trx) => recordConversionInTrx(ctx, trx, parties, input));
+}
+
+/**
+ * The offer's amounts are in its currency: a conversion in another currency gives both of
+ * its own rather than have USD 10.00 recorded as JPY 1000.
+ */
+function refuseRelabelledAmounts(input: CreateConversionBody, offer: OfferRow): void {
+  if (input.currency === undefined) return;
+  const currency = currencyCode(input.currency);
+  if (currency === offer.currency) return;
+  const missing = (['revenueCents', 'payoutCents'] as const).filter((field) => input[field] === undefined);
+  if (missing.length === 0) return;
+  throw new InvalidError(
+    missing.map((path) => ({
+      path,
+      message: `is required when currency (${currency}) differs from the offer's (${offer.currency})`,
+    })),
+  );
 }
 
 interface Parties {
