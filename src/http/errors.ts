@@ -94,8 +94,11 @@ const UNAVAILABLE_CODES = new Set([
 
 /** True when the storage is unreachable rather than the request wrong: the client may retry. */
 export function isStorageUnavailable(error: unknown): boolean {
-  const e = error as { code?: unknown; message?: unknown } | null;
+  const e = error as { code?: unknown; message?: unknown; statusCode?: unknown } | null;
   if (!e) return false;
+  // An error with an HTTP status is about the request: a client that hung up mid-body
+  // (ECONNRESET "aborted", status 400) is not a database outage.
+  if (typeof e.statusCode === 'number') return false;
   if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
   return (
     typeof e.message === 'string' &&

@@ -117,11 +117,37 @@ async function recordOutcome(trx: Trx, run: KeyedRun, answer: Answer | null): Pr
     .execute();
 }
 
+/** A JSON value with every object's keys sorted: the same members make the same text. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value === null || typeof value !== 'object') return value;
+  const object = value as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.keys(object)
+      .sort()
+      .map((key) => [key, canonical(object[key])]),
+  );
+}
+
+/** The request as the key remembers it: method, URL and the body's JSON value (not its key order). */
 function fingerprintOf(request: FastifyRequest): string {
   return createHash('sha256')
     .update(`${request.method} ${request.url}\n`)
-    .update(JSON.stringify(request.body ?? null))
+    .update(JSON.stringify(canonical(request.body ?? null)))
     .digest('hex');
+}
+
+/** A stored error answer names the request that made it: a replay names this one (X-Request-Id). */
+function withThisRequestId(body: string, status: number, requestId: string): string {
+  if (status < 400) return body;
+  try {
+    const parsed = JSON.parse(body) as { error?: { requestId?: string } };
+    if (!parsed.error || typeof parsed.error !== 'object') return body;
+    parsed.error.requestId = requestId;
+    return JSON.stringify(parsed);
+  } catch {
+    return body;
+  }
 }
 
 function inUse(): ApiError {
@@ -245,7 +271,9 @@ export function idempotency(ctx: AppContext) {
         if (stored) {
           reply.code(stored.status).header('Idempotent-Replayed', 'true');
           if (stored.body === '') return reply.send();
-          return reply.type('application/json; charset=utf-8').send(stored.body);
+          return reply
+            .type('application/json; charset=utf-8')
+            .send(withThisRequestId(stored.body, stored.status, request.id));
         }
         const run = new KeyedRun(scope, key);
         request.idempotency = run;

@@ -118,7 +118,26 @@ for (const dialect of testedDialects()) {
       const retry = await http.call('POST', url, { headers: keyed(key) });
       assert.equal(retry.status, 409);
       assert.equal(retry.headers.get('idempotent-replayed'), 'true');
-      assert.deepEqual(retry.body, first.body);
+      // The same error, naming the request that got it (its X-Request-Id), as every error does.
+      assert.deepEqual({ ...retry.body.error, requestId: undefined }, { ...first.body.error, requestId: undefined });
+      assert.equal(retry.body.error.requestId, retry.headers.get('x-request-id'));
+      assert.notEqual(retry.body.error.requestId, first.body.error.requestId);
+    });
+
+    it('takes the same JSON members in another order as the same request', async () => {
+      const key = randomUUID();
+      const first = await http.call('POST', '/api/v1/offers', {
+        body: { name: 'Ordered', destinationUrl: 'https://shop.example/o', caps: { daily: 5, weekly: 9 } },
+        headers: keyed(key),
+      });
+      assert.equal(first.status, 201);
+      const again = await http.call('POST', '/api/v1/offers', {
+        body: { caps: { weekly: 9, daily: 5 }, destinationUrl: 'https://shop.example/o', name: 'Ordered' },
+        headers: keyed(key),
+      });
+      assert.equal(again.status, 201, JSON.stringify(again.body));
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.equal((await offersNamed('Ordered')).length, 1);
     });
 
     it('keeps the externalTxnId rule: a new key with a known transaction id returns the existing conversion', async () => {

@@ -15,6 +15,14 @@ describe('domain errors at the HTTP edge', () => {
     assert.deepEqual([error.status, error.code, error.message], [404, 'not_found', 'Partner not found.']);
   });
 
+  it('maps a client that hung up mid-body to 400, not to a storage outage', () => {
+    const aborted = Object.assign(new Error('aborted'), { code: 'ECONNRESET', statusCode: 400 });
+    assert.deepEqual([toApiError(aborted).status, toApiError(aborted).code], [400, 'bad_request']);
+    // The same code from the database driver (no HTTP status) is an outage: 503.
+    const dropped = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    assert.deepEqual([toApiError(dropped).status, toApiError(dropped).code], [503, 'service_unavailable']);
+  });
+
   it("maps a conflict to 409 conflict with the service's words", () => {
     const error = toApiError(new ConflictError('This partner is already banned.'));
     assert.deepEqual([error.status, error.code, error.message], [409, 'conflict', 'This partner is already banned.']);
