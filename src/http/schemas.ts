@@ -55,18 +55,22 @@ export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = 
 
 export const NullableTimestamp = Nullable(Timestamp);
 
-/** A cursor is the id of the last item of a page (http/pagination.ts): prefix_ + a ULID. */
-const CURSOR_PATTERN = '^[a-z]{2,4}_[0-9A-HJKMNP-TV-Z]{26}$';
-
-export const PageQuery = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-  cursor: Type.Optional(
-    Type.String({
-      pattern: CURSOR_PATTERN,
-      description: 'nextCursor of the previous page, as given; anything else is 422 invalid_cursor.',
-    }),
-  ),
-};
+/**
+ * `limit` and `cursor` of a list whose items have ids starting `prefix_`. A cursor is the id
+ * of the last item of a page (http/pagination.ts): that prefix and a ULID, so a cursor of
+ * another list (a conversion's id on the offers list) is 422 invalid_cursor too.
+ */
+export function pageQuery(prefix: string) {
+  return {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    cursor: Type.Optional(
+      Type.String({
+        pattern: `^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`,
+        description: 'nextCursor of the previous page, as given; anything else is 422 invalid_cursor.',
+      }),
+    ),
+  };
+}
 
 /**
  * A resource or other body the API answers with: a component of the OpenAPI document under

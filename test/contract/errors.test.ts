@@ -118,6 +118,23 @@ for (const dialect of testedDialects()) {
       assert.equal(both.details?.length, 2, 'a bad cursor among other problems is listed with them');
     });
 
+    it("answers 422 invalid_cursor for another list's cursor", async () => {
+      const ulid = '01KAZZZZZZZZZZZZZZZZZZZZZZ';
+      for (const [path, foreign] of [
+        ['/api/v1/offers', `conv_${ulid}`],
+        ['/api/v1/partners', `off_${ulid}`],
+        ['/api/v1/conversions', `prt_${ulid}`],
+        ['/api/v1/clicks', `conv_${ulid}`],
+        ['/api/v1/fraud/blocklist', `clk_${ulid}`],
+        ['/api/public/webhooks', `wh_${ulid}`],
+        ['/api/public/webhook-deliveries', `sub_${ulid}`],
+        ['/api/public/events', `wh_${ulid}`],
+      ]) {
+        const res = await http.call('GET', `${path}?cursor=${foreign}`);
+        expectWireError(res, 422, 'invalid_cursor');
+      }
+    });
+
     it('pages with the nextCursor it returned', async () => {
       await http.call('POST', '/api/v1/offers', { body: { name: 'Second', destinationUrl: 'https://shop.example/2' } });
       const first = await http.call('GET', '/api/v1/offers?limit=1');
@@ -148,7 +165,7 @@ for (const dialect of testedDialects()) {
       const patched = await http.call('PATCH', `/api/v1/offers/${offer.body.id}`, { body: { currency: 'gBp' } });
       assert.equal(patched.body.currency, 'GBP');
       const conversion = await http.call('POST', '/api/v1/conversions', {
-        body: { offerId: offer.body.id, partnerId, currency: 'chf' },
+        body: { offerId: offer.body.id, partnerId, currency: 'chf', revenueCents: 100, payoutCents: 50 },
       });
       assert.equal(conversion.body.currency, 'CHF');
       const brand = await http.call('PATCH', '/api/v1/brand', { body: { currency: 'jpy' } });

@@ -19,7 +19,9 @@ for (const dialect of testedDialects()) {
         await env.http('POST', '/api/v1/partners', { body: { name: 'Owed Partner', email: 'o@example.com' } })
       ).body.id;
       await env.http('POST', '/api/v1/conversions', { body: { offerId: offer.body.id, partnerId } });
-      await env.http('POST', '/api/v1/conversions', { body: { offerId: offer.body.id, partnerId, currency: 'EUR' } });
+      await env.http('POST', '/api/v1/conversions', {
+        body: { offerId: offer.body.id, partnerId, currency: 'EUR', revenueCents: 0, payoutCents: 2500 },
+      });
       env.clock.advance(60_000);
     });
     after(() => env.close());

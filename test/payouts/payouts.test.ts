@@ -72,7 +72,7 @@ for (const dialect of testedDialects()) {
     it('shows a ledger per currency: pending, payable, in a payout and paid, never summed across currencies', async () => {
       const p = await partner('Ledger');
       await conversion(p, { payoutCents: 1000 });
-      await conversion(p, { payoutCents: 250, currency: 'EUR' });
+      await conversion(p, { revenueCents: 1000, payoutCents: 250, currency: 'EUR' });
       await conversion(p, { payoutCents: 700 }, pendingOfferId);
       const rejected = await conversion(p, { payoutCents: 9999 }, pendingOfferId);
       assert.equal((await env.http('POST', `/api/v1/conversions/${rejected.id}/reject`)).status, 200);
@@ -103,7 +103,7 @@ for (const dialect of testedDialects()) {
       const b = await partner('Run B');
       const a1 = await conversion(a, { payoutCents: 300 });
       const a2 = await conversion(a, { payoutCents: 400 });
-      const aJpy = await conversion(a, { payoutCents: 5000, currency: 'JPY' });
+      const aJpy = await conversion(a, { revenueCents: 9000, payoutCents: 5000, currency: 'JPY' });
       const b1 = await conversion(b, { payoutCents: 900 });
       env.clock.advance(MINUTE);
       const upTo = now();
@@ -302,7 +302,7 @@ for (const dialect of testedDialects()) {
     it('lists payouts newest first with filters, and exports one as CSV with Accept: text/csv', async () => {
       const p = await partner('Csv =cmd');
       await conversion(p, { payoutCents: 1050, externalTxnId: 'order,"1"' });
-      await conversion(p, { payoutCents: 7, currency: 'EUR' });
+      await conversion(p, { revenueCents: 100, payoutCents: 7, currency: 'EUR' });
       env.clock.advance(MINUTE);
       const run = await env.http('POST', '/api/v1/payouts', { body: { upTo: now(), partnerId: p } });
       const usd = run.body.data.find((x: { currency: string }) => x.currency === 'USD');

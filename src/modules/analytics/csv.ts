@@ -45,7 +45,11 @@ export function csvCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'number') return String(value);
   // An object (a conversion's metadata) as its JSON, so an export keeps it whole.
-  const raw = Array.isArray(value) ? value.join(';') : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  const raw = Array.isArray(value)
+    ? value.join(';')
+    : typeof value === 'object'
+      ? JSON.stringify(value)
+      : String(value);
   const text = /^[=+\-@\t\r]/.test(raw) ? `'${raw}` : raw;
   return /[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }

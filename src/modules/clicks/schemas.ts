@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { Nullable, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { FormatQuery } from '../analytics/csv.js';
 import { VisitorFields } from '../analytics/schemas.js';
 
@@ -28,7 +28,7 @@ export const ListClicksQuery = Type.Object(
     offerId: Type.Optional(Type.String({ maxLength: 64 })),
     partnerId: Type.Optional(Type.String({ maxLength: 64 })),
     highRisk: Type.Optional(Type.Boolean()),
-    ...PageQuery,
+    ...pageQuery('clk'),
     ...FormatQuery,
   },
   { additionalProperties: false },

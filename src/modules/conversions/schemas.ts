@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { FormatQuery } from '../analytics/csv.js';
 import { VisitorFields } from '../analytics/schemas.js';
 import { Metadata, MetadataInput } from '../metadata.js';
@@ -87,7 +87,7 @@ export const ListConversionsQuery = Type.Object(
     externalTxnId: Type.Optional(Type.String({ maxLength: 255 })),
     from: Type.Optional(Instant),
     to: Type.Optional(Instant),
-    ...PageQuery,
+    ...pageQuery('conv'),
     ...FormatQuery,
   },
   { additionalProperties: false },

@@ -1,6 +1,6 @@
 /** The delivery log's API schemas (GET /api/public/webhook-deliveries…). */
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 
 export const DeliveryStatus = Type.Union([
   Type.Literal('attempting'),
@@ -59,6 +59,6 @@ export const DeliveryWithAttempts = Resource('DeliveryWithAttempts', {
 export type DeliveryWithAttempts = Static<typeof DeliveryWithAttempts>;
 
 export const ListDeliveriesQuery = Type.Object(
-  { status: Type.Optional(DeliveryStatus), kind: Type.Optional(DeliveryKind), ...PageQuery },
+  { status: Type.Optional(DeliveryStatus), kind: Type.Optional(DeliveryKind), ...pageQuery('wh') },
   { additionalProperties: false },
 );

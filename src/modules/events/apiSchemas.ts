@@ -1,6 +1,6 @@
 /** The events API's schemas (GET /api/public/events…): what the outbox recorded, as clients read it. */
 import { type Static, Type } from '@sinclair/typebox';
-import { PageQuery, Timestamp } from '../../http/schemas.js';
+import { pageQuery, Timestamp } from '../../http/schemas.js';
 import { DeliveryWithAttempts } from '../deliveries/schemas.js';
 import { EVENT_NAMES } from './schemas.js';
 
@@ -36,7 +36,7 @@ export const ListEventsQuery = Type.Object(
     event: Type.Optional(EventName),
     since: Type.Optional(Type.String({ format: 'date-time', description: 'Events created at or after this time.' })),
     until: Type.Optional(Type.String({ format: 'date-time', description: 'Events created before this time.' })),
-    ...PageQuery,
+    ...pageQuery('evt'),
   },
   { additionalProperties: false },
 );

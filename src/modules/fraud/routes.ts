@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { pageSize, toPage } from '../../http/pagination.js';
-import { errorResponses, KEYED_ERRORS, ListOf, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { errorResponses, KEYED_ERRORS, ListOf, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { addBlocklistEntry, blocklistToApi, listBlocklist, removeBlocklistEntry } from './blocklist.js';
 
 const EntryType = Type.Union([Type.Literal('ip'), Type.Literal('cidr'), Type.Literal('userAgent')]);
@@ -25,7 +25,7 @@ export function fraudRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags,
           summary: "The brand's fraud blocklist (IPs, CIDR ranges, user-agent substrings).",
           security,
-          querystring: Type.Object(PageQuery, { additionalProperties: false }),
+          querystring: Type.Object(pageQuery('blk'), { additionalProperties: false }),
           response: { 200: ListOf(Entry), ...errorResponses(...KEYED_ERRORS, 422) },
         },
       },

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { Nullable, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { Metadata, MetadataInput, MetadataPatch } from '../metadata.js';
 import { MAX_URL_LENGTH } from '../urls.js';
 
@@ -80,7 +80,7 @@ export const UpdateOfferBody = Type.Partial(
 export type UpdateOfferBody = Static<typeof UpdateOfferBody>;
 
 export const ListOffersQuery = Type.Object(
-  { status: Type.Optional(OfferStatus), ...PageQuery },
+  { status: Type.Optional(OfferStatus), ...pageQuery('off') },
   { additionalProperties: false },
 );
 export type ListOffersQuery = Static<typeof ListOffersQuery>;

@@ -10,7 +10,7 @@ import type { AppContext } from '../../context.js';
 import { enforceRateLimit } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
-import { errorResponses, KEYED_ERRORS, ListOf, PageQuery } from '../../http/schemas.js';
+import { errorResponses, KEYED_ERRORS, ListOf, pageQuery } from '../../http/schemas.js';
 import {
   PartnerConversion,
   PartnerConversionsQuery,
@@ -98,7 +98,7 @@ export function partnerApiRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags: [PARTNER_API_TAG],
           summary: 'Offers open to you, with your payout and tracking link.',
           security,
-          querystring: Type.Object(PageQuery, { additionalProperties: false }),
+          querystring: Type.Object(pageQuery('pkey'), { additionalProperties: false }),
           response: { 200: ListOf(PartnerOffer), ...errorResponses(...KEYED_ERRORS, 422) },
         },
       },

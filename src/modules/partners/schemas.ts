@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { Metadata, MetadataInput, MetadataPatch } from '../metadata.js';
 import { MAX_URL_LENGTH } from '../urls.js';
 
@@ -51,6 +51,6 @@ export const BanBody = Type.Object(
 );
 
 export const ListPartnersQuery = Type.Object(
-  { status: Type.Optional(PartnerStatus), ...PageQuery },
+  { status: Type.Optional(PartnerStatus), ...pageQuery('prt') },
   { additionalProperties: false },
 );

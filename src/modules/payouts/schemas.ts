@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 
 /** Beyond any real payout, and exact in a double. */
 const MAX_CENTS = 1_000_000_000_000;
@@ -112,7 +112,7 @@ export const ListPayoutsQuery = Type.Object(
     status: Type.Optional(PayoutStatus),
     partnerId: Type.Optional(Type.String({ maxLength: 64 })),
     currency: Type.Optional(Type.String({ maxLength: 3 })),
-    ...PageQuery,
+    ...pageQuery('pay'),
   },
   { additionalProperties: false },
 );

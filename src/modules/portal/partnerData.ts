@@ -7,7 +7,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { toIso, toIsoOrNull } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
-import { Nullable, NullableTimestamp, PageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { type ConversionRow, listConversions } from '../conversions/repository.js';
 import { ConversionStatus } from '../conversions/schemas.js';
 import { listOffers, type OfferRow } from '../offers/repository.js';
@@ -61,7 +61,7 @@ export const PartnerConversionsQuery = Type.Object(
     offerId: Type.Optional(Type.String({ maxLength: 64 })),
     from: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'First UTC day (YYYY-MM-DD).' })),
     to: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Last UTC day, inclusive.' })),
-    ...PageQuery,
+    ...pageQuery('conv'),
   },
   { additionalProperties: false },
 );

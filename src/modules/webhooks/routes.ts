@@ -4,7 +4,7 @@ import { toIso, toIsoOrNull } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
-import { errorResponses, KEYED_ERRORS, ListOf, PageQuery, Resource } from '../../http/schemas.js';
+import { errorResponses, KEYED_ERRORS, ListOf, pageQuery, Resource } from '../../http/schemas.js';
 import { deliveryToApi, listDeliveries } from '../deliveries/repository.js';
 import { deliveryLogRoutes } from '../deliveries/routes.js';
 import { Delivery, DeliveryWithAttempts, ListDeliveriesQuery } from '../deliveries/schemas.js';
@@ -70,7 +70,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags,
           summary: 'List subscriptions, newest first.',
           security,
-          querystring: Type.Object(PageQuery, { additionalProperties: false }),
+          querystring: Type.Object(pageQuery('sub'), { additionalProperties: false }),
           response: { 200: ListOf(Subscription), ...errorResponses(...KEYED_ERRORS, 422) },
         },
       },
