@@ -67,11 +67,12 @@ for (const dialect of testedDialects()) {
         BACKLOG,
         'every delivery was claimed once',
       );
-      // Each claim but the last takes at least a round (the first takes two), and claims
-      // that find nothing to take are the exception.
+      // Each claim but the last takes at least a round (the first takes two). A poll (every
+      // 50 ms here) may find every delivery leased and take nothing: a few such claims on a
+      // busy machine, never the one-per-finished-send of the old code (27–33 claims).
       const taking = spy.claims.filter((n) => n > 0);
       assert.ok(taking.length <= BACKLOG / PER_TARGET, `claims of ${spy.claims.join(', ')} deliveries`);
-      assert.ok(spy.claims.length - taking.length <= 2, `claims of ${spy.claims.join(', ')} deliveries`);
+      assert.ok(spy.claims.length <= BACKLOG / PER_TARGET + 4, `claims of ${spy.claims.join(', ')} deliveries`);
     });
 
     it('claims nothing for new deliveries of a target whose lane is full, until a round of it is free', async () => {
