@@ -61,7 +61,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    routerOptions: { ignoreTrailingSlash: true },
+    // Ids longer than find-my-way's default 100 characters still reach their route, which
+    // answers its own 404 with the usual headers (a request id, rate-limit counters).
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // Slow clients must not hold sockets for ever.
     connectionTimeout: ctx.config.requestTimeoutMs,
     requestTimeout: ctx.config.requestTimeoutMs,

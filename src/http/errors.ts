@@ -66,6 +66,8 @@ function describeDetails(details: ErrorDetail[]): string {
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
+  // Also for requests refused before the onRequest hooks ran (a malformed URL).
+  reply.header('X-Request-Id', reply.request.id);
   const body: { code: string; message: string; details?: ErrorDetail[]; requestId: string } = {
     code: error.code,
     message: error.message,

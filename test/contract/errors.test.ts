@@ -118,6 +118,17 @@ for (const dialect of testedDialects()) {
       assert.equal(both.details?.length, 2, 'a bad cursor among other problems is listed with them');
     });
 
+    it('answers a long id or a malformed URL with the usual headers: the request id, and rate-limit counters once routed', async () => {
+      const long = await http.call('GET', `/api/v1/offers/off_${'x'.repeat(300)}`);
+      expectWireError(long, 404, 'not_found');
+      assert.equal(long.body.error.message, 'Offer not found.');
+      assert.equal(long.headers.get('x-request-id'), long.body.error.requestId);
+      assert.notEqual(long.headers.get('ratelimit-remaining'), null);
+      const malformed = await http.call('GET', '/api/v1/offers/%zz');
+      expectWireError(malformed, 400, 'bad_request');
+      assert.equal(malformed.headers.get('x-request-id'), malformed.body.error.requestId);
+    });
+
     it("answers 422 invalid_cursor for another list's cursor", async () => {
       const ulid = '01KAZZZZZZZZZZZZZZZZZZZZZZ';
       for (const [path, foreign] of [
