@@ -20,6 +20,8 @@ export interface AjvIssue {
   propertyName?: string;
   /** Present because the validators are compiled with `verbose: true`. */
   parentSchema?: SchemaLike;
+  /** The value that failed (also from `verbose: true`). */
+  data?: unknown;
 }
 
 interface SchemaLike {
@@ -172,10 +174,30 @@ function fieldOf(instancePath: string): string {
 /** The most problems one 422 lists: enough to fix a request, bounded for a hostile one. */
 export const MAX_DETAILS = 100;
 
-/** Whether `schemaPath` lies inside one of the failed unions (schema paths of anyOf/oneOf errors). */
-function insideFailedUnion(schemaPath: string, unions: Set<string>): boolean {
+/**
+ * The branch of a failed union that alone has the value's type (an object given to
+ * "pairs or null"), whose own errors say what is wrong better than the union's "must be an
+ * object or null"; null when no single branch fits (unions of literals, of several types).
+ */
+function explainingBranch(union: AjvIssue): number | null {
+  const branches = union.parentSchema?.anyOf ?? union.parentSchema?.oneOf;
+  const data = union.data;
+  if (!branches || data === null || typeof data !== 'object') return null;
+  const type = Array.isArray(data) ? 'array' : 'object';
+  const fitting = branches.flatMap((branch, index) => (branch.type === type ? [index] : []));
+  return fitting.length === 1 ? (fitting[0] as number) : null;
+}
+
+/**
+ * Whether an issue at `schemaPath` is replaced by a failed union's own error: it lies inside
+ * the union (`unions`: schema path → explaining branch), outside the branch that explains it.
+ */
+function insideFailedUnion(schemaPath: string, unions: Map<string, number | null>): boolean {
   for (const match of schemaPath.matchAll(/\/(?:anyOf|oneOf)\//g)) {
-    if (unions.has(schemaPath.slice(0, match.index + match[0].length - 1))) return true;
+    const unionPath = schemaPath.slice(0, match.index + match[0].length - 1);
+    if (!unions.has(unionPath)) continue;
+    const branch = unions.get(unionPath);
+    if (branch === null || !schemaPath.startsWith(`${unionPath}/${branch}/`)) return true;
   }
   return false;
 }
@@ -184,12 +206,17 @@ function insideFailedUnion(schemaPath: string, unions: Set<string>): boolean {
 export function detailsFromAjv(issues: AjvIssue[], part: string | undefined): ErrorDetail[] {
   const prefix = part === 'body' || !part ? '' : part === 'querystring' ? 'query' : part;
   // Branch errors of a failed union are replaced by the union's own error.
-  const unions = new Set(issues.filter((i) => i.keyword === 'anyOf' || i.keyword === 'oneOf').map((i) => i.schemaPath));
+  const unions = new Map<string, number | null>();
+  for (const issue of issues) {
+    if (issue.keyword === 'anyOf' || issue.keyword === 'oneOf') unions.set(issue.schemaPath, explainingBranch(issue));
+  }
   const details: ErrorDetail[] = [];
   const seen = new Set<string>();
   for (const issue of issues) {
     if (details.length === MAX_DETAILS) break;
     if (unions.size > 0 && insideFailedUnion(issue.schemaPath, unions)) continue;
+    // A union explained by one branch's errors is not reported itself.
+    if (unions.get(issue.schemaPath) != null) continue;
     // A bad key is reported by its own error (with propertyName) and once more in general.
     if (issue.keyword === 'propertyNames') continue;
     let field = fieldOf(issue.instancePath);

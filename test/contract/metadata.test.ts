@@ -83,6 +83,17 @@ for (const dialect of testedDialects()) {
       const over = await http.call('PATCH', `/api/v1/offers/${offer.body.id}`, { body: { metadata: { extra: 'v' } } });
       assert.equal(over.status, 422);
       assert.equal(over.body.error.details[0].path, 'metadata');
+      // A PATCH (pairs or null) names each problem the same way, not "must be an object or null".
+      const patch = await http.call('PATCH', `/api/v1/offers/${offer.body.id}`, {
+        body: { metadata: { ['k'.repeat(41)]: 'v', long: 'x'.repeat(501), count: 3 } },
+      });
+      assert.equal(patch.status, 422);
+      assert.deepEqual(
+        Object.fromEntries(patch.body.error.details.map((d: { path: string; message: string }) => [d.path, d.message])),
+        byPath,
+      );
+      const notPairs = await http.call('PATCH', `/api/v1/offers/${offer.body.id}`, { body: { metadata: 'x' } });
+      assert.deepEqual(notPairs.body.error.details, [{ path: 'metadata', message: 'must be an object or null' }]);
     });
 
     it('carries partner and conversion metadata in their webhook data', async () => {
