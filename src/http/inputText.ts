@@ -76,6 +76,23 @@ export function findRefusedInput(root: unknown): { path: string; message: string
   return null;
 }
 
+/**
+ * Whether the query string holds %-escapes that are not UTF-8 (`%ED%A0%80`, `%C0%AF`): the
+ * parser would read them as U+FFFD, text altered without a word. A lone `%` is left to it.
+ */
+function hasUndecodableEscape(url: string): boolean {
+  const start = url.indexOf('?');
+  if (start === -1 || !url.includes('%', start)) return false;
+  for (const run of url.slice(start + 1).matchAll(/(?:%[0-9A-Fa-f]{2})+/g)) {
+    try {
+      decodeURIComponent(run[0]);
+    } catch {
+      return true;
+    }
+  }
+  return false;
+}
+
 /** A preValidation hook (a callback one: an async hook costs a promise per request). */
 export function refuseUnacceptableInput(
   request: FastifyRequest,
@@ -87,6 +104,9 @@ export function refuseUnacceptableInput(
 
 function refusedInputError(request: FastifyRequest): ApiError | undefined {
   if (request.routeOptions.config?.cleansText) return undefined;
+  if (hasUndecodableEscape(request.url)) {
+    return ApiError.validation([{ path: 'query', message: 'must be percent-encoded UTF-8' }]);
+  }
   if (findRefusedInput(request.params) !== null) return new ApiError('not_found', 'Not found.');
   const inQuery = findRefusedInput(request.query);
   if (inQuery !== null) {

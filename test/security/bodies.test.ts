@@ -1,7 +1,7 @@
 /**
- * Bodies a hostile or careless client can send within the size limit: huge lists and
+ * Input a hostile or careless client can send within the size limit: huge lists and
  * objects (bounded before the schemas validate them item by item), and bytes that are not
- * UTF-8 (refused instead of stored as U+FFFD).
+ * UTF-8 in a body or query string (refused instead of stored as U+FFFD).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -68,6 +68,18 @@ for (const dialect of testedDialects()) {
         assert.equal(res.json().error.code, 'invalid_json');
       }
       assert.equal((await env.request('GET', '/api/v1/offers?limit=100')).body.data.length, before);
+    });
+
+    it('answers 422 for %-escapes in a query string that are not UTF-8, and takes valid ones and a lone %', async () => {
+      for (const escaped of ['%ED%A0%80', '%C0%AF', 'caf%E9']) {
+        const res = await env.request('GET', `/api/v1/conversions?externalTxnId=${escaped}`);
+        const error = expectError(res, 422, 'validation_error');
+        assert.deepEqual(error.details, [{ path: 'query', message: 'must be percent-encoded UTF-8' }], escaped);
+      }
+      for (const fine of ['caf%C3%A9', '100%', '%F0%9F%8E%89']) {
+        const res = await env.request('GET', `/api/v1/conversions?externalTxnId=${fine}`);
+        assert.equal(res.status, 200, `${fine}: ${JSON.stringify(res.body)}`);
+      }
     });
 
     it('answers 415 for a body declared in another charset, and takes UTF-8 however it is spelt', async () => {
