@@ -63,6 +63,19 @@ export function isRealDay(text: string): boolean {
   return /^\d{4}-\d{2}-\d{2}$/.test(text) && formatDay(addDays(parseDay(text), 0)) === text;
 }
 
+const INSTANT =
+  /^(\d{4}-\d{2}-\d{2})[Tt ]([01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
+
+/**
+ * Whether `text` is an ISO 8601 / RFC 3339 instant with a zone, the one rule of every
+ * timestamp parameter: a real calendar day, `T` (or `t`, or a space), hours 00–23, seconds and
+ * up to nine fractional digits optional, `Z` or an offset. `Date.parse` reads all of these.
+ */
+export function isInstant(text: string): boolean {
+  const match = INSTANT.exec(text);
+  return match !== null && isRealDay(match[1] as string);
+}
+
 function dayAt(ms: number, timeZone: string): string {
   return formatDay(localDate(ms, timeZone));
 }

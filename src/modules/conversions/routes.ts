@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { isRealDay } from '../../calendar.js';
+import { isInstant, isRealDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
 import { InvalidError } from '../../errors.js';
 import { ApiError } from '../../http/errors.js';
@@ -14,8 +14,6 @@ import { approveConversion, recordConversion, rejectConversion } from './service
 const IdParams = Type.Object({ id: Type.String() });
 const security = [{ bearerAuth: [] }];
 
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
-
 type Bound = { day: string } | { ms: number };
 
 /**
@@ -24,9 +22,7 @@ type Bound = { day: string } | { ms: number };
  * an exact instant, for UTC or any other cut-off.
  */
 function parseBound(text: string, edge: 'from' | 'to'): Bound {
-  if (TIMESTAMP.test(text) && isRealDay(text.slice(0, 10)) && !Number.isNaN(Date.parse(text))) {
-    return { ms: Date.parse(text) };
-  }
+  if (isInstant(text)) return { ms: Date.parse(text) };
   if (isRealDay(text)) return { day: text };
   throw InvalidError.at(
     `query.${edge}`,
