@@ -216,6 +216,12 @@ function apiDocument(): OpenApiOptions {
  */
 async function apiDocs(scope: FastifyInstance): Promise<void> {
   await securityHeaders(scope);
+  // swagger-ui finds the document at the page's address + "/json", query string included:
+  // /docs?utm_source=x would load "/docs?utm_source=x/json" and show no operation at all.
+  scope.addHook('onRequest', async (request, reply) => {
+    const [path, query] = request.url.split('?', 2);
+    if (query !== undefined && (path === '/docs' || path === '/docs/')) return reply.redirect('/docs', 302);
+  });
   await scope.register(swaggerUi, { routePrefix: '/docs', uiConfig: { layout: 'BaseLayout' } });
 }
 

@@ -35,6 +35,16 @@ describeOrSkip('/docs "Try it out" in a real browser', { skip: CHROMIUM_MISSING 
     await env?.close();
   });
 
+  it('shows every operation when opened with a query string (a link with utm_ parameters)', async () => {
+    const page = await browser.newPage();
+    const response = await page.goto(`http://127.0.0.1:${port}/docs?utm_source=newsletter`);
+    assert.equal(response?.status(), 200);
+    assert.equal(new URL(page.url()).search, '', 'moved to /docs');
+    await page.locator('#operations-offers-listOffers').waitFor();
+    assert.ok((await page.locator('.opblock').count()) > 50);
+    await page.close();
+  });
+
   for (const host of ['127.0.0.1', 'localhost']) {
     it(`lists the offers with an API key from http://${host}:PORT/docs, with no console error`, async () => {
       const origin = `http://${host}:${port}`;
