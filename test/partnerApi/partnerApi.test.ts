@@ -90,6 +90,27 @@ for (const dialect of testedDialects()) {
       assert.ok(Number(offers.headers.get('ratelimit-limit')) > 0);
     });
 
+    it('pages the offers and conversions with the nextCursor each list returned', async () => {
+      await env.http('POST', '/api/v1/offers', {
+        body: { name: 'Second open offer', destinationUrl: 'https://shop.example/2', conversionStatus: 'approved' },
+      });
+      const me = await invitedPartner(env, 'Pager');
+      const { secret } = await createKey(me.client);
+      for (let i = 0; i < 2; i++) {
+        const res = await env.http('POST', '/api/v1/conversions', { body: { offerId, partnerId: me.partnerId } });
+        assert.equal(res.status, 201);
+      }
+      for (const path of ['/api/v1/partner/offers', '/api/v1/partner/conversions']) {
+        const first = await env.http('GET', `${path}?limit=1`, { key: secret });
+        assert.equal(first.body.data.length, 1, path);
+        assert.equal(typeof first.body.nextCursor, 'string', path);
+        const second = await env.http('GET', `${path}?limit=1&cursor=${first.body.nextCursor}`, { key: secret });
+        assert.equal(second.status, 200, `${path}: ${JSON.stringify(second.body)}`);
+        assert.equal(second.body.data.length, 1, path);
+        assert.notEqual(second.body.data[0].id, first.body.data[0].id, path);
+      }
+    });
+
     it('keeps brand keys and partner keys apart, and shows another brand nothing', async () => {
       const me = await invitedPartner(env, 'Apart Keys');
       const { secret } = await createKey(me.client);

@@ -98,7 +98,7 @@ export function partnerApiRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags: [PARTNER_API_TAG],
           summary: 'Offers open to you, with your payout and tracking link.',
           security,
-          querystring: Type.Object(pageQuery('pkey'), { additionalProperties: false }),
+          querystring: Type.Object(pageQuery('off'), { additionalProperties: false }),
           response: { 200: ListOf(PartnerOffer), ...errorResponses(...KEYED_ERRORS, 422) },
         },
       },
