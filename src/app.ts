@@ -2,7 +2,7 @@
  * Builds the Fastify application: infrastructure plugins, then feature routes. Tests call
  * `buildApp` and drive it with `inject`; `serve` listens on a port.
  */
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -249,15 +249,16 @@ function registerJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     // JSON is UTF-8 (RFC 8259 §8.1). Decoding other bytes would store U+FFFD in their place:
-    // text altered without a word, so another charset is 415 and broken UTF-8 is 400.
+    // text altered without a word, so non-ASCII in another charset is 415 and broken UTF-8 is 400.
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(String(request.headers['content-type']))?.[1];
-    if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    const bytes = body as Buffer;
+    // ASCII reads the same in any charset a client may name (us-ascii, latin1…).
+    if (charset !== undefined && !/^utf-?8$/i.test(charset) && !isAscii(bytes)) {
       return done(
         new ApiError('unsupported_media_type', 'Send request bodies as application/json in UTF-8.'),
         undefined,
       );
     }
-    const bytes = body as Buffer;
     if (!isUtf8(bytes)) return done(new ApiError('invalid_json', 'The request body is not valid UTF-8.'), undefined);
     const text = bytes.toString('utf8');
     if (text.trim() === '') return done(null, undefined);

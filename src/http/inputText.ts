@@ -19,6 +19,12 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route makes its text storable itself (see clicks/routes.ts) instead of refusing it. */
     cleansText?: boolean;
+    /**
+     * The route takes %-escapes that are not UTF-8 as the query parser reads them (U+FFFD):
+     * another server calls it (the pixel postback), and a Latin-1 `sub1=caf%E9` must not
+     * cost the advertiser its conversion.
+     */
+    takesLegacyEscapes?: boolean;
   }
 }
 
@@ -77,20 +83,24 @@ export function findRefusedInput(root: unknown): { path: string; message: string
 }
 
 /**
- * Whether the query string holds %-escapes that are not UTF-8 (`%ED%A0%80`, `%C0%AF`): the
- * parser would read them as U+FFFD, text altered without a word. A lone `%` is left to it.
+ * The name of the first query parameter holding %-escapes that are not UTF-8 (`%ED%A0%80`,
+ * `%C0%AF`; '' when the name itself is odd), or null: the parser would read them as U+FFFD,
+ * text altered without a word. A lone `%` is left to it.
  */
-function hasUndecodableEscape(url: string): boolean {
+function undecodableParameter(url: string): string | null {
   const start = url.indexOf('?');
-  if (start === -1 || !url.includes('%', start)) return false;
-  for (const run of url.slice(start + 1).matchAll(/(?:%[0-9A-Fa-f]{2})+/g)) {
-    try {
-      decodeURIComponent(run[0]);
-    } catch {
-      return true;
+  if (start === -1 || !url.includes('%', start)) return null;
+  for (const pair of url.slice(start + 1).split('&')) {
+    for (const run of pair.matchAll(/(?:%[0-9A-Fa-f]{2})+/g)) {
+      try {
+        decodeURIComponent(run[0]);
+      } catch {
+        const name = pair.split('=', 1)[0] as string;
+        return /^[\w.-]+$/.test(name) ? name : '';
+      }
     }
   }
-  return false;
+  return null;
 }
 
 /** A preValidation hook (a callback one: an async hook costs a promise per request). */
@@ -103,9 +113,12 @@ export function refuseUnacceptableInput(
 }
 
 function refusedInputError(request: FastifyRequest): ApiError | undefined {
-  if (request.routeOptions.config?.cleansText) return undefined;
-  if (hasUndecodableEscape(request.url)) {
-    return ApiError.validation([{ path: 'query', message: 'must be percent-encoded UTF-8' }]);
+  const config = request.routeOptions.config;
+  if (config?.cleansText) return undefined;
+  const undecodable = config?.takesLegacyEscapes ? null : undecodableParameter(request.url);
+  if (undecodable !== null) {
+    const path = undecodable ? `query.${undecodable}` : 'query';
+    return ApiError.validation([{ path, message: 'must be percent-encoded UTF-8' }]);
   }
   if (findRefusedInput(request.params) !== null) return new ApiError('not_found', 'Not found.');
   const inQuery = findRefusedInput(request.query);

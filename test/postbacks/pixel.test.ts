@@ -88,6 +88,16 @@ for (const dialect of testedDialects()) {
         assert.deepEqual((await env.request('GET', `/api/v1/offers/${offerId}/postback-token`)).body, first.body);
       });
 
+      it('gives concurrent first requests one and the same token', async () => {
+        const offerId = await h.offer();
+        const answers = await Promise.all(
+          Array.from({ length: 5 }, () => env.request('GET', `/api/v1/offers/${offerId}/postback-token`)),
+        );
+        const tokens = new Set(answers.map((a) => a.body.token));
+        assert.equal(tokens.size, 1, JSON.stringify([...tokens]));
+        assert.equal((await env.request('GET', `/api/v1/offers/${offerId}/postback-token`)).body.token, [...tokens][0]);
+      });
+
       it('gives each offer its own token', async () => {
         assert.notEqual(await h.token(await h.offer()), await h.token(await h.offer()));
       });
@@ -141,6 +151,28 @@ for (const dialect of testedDialects()) {
         );
         const [event] = await h.createdEvents(offerId);
         assert.deepEqual([event?.data.conversionId, event?.data.revenueCents], [conversion.id, 1250]);
+      });
+
+      it("refuses a currency other than the offer's without both amounts (422 naming the parameter), and takes it with both", async () => {
+        const { offerId, clickId, token } = await h.setup();
+        const res = await h.pixel({ token, click_id: clickId, amount: '12.50', currency: 'EUR', txn_id: 'EUR-1' });
+        const error = expectError(res, 422, 'validation_error');
+        assert.deepEqual(
+          error.details?.map((d) => d.path),
+          ['query.payout'],
+        );
+        assert.equal((await h.conversions(offerId)).length, 0);
+        const both = await h.pixel({ token, click_id: clickId, amount: '12.50', payout: '2', currency: 'eur' });
+        assert.equal(both.status, 200, JSON.stringify(both.body));
+        const [conversion] = await h.conversions(offerId);
+        assert.deepEqual([conversion?.currency, conversion?.revenueCents, conversion?.payoutCents], ['EUR', 1250, 200]);
+      });
+
+      it('records a conversion whose sub-id a Latin-1 server %-escaped (as the parser reads it)', async () => {
+        const { offerId, clickId, token } = await h.setup();
+        const res = await env.app.inject({ url: `/postback?token=${token}&click_id=${clickId}&sub1=caf%E9` });
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal((await h.conversions(offerId)).length, 1);
       });
 
       it('keeps the token out of the request log', async () => {

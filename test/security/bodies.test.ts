@@ -74,7 +74,11 @@ for (const dialect of testedDialects()) {
       for (const escaped of ['%ED%A0%80', '%C0%AF', 'caf%E9']) {
         const res = await env.request('GET', `/api/v1/conversions?externalTxnId=${escaped}`);
         const error = expectError(res, 422, 'validation_error');
-        assert.deepEqual(error.details, [{ path: 'query', message: 'must be percent-encoded UTF-8' }], escaped);
+        assert.deepEqual(
+          error.details,
+          [{ path: 'query.externalTxnId', message: 'must be percent-encoded UTF-8' }],
+          escaped,
+        );
       }
       for (const fine of ['caf%C3%A9', '100%', '%F0%9F%8E%89']) {
         const res = await env.request('GET', `/api/v1/conversions?externalTxnId=${fine}`);
@@ -82,11 +86,17 @@ for (const dialect of testedDialects()) {
       }
     });
 
-    it('answers 415 for a body declared in another charset, and takes UTF-8 however it is spelt', async () => {
+    it('answers 415 for non-ASCII declared in another charset, and takes UTF-8 however it is spelt', async () => {
       const latin1 = Buffer.from('{"name":"café","destinationUrl":"https://shop.example/"}', 'latin1');
       const refused = await raw('/api/v1/offers', latin1, 'application/json; charset=latin1');
       assert.equal(refused.statusCode, 415, refused.body);
       assert.equal(refused.json().error.code, 'unsupported_media_type');
+      const ascii = await raw(
+        '/api/v1/offers',
+        '{"name":"cafe","destinationUrl":"https://shop.example/"}',
+        'application/json; charset=us-ascii',
+      );
+      assert.equal(ascii.statusCode, 201, `ASCII reads the same in any charset: ${ascii.body}`);
       for (const contentType of [
         'application/json; charset=utf-8',
         'application/json;charset="UTF-8"',

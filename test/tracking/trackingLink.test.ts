@@ -100,6 +100,20 @@ for (const dialect of testedDialects()) {
         assert.equal(old.headers['set-cookie'], undefined);
       });
 
+      it('never fills a macro in the host of an offer saved before they were refused (no open redirect)', async () => {
+        const legacy = await newOffer(env, { destinationUrl: 'https://shop.example/a' });
+        await env.ctx.db.transact((trx) =>
+          trx
+            .updateTable('offers')
+            .set({ destination_url: 'https://{sub1}/landing?s={sub1}' })
+            .where('id', '=', legacy)
+            .execute(),
+        );
+        const res = await visit(env, `/t/${legacy}/${partnerId}?sub1=evil.example`);
+        assert.equal(res.statusCode, 302);
+        assert.equal(res.headers.location, 'https://{sub1}/landing?s=evil.example');
+      });
+
       it('fills the macros of missing subs with the empty string', async () => {
         const offerId = await newOffer(env);
         const res = await visit(env, `/t/${offerId}/${partnerId}?sub2=only`);

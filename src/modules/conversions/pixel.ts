@@ -10,6 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
+import { lockRowForUpdate } from '../../db/locks.js';
 import { NotFoundError } from '../../errors.js';
 import { enforceRateLimit } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
@@ -17,7 +18,7 @@ import { errorResponses, KEYED_ERRORS, Resource } from '../../http/schemas.js';
 import { parseMajorUnits } from '../../money.js';
 import { findClick } from '../clicks/repository.js';
 import { findOffer, type OfferRow } from '../offers/repository.js';
-import { isCurrencyCode } from '../validation.js';
+import { currencyCode, isCurrencyCode } from '../validation.js';
 import { recordConversion } from './service.js';
 
 const TOKEN_PREFIX = 'pbt_';
@@ -47,6 +48,8 @@ export async function rotatePostbackToken(
   onlyIfMissing = false,
 ): Promise<OfferRow> {
   return ctx.db.transact(async (trx) => {
+    // Concurrent first requests must all get the one token that stays, not each its own.
+    await lockRowForUpdate(trx, 'offers', offerId);
     const offer = await findOffer(trx, brandId, offerId);
     if (!offer) throw new NotFoundError('Offer');
     if (onlyIfMissing && offer.postback_token) return offer;
@@ -87,6 +90,7 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
       {
         // A HEAD from a link checker must not record a conversion.
         exposeHeadRoute: false,
+        config: { takesLegacyEscapes: true },
         schema: {
           operationId: 'recordPixelPostback',
           tags: ['postbacks'],
@@ -137,6 +141,18 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
             ]);
           }
           amounts[key] = cents;
+        }
+        // As on POST /conversions: the offer's amounts are in its currency, never relabelled.
+        if (currencyCode(currency) !== offer.currency) {
+          const missing = (['amount', 'payout'] as const).filter((field) => !q[field]);
+          if (missing.length > 0) {
+            throw ApiError.validation(
+              missing.map((field) => ({
+                path: `query.${field}`,
+                message: `is required when currency (${currencyCode(currency)}) differs from the offer's (${offer.currency})`,
+              })),
+            );
+          }
         }
         await recordConversion(ctx, offer.brand_id, {
           clickId: click.id,

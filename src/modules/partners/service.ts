@@ -81,6 +81,8 @@ export async function applyAsPartner(ctx: AppContext, input: ApplyBody): Promise
 
 export async function approvePartner(ctx: AppContext, brandId: string, partnerId: string): Promise<PartnerRow> {
   return ctx.db.transact(async (trx) => {
+    // The status decides: a ban committing meanwhile must not be overwritten with "active".
+    await lockRowForUpdate(trx, 'partners', partnerId);
     const row = await findPartner(trx, brandId, partnerId);
     if (!row) throw new NotFoundError('Partner');
     if (row.status !== 'applicant')

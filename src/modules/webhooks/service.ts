@@ -183,6 +183,8 @@ export async function rotateSecret(
   const secret = input.secret ?? generateSecret();
   const overlapMs = (input.previousSecretExpiresIn ?? DEFAULT_PREVIOUS_SECRET_SECONDS) * 1000;
   return ctx.db.transact(async (trx) => {
+    // The current secret becomes the previous one: two rotations at once must not both keep it.
+    await lockRowForUpdate(trx, 'webhook_subscriptions', id);
     const existing = await findSubscription(trx, brandId, id);
     if (!existing) throw new NotFoundError('Subscription');
     if (existing.secret === secret) throw InvalidError.at('secret', 'must differ from the current secret');
