@@ -41,6 +41,8 @@ const REASONS: Record<string, string> = {
   EPERM: 'permission denied',
   EROFS: 'read-only file system',
   ENOTDIR: 'a path component is not a directory',
+  ENOENT: 'the directory cannot be created there',
+  EEXIST: 'a file of that name is in the way',
   ENOSPC: 'no space left on the device',
   ECONNREFUSED: 'connection refused',
   ECONNRESET: 'connection reset',

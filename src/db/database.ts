@@ -4,7 +4,7 @@
  * PostgreSQL is an ordinary pooled transaction.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
@@ -127,7 +127,7 @@ export class Database {
       this.connectionString = null;
       this.schema = 'main';
       this.pool = null;
-      mkdirSync(options.dataDir, { recursive: true });
+      ensureDirectory(options.dataDir);
       const file = path.join(options.dataDir, options.sqliteFile ?? 'affitrack.db');
       const writer = openSqlite(file);
       // Every unit of a group-commit batch runs in a savepoint, which copies each page the
@@ -316,6 +316,17 @@ function withStatementCache(db: SQLite.Database): SQLite.Database {
     return statement;
   }) as typeof db.prepare;
   return db;
+}
+
+/**
+ * `mkdir -p`, one level at a time: Node's recursive mkdir spins for ever on a directory it
+ * cannot create under /proc. An existing file is left to SQLite, whose open then fails.
+ */
+function ensureDirectory(dir: string): void {
+  if (existsSync(dir)) return;
+  const parent = path.dirname(dir);
+  if (parent !== dir) ensureDirectory(parent);
+  mkdirSync(dir);
 }
 
 function openSqlite(file: string): SQLite.Database {

@@ -95,6 +95,16 @@ describe('start-up errors', () => {
     assert.match(message, new RegExp(`SQLite database in ${locked} \\(DATA_DIR\\)`));
   });
 
+  it('names DATA_DIR in one line when it is a file, or cannot be created (under /proc), instead of hanging', async () => {
+    const file = path.join(dataDir, 'a-file');
+    writeFileSync(file, 'x');
+    for (const dir of [file, '/proc/affitrack-cannot-be-here']) {
+      const result = await runCli(['migrate'], { DATA_DIR: dir });
+      const message = assertFailure(result, { exitCode: 1, code: 'database_unavailable', json: false });
+      assert.match(message, new RegExp(`SQLite database in ${dir} \\(DATA_DIR\\)`), dir);
+    }
+  });
+
   it('names DATA_DIR in one line when it lies under a file', async () => {
     const file = path.join(dataDir, 'plain-file');
     writeFileSync(file, 'not a directory');
