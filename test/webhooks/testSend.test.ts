@@ -117,6 +117,29 @@ for (const dialect of testedDialects()) {
       assert.equal(res.body.attempts[0].responseHeaders, null);
     });
 
+    it('never sends a failed test again: recover leaves it out and redeliver refuses it (409)', async () => {
+      const r = await receiver(() => ({ status: 500 }));
+      const sub = await subscribe(env, { url: r.url });
+      const sent = await env.request('POST', `/api/public/webhooks/${sub.id}/test`, {
+        body: { event: 'conversion.created' },
+      });
+      assert.equal(sent.body.status, 'failed', JSON.stringify(sent.body));
+      const since = new Date(env.clock.now() - 60_000).toISOString();
+      const dryRun = await env.request('POST', `/api/public/webhooks/${sub.id}/recover`, {
+        body: { since, dryRun: true },
+      });
+      assert.equal(dryRun.status, 200, JSON.stringify(dryRun.body));
+      assert.equal(dryRun.body.deliveries, 0, JSON.stringify(dryRun.body));
+      const recovered = await env.request('POST', `/api/public/webhooks/${sub.id}/recover`, { body: { since } });
+      assert.equal(recovered.body.deliveries, 0, JSON.stringify(recovered.body));
+      expectError(
+        await env.request('POST', `/api/public/webhook-deliveries/${sent.body.id}/redeliver`),
+        409,
+        'conflict',
+      );
+      assert.equal(r.requests.length, 1, 'the one test attempt, nothing after it');
+    });
+
     it('validates the event and scopes the subscription to the brand', async () => {
       const r = await receiver();
       const sub = await subscribe(env, { url: r.url });

@@ -17,6 +17,8 @@ export async function redeliver(ctx: AppContext, brandId: string, id: string): P
   return ctx.db.transact(async (trx) => {
     const row = await findDelivery(trx, brandId, id);
     if (!row) throw new NotFoundError('Delivery');
+    // A receiver must never get the catalogue's example conversion again as if it were news.
+    if (row.test === 1) throw new ConflictError('A test send is never sent again: send a new test event instead.');
     if (row.status !== 'succeeded' && row.status !== 'failed' && row.status !== 'retry_scheduled') {
       throw new ConflictError(
         row.status === 'parked'
@@ -67,7 +69,7 @@ export interface ReplayOptions {
 /**
  * Schedules a target's parked or failed deliveries again, each a fresh attempt sequence
  * (same wh_ id, evt_ id and bytes), due one after another in order of creation, `spacingMs`
- * apart. One statement however many there are; returns how many.
+ * apart. Test sends are never replayed. One statement however many there are; returns how many.
  */
 export async function replayInOrder(ctx: AppContext, trx: Trx, options: ReplayOptions): Promise<number> {
   const now = ctx.clock.now();
@@ -76,7 +78,8 @@ export async function replayInOrder(ctx: AppContext, trx: Trx, options: ReplayOp
     .select(['id', sql<number>`row_number() over (order by created_at, id)`.as('n')])
     .where('kind', '=', options.kind)
     .where('subscription_id', '=', options.targetId)
-    .where('status', '=', options.status);
+    .where('status', '=', options.status)
+    .where('test', '=', 0);
   if (options.createdFrom !== undefined) chosen = chosen.where('created_at', '>=', options.createdFrom);
   if (options.createdBefore !== undefined) chosen = chosen.where('created_at', '<', options.createdBefore);
   const result = await trx
@@ -107,7 +110,8 @@ export async function countReplayable(trx: Trx, options: Omit<ReplayOptions, 'sp
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('kind', '=', options.kind)
     .where('subscription_id', '=', options.targetId)
-    .where('status', '=', options.status);
+    .where('status', '=', options.status)
+    .where('test', '=', 0);
   if (options.createdFrom !== undefined) query = query.where('created_at', '>=', options.createdFrom);
   if (options.createdBefore !== undefined) query = query.where('created_at', '<', options.createdBefore);
   return Number((await query.executeTakeFirstOrThrow()).n);
