@@ -14,7 +14,7 @@ import { prepared } from '../../db/prepared.js';
 import type { Trx } from '../../db/types.js';
 import { DEAD_AFTER_MS, recordHeartbeat } from './heartbeat.js';
 import type { SendableDelivery } from './target.js';
-import { reserveSendSlots } from './throttle.js';
+import { reserveSendSlots, slotInterval } from './throttle.js';
 
 export interface ClaimOptions {
   owner: string;
@@ -130,7 +130,7 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
       return [];
     }
     const chosen: string[] = [];
-    const slots = new Map<string, number>();
+    const slots = new Map<string, { at: number; gap: number }>();
     const throttled: Array<{ key: string; perSecond: number; group: typeof candidates }> = [];
     for (const [kind, ids] of groupBy(candidates, (c) => c.kind)) {
       const target = targets.get(kind);
@@ -158,7 +158,7 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
       for (const [i, at] of reserved.entries()) {
         const c = group[i] as (typeof group)[number];
         chosen.push(c.id);
-        slots.set(c.id, at);
+        slots.set(c.id, { at, gap: slotInterval(perSecond) });
       }
     }
     reportLeft();
@@ -197,8 +197,10 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
       claimed.map((c) => c.id),
     );
     for (const delivery of loaded) {
-      const at = slots.get(delivery.id);
-      if (at !== undefined) delivery.notBefore = at;
+      const slot = slots.get(delivery.id);
+      if (slot === undefined) continue;
+      delivery.notBefore = slot.at;
+      delivery.slotGapMs = slot.gap;
     }
     return loaded;
   });

@@ -23,6 +23,8 @@ import type { SendableDelivery } from './target.js';
 
 /** Poll for due retries this often when nothing wakes the dispatcher sooner. */
 const DEFAULT_POLL_MS = 200;
+/** Throttled targets whose last start is remembered before old ones are dropped. */
+const MAX_THROTTLED_STARTS = 1000;
 /**
  * Sends of one delivery whose outcome could not be recorded (storage refusing it, the
  * process dying mid-send) before the engine stops trying: the delivery is then marked failed
@@ -69,6 +71,8 @@ export class Dispatcher implements Job, LocalDispatch {
   /** Settles when a held delivery is released into its lane (runOnce waits for them too). */
   private readonly holds = new Set<Promise<void>>();
   private readonly lanes = new Map<string, Lane>();
+  /** Throttled targets: when their last delivery started in this process (see noteThrottledStart). */
+  private readonly throttledStarts = new Map<string, number>();
   /** Lanes with waiting deliveries that a free global slot may serve. */
   private readonly starved = new Set<Lane>();
   private sending = 0;
@@ -240,11 +244,38 @@ export class Dispatcher implements Job, LocalDispatch {
     this.holds.add(tracked);
   }
 
-  /** Starts what the lane's and the global slots allow. */
+  /**
+   * When a throttled target's last delivery started here, kept past its lane (a later claim's
+   * slots may be due at once after sends that went late). Entries older than any gap (1 s at
+   * the slowest rate) no longer matter and are dropped as the map grows.
+   */
+  private noteThrottledStart(key: string, now: number): void {
+    this.throttledStarts.set(key, now);
+    if (this.throttledStarts.size <= MAX_THROTTLED_STARTS) return;
+    for (const [other, at] of this.throttledStarts) if (at < now - 1000) this.throttledStarts.delete(other);
+  }
+
+  /**
+   * Starts what the lane's and the global slots allow. A throttled delivery also keeps its
+   * target's spacing from the one started before it: slots that all passed while every global
+   * slot was busy would otherwise be sent together, faster than the rate.
+   */
   private pump(lane: Lane): void {
     while (lane.waiting.length > 0 && lane.inflight < this.perTarget && this.sending < this.concurrency) {
       const item = lane.waiting.shift() as Queued;
       this.queued -= 1;
+      const gap = item.delivery.slotGapMs;
+      if (gap !== undefined) {
+        const now = this.ctx.clock.now();
+        const last = this.throttledStarts.get(lane.key);
+        const wait = last === undefined ? 0 : last + gap - now;
+        if (wait > 0) {
+          item.delivery.notBefore = now + wait;
+          this.hold(lane, item, wait);
+          continue;
+        }
+        this.noteThrottledStart(lane.key, now);
+      }
       lane.inflight += 1;
       this.sending += 1;
       const task: Promise<void> = this.attempt(lane, item).finally(() => this.attempts.delete(task));

@@ -61,6 +61,8 @@ export interface SendableDelivery {
   resume?: { status: 'retry_scheduled' | 'succeeded' | 'failed'; nextAttemptAt: number | null };
   /** Throttled targets: the send slot reserved for this delivery (epoch ms); waiting for it is no attempt. */
   notBefore?: number;
+  /** Throttled targets: the least time between two sends to it (ms), kept also when slots are past. */
+  slotGapMs?: number;
 }
 
 /** An attempt recorded for a target, as its kind hears of it (DeliveryTarget.recorded). */

@@ -13,6 +13,11 @@ import type { Trx } from '../../db/types.js';
 /** How far ahead a claim reserves slots: short, so a rate change or a stopped worker costs little. */
 export const SLOT_HORIZON_MS = 1000;
 
+/** Time between two sends at `perSecond`: whole milliseconds, rounded up, so rounding never exceeds the rate. */
+export function slotInterval(perSecond: number): number {
+  return Math.ceil(1000 / perSecond);
+}
+
 /** Reserves up to `wanted` send slots for `key`; returns their times (epoch ms), earliest first. */
 export async function reserveSendSlots(
   trx: Trx,
@@ -21,8 +26,7 @@ export async function reserveSendSlots(
   wanted: number,
   now: number,
 ): Promise<number[]> {
-  // Whole milliseconds, rounded up: the rate is never exceeded by rounding.
-  const interval = Math.ceil(1000 / perSecond);
+  const interval = slotInterval(perSecond);
   await trx
     .insertInto('delivery_throttles')
     .values({ target_key: key, next_slot_at: now })
