@@ -149,8 +149,9 @@ async function keysCommand(
   const brandId = values.brand;
   if (!brandId) throw usageError('--brand is required');
   const rateLimitText = values['rate-limit'];
-  if (rateLimitText !== undefined && !/^\d+$/.test(rateLimitText)) {
-    throw usageError('--rate-limit must be a positive integer (requests per minute)');
+  // 1 to 1e9 a minute: 0 would refuse every request, and a huge number is no limit but unsafe arithmetic.
+  if (rateLimitText !== undefined && !/^[1-9]\d{0,8}$/.test(rateLimitText)) {
+    throw usageError('--rate-limit must be a whole number from 1 to 999999999 (requests per minute)');
   }
   return withContext(config, async (ctx) => {
     if (!(await findBrandById(ctx.db.read, brandId))) throw new CommandError('not_found', `No brand ${brandId}`);

@@ -95,6 +95,16 @@ describe('affitrack CLI', () => {
     { what: 'an unknown brand', args: ['keys', 'list', '--brand', 'brd_missing'], code: 'not_found' },
     { what: 'an unknown key', args: ['keys', 'revoke', 'key_missing'], code: 'not_found' },
     {
+      what: 'a rate limit of 0',
+      args: ['keys', 'create', '--brand', 'brd_x', '--rate-limit', '0'],
+      code: 'usage_error',
+    },
+    {
+      what: 'a rate limit beyond a billion',
+      args: ['keys', 'create', '--brand', 'brd_x', '--rate-limit', '99999999999999999999'],
+      code: 'usage_error',
+    },
+    {
       what: 'a malformed email',
       args: ['users', 'create', '--brand', 'brd_x', '--email', 'nobody'],
       code: 'validation_error',

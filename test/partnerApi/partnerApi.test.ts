@@ -70,6 +70,12 @@ for (const dialect of testedDialects()) {
         422,
         'validation_error',
       );
+      const reversed = expectError(
+        await env.http('GET', '/api/v1/partner/conversions?from=2026-11-27&to=2026-11-26', { key: secret }),
+        422,
+        'validation_error',
+      );
+      assert.deepEqual(reversed.details, [{ path: 'query.from', message: 'must not be after to' }]);
 
       const report = await env.http('GET', '/api/v1/partner/report', { key: secret });
       assert.equal(report.status, 200);

@@ -168,6 +168,13 @@ for (const dialect of testedDialects()) {
         assert.deepEqual([conversion?.currency, conversion?.revenueCents, conversion?.payoutCents], ['EUR', 1250, 200]);
       });
 
+      it("names an example amount in the offer's own decimals when one is malformed (1250 for JPY)", async () => {
+        const { clickId, token } = await h.setup({ currency: 'JPY' });
+        const res = await h.pixel({ token, click_id: clickId, amount: '12.5' });
+        const error = expectError(res, 422, 'validation_error');
+        assert.equal(error.details?.[0]?.message, 'must be an amount in JPY such as 1250');
+      });
+
       it('records a conversion whose sub-id a Latin-1 server %-escaped (as the parser reads it)', async () => {
         const { offerId, clickId, token } = await h.setup();
         const res = await env.app.inject({ url: `/postback?token=${token}&click_id=${clickId}&sub1=caf%E9` });

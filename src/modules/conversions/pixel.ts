@@ -15,7 +15,7 @@ import { NotFoundError } from '../../errors.js';
 import { enforceRateLimit } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import { errorResponses, KEYED_ERRORS, Resource } from '../../http/schemas.js';
-import { parseMajorUnits } from '../../money.js';
+import { currencyDecimals, formatMajorUnits, parseMajorUnits } from '../../money.js';
 import { findClick } from '../clicks/repository.js';
 import { findOffer, type OfferRow } from '../offers/repository.js';
 import { currencyCode, isCurrencyCode } from '../validation.js';
@@ -26,6 +26,11 @@ const TRANSPARENT_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAA
 
 export function newPostbackToken(): string {
   return TOKEN_PREFIX + randomBytes(24).toString('base64url');
+}
+
+/** 12.50 written in `currency`'s decimals: 1250 for JPY, 12.500 for BHD. */
+function exampleAmount(currency: string): string {
+  return formatMajorUnits(1250 * 10 ** Math.max(0, currencyDecimals(currency) - 2), currency);
 }
 
 export function pixelUrl(ctx: AppContext, token: string): string {
@@ -137,7 +142,10 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
           const cents = parseMajorUnits(text, currency);
           if (cents === null) {
             throw ApiError.validation([
-              { path: `query.${field}`, message: `must be an amount in ${currency} such as 12.50` },
+              {
+                path: `query.${field}`,
+                message: `must be an amount in ${currency} such as ${exampleAmount(currency)}`,
+              },
             ]);
           }
           amounts[key] = cents;

@@ -83,6 +83,11 @@ export function partnerApiRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const problems = (['from', 'to'] as const)
           .filter((edge) => request.query[edge] !== undefined && !isRealDay(request.query[edge] ?? ''))
           .map((edge) => ({ path: `query.${edge}`, message: 'is not a calendar date' }));
+        const { from, to } = request.query;
+        // As on the brand's /conversions and the partner report: a reversed range is refused, not empty.
+        if (problems.length === 0 && from !== undefined && to !== undefined && from > to) {
+          problems.push({ path: 'query.from', message: 'must not be after to' });
+        }
         if (problems.length > 0) throw ApiError.validation(problems);
         const limit = pageSize(request.query.limit);
         const rows = await partnerConversions(ctx.db.read, request.partnerAuth, { ...request.query, limit });
