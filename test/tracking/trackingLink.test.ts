@@ -26,6 +26,15 @@ async function newPartner(env: TestEnv, key?: string): Promise<string> {
   return res.body.id;
 }
 
+/** An offer whose destination the API would refuse today, as one saved before the rule was. */
+async function savedBeforeTheRules(env: TestEnv, destinationUrl: string): Promise<string> {
+  const offerId = await newOffer(env, { destinationUrl: 'https://shop.example/a' });
+  await env.ctx.db.transact((trx) =>
+    trx.updateTable('offers').set({ destination_url: destinationUrl }).where('id', '=', offerId).execute(),
+  );
+  return offerId;
+}
+
 function visit(env: TestEnv, path: string, headers: Record<string, string> = {}, remoteAddress = HOME_IP) {
   return env.app.inject({ method: 'GET', url: path, headers: { 'user-agent': BROWSER_UA, ...headers }, remoteAddress });
 }
@@ -86,14 +95,7 @@ for (const dialect of testedDialects()) {
         const [click] = (await clicksOf(env, `offerId=${offerId}`)).data;
         assert.equal(res.headers.location, `https://shop.example/%E6%97%A5%E6%9C%AC/landing?c=${click?.id}&s=%C3%BC`);
 
-        const legacy = await newOffer(env, { destinationUrl: 'https://shop.example/a' });
-        await env.ctx.db.transact((trx) =>
-          trx
-            .updateTable('offers')
-            .set({ destination_url: 'https://shop.example/a\r\nSet-Cookie: x=1' })
-            .where('id', '=', legacy)
-            .execute(),
-        );
+        const legacy = await savedBeforeTheRules(env, 'https://shop.example/a\r\nSet-Cookie: x=1');
         const old = await visit(env, `/t/${legacy}/${partnerId}`);
         assert.equal(old.statusCode, 302);
         assert.equal(old.headers.location, 'https://shop.example/a%0D%0ASet-Cookie:%20x=1');
@@ -101,14 +103,7 @@ for (const dialect of testedDialects()) {
       });
 
       it('never fills a macro in the host of an offer saved before they were refused (no open redirect)', async () => {
-        const legacy = await newOffer(env, { destinationUrl: 'https://shop.example/a' });
-        await env.ctx.db.transact((trx) =>
-          trx
-            .updateTable('offers')
-            .set({ destination_url: 'https://{sub1}/landing?s={sub1}' })
-            .where('id', '=', legacy)
-            .execute(),
-        );
+        const legacy = await savedBeforeTheRules(env, 'https://{sub1}/landing?s={sub1}');
         const res = await visit(env, `/t/${legacy}/${partnerId}?sub1=evil.example`);
         assert.equal(res.statusCode, 302);
         assert.equal(res.headers.location, 'https://{sub1}/landing?s=evil.example');
