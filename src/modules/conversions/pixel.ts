@@ -18,8 +18,8 @@ import { errorResponses, KEYED_ERRORS, Resource } from '../../http/schemas.js';
 import { currencyDecimals, formatMajorUnits, parseMajorUnits } from '../../money.js';
 import { findClick } from '../clicks/repository.js';
 import { findOffer, type OfferRow } from '../offers/repository.js';
-import { currencyCode, isCurrencyCode } from '../validation.js';
-import { recordConversion } from './service.js';
+import { isCurrencyCode } from '../validation.js';
+import { type AmountNames, recordConversion, relabelledAmountProblems } from './service.js';
 
 const TOKEN_PREFIX = 'pbt_';
 const TRANSPARENT_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
@@ -27,6 +27,8 @@ const TRANSPARENT_GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAA
 export function newPostbackToken(): string {
   return TOKEN_PREFIX + randomBytes(24).toString('base64url');
 }
+
+const PIXEL_AMOUNTS: AmountNames = { revenueCents: 'query.amount', payoutCents: 'query.payout' };
 
 /** 12.50 written in `currency`'s decimals: 1250 for JPY, 12.500 for BHD. */
 function exampleAmount(currency: string): string {
@@ -150,18 +152,9 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
           }
           amounts[key] = cents;
         }
-        // As on POST /conversions: the offer's amounts are in its currency, never relabelled.
-        if (currencyCode(currency) !== offer.currency) {
-          const missing = (['amount', 'payout'] as const).filter((field) => !q[field]);
-          if (missing.length > 0) {
-            throw ApiError.validation(
-              missing.map((field) => ({
-                path: `query.${field}`,
-                message: `is required when currency (${currencyCode(currency)}) differs from the offer's (${offer.currency})`,
-              })),
-            );
-          }
-        }
+        // As on POST /conversions, named by this route's parameters.
+        const relabelled = relabelledAmountProblems(q.currency, offer, amounts, PIXEL_AMOUNTS);
+        if (relabelled.length > 0) throw ApiError.validation(relabelled);
         await recordConversion(ctx, offer.brand_id, {
           clickId: click.id,
           ...amounts,

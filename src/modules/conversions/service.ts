@@ -49,7 +49,8 @@ export async function recordConversion(
   }
   if (problems.length > 0) throw new InvalidError(problems);
   const parties = await partiesOf(ctx, brandId, input);
-  refuseRelabelledAmounts(input, parties.offer);
+  const relabelled = relabelledAmountProblems(input.currency, parties.offer, input);
+  if (relabelled.length > 0) throw new InvalidError(relabelled);
   // PostgreSQL, on an offer without caps: the conversion writes only its row, its fact, its
   // event and that event's deliveries, batched with the conversions arriving alongside it.
   if (ctx.db.batchesWrites && !hasCaps(parties.offer)) {
@@ -58,22 +59,26 @@ export async function recordConversion(
   return ctx.db.transact((trx) => recordConversionInTrx(ctx, trx, parties, input));
 }
 
+/** What the amounts of a conversion are called where they were given: the API's fields, or a pixel's parameters. */
+export type AmountNames = Record<'revenueCents' | 'payoutCents', string>;
+
 /**
  * The offer's amounts are in its currency: a conversion in another currency gives both of
- * its own rather than have USD 10.00 recorded as JPY 1000.
+ * its own rather than have USD 10.00 recorded as JPY 1000. The problems, named by `names`.
  */
-function refuseRelabelledAmounts(input: CreateConversionBody, offer: OfferRow): void {
-  if (input.currency === undefined) return;
-  const currency = currencyCode(input.currency);
-  if (currency === offer.currency) return;
-  const missing = (['revenueCents', 'payoutCents'] as const).filter((field) => input[field] === undefined);
-  if (missing.length === 0) return;
-  throw new InvalidError(
-    missing.map((path) => ({
-      path,
-      message: `is required when currency (${currency}) differs from the offer's (${offer.currency})`,
-    })),
-  );
+export function relabelledAmountProblems(
+  currency: string | undefined,
+  offer: OfferRow,
+  given: { revenueCents?: number; payoutCents?: number },
+  names: AmountNames = { revenueCents: 'revenueCents', payoutCents: 'payoutCents' },
+): Problem[] {
+  if (currency === undefined || currencyCode(currency) === offer.currency) return [];
+  return (['revenueCents', 'payoutCents'] as const)
+    .filter((field) => given[field] === undefined)
+    .map((field) => ({
+      path: names[field],
+      message: `is required when currency (${currencyCode(currency)}) differs from the offer's (${offer.currency})`,
+    }));
 }
 
 interface Parties {
