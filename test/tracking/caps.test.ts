@@ -239,6 +239,65 @@ for (const dialect of testedDialects()) {
       assert.equal((await record(offerId)).capExceeded, true, 'the third non-rejected conversion of a daily cap of 2');
     });
 
+    describe('caps changed on an offer that has conversions', () => {
+      const DAY = Date.UTC(2026, 10, 24, 9);
+      const patchCaps = async (offerId: string, caps: Record<string, number | null>) => {
+        const res = await env.request('PATCH', `/api/v1/offers/${offerId}`, { body: { caps } });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+      };
+      const reject = async (id: string) => {
+        const res = await env.request('POST', `/api/v1/conversions/${id}/reject`, { body: { reason: 'fake' } });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+      };
+
+      it('counts the conversions recorded before a cap was set, and fires cap.reached at once when they reach it', async () => {
+        env.clock.set(DAY);
+        const offerId = await api.offer({});
+        for (let i = 0; i < 3; i++) assert.equal((await record(offerId)).capExceeded, false);
+        env.clock.set(DAY + 60_000);
+        await patchCaps(offerId, { daily: 2, global: 2 });
+        const events = await api.capEvents(offerId);
+        assert.deepEqual(
+          events.map((e) => [e.data.cap, e.data.limit, e.data.count, e.createdAt]),
+          [
+            ['daily', 2, 3, iso(DAY + 60_000)],
+            ['global', 2, 3, iso(DAY + 60_000)],
+          ],
+        );
+        assert.equal((await record(offerId)).capExceeded, true, 'the fourth conversion of the day is over both caps');
+        assert.equal((await api.capEvents(offerId)).length, 2, 'cap.reached does not fire again');
+      });
+
+      it('fires cap.reached once when a cap is lowered under the count, and not when it is raised', async () => {
+        env.clock.set(DAY);
+        const offerId = await api.offer({ daily: 5 });
+        for (let i = 0; i < 3; i++) await record(offerId);
+        await patchCaps(offerId, { daily: 10 });
+        assert.equal((await api.capEvents(offerId)).length, 0, 'a raised cap is not reached');
+        await patchCaps(offerId, { daily: 2 });
+        const [event, ...more] = await api.capEvents(offerId);
+        assert.deepEqual([event?.data.limit, event?.data.count, more.length], [2, 3, 0]);
+        assert.equal((await record(offerId)).capExceeded, true);
+        await patchCaps(offerId, { daily: 1 });
+        assert.equal((await api.capEvents(offerId)).length, 1, 'once per cap and period');
+      });
+
+      it('uncounts a conversion counted when its cap was set once, when it is rejected', async () => {
+        env.clock.set(DAY);
+        const offerId = await api.offer({ daily: 5 });
+        const counted = await record(offerId);
+        await patchCaps(offerId, { daily: null });
+        await record(offerId); // while the offer has no cap
+        await patchCaps(offerId, { daily: 5 }); // counts both; the first is not marked twice
+        await reject(counted.id);
+        const results = [];
+        for (let i = 0; i < 5; i++) results.push((await record(offerId)).capExceeded);
+        assert.deepEqual(results, [false, false, false, false, true], '1 left after the rejection, then 4 up to 5');
+        const [event] = await api.capEvents(offerId);
+        assert.deepEqual([event?.data.limit, event?.data.count], [5, 5]);
+      });
+    });
+
     describe('the tracking link of a capped offer', () => {
       const follow = async (offerId: string, query = '') => {
         const res = await env.app.inject({

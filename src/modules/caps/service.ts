@@ -4,11 +4,17 @@
  * conversion's own transaction (the row lock serialises concurrent increments, so exactly
  * one conversion sees count = limit); `cap_notifications` makes cap.reached fire once per
  * cap and period even if a rejection lowers the count and it is reached again.
+ *
+ * A cap set on an offer that already has conversions counts them (applyCapChanges), and a
+ * cap lowered to or below its period's count is reached at once.
  */
-import { sql } from 'kysely';
+import { PostgresAdapter, sql } from 'kysely';
 import { periodBounds } from '../../calendar.js';
+import { toIso } from '../../clock.js';
+import type { AppContext } from '../../context.js';
 import type { Queryable, Trx } from '../../db/database.js';
 import type { CapName } from '../../db/schema.js';
+import { recordEvent } from '../events/outbox.js';
 import type { OfferRow } from '../offers/repository.js';
 
 export interface CapPeriod {
@@ -73,17 +79,105 @@ export async function countTowardsCaps(
       .executeTakeFirstOrThrow();
     const n = Number(count);
     if (n > period.limit) exceeded = true;
-    if (n === period.limit) {
-      const first = await trx
-        .insertInto('cap_notifications')
-        .values({ offer_id: offer.id, cap: period.cap, period_start: period.periodStart, created_at: at })
-        .onConflict((oc) => oc.columns(['offer_id', 'cap', 'period_start']).doNothing())
-        .returning('offer_id')
-        .executeTakeFirst();
-      if (first) reached.push({ ...period, count: n });
-    }
+    // At or over: a limit lowered under the count (applyCapChanges) was reached already.
+    if (n >= period.limit && (await isFirstReach(trx, offer.id, period, at))) reached.push({ ...period, count: n });
   }
   return { exceeded, reached, counted: periods.map((p) => ({ cap: p.cap, periodStart: p.periodStart })) };
+}
+
+/** Claims the one cap.reached of `period`: true the first time only. */
+async function isFirstReach(trx: Trx, offerId: string, period: CapPeriod, at: number): Promise<boolean> {
+  const first = await trx
+    .insertInto('cap_notifications')
+    .values({ offer_id: offerId, cap: period.cap, period_start: period.periodStart, created_at: at })
+    .onConflict((oc) => oc.columns(['offer_id', 'cap', 'period_start']).doNothing())
+    .returning('offer_id')
+    .executeTakeFirst();
+  return first !== undefined;
+}
+
+/** Fires cap.reached for each cap in `reached`. */
+export async function recordCapsReached(
+  ctx: AppContext,
+  trx: Trx,
+  brandId: string,
+  offerId: string,
+  reached: ReachedCap[],
+): Promise<void> {
+  for (const cap of reached) {
+    await recordEvent(ctx, trx, brandId, 'cap.reached', {
+      offerId,
+      cap: cap.cap,
+      limit: cap.limit,
+      count: cap.count,
+      periodStart: cap.cap === 'global' ? null : toIso(cap.periodStart),
+      periodEnd: cap.periodEnd === null ? null : toIso(cap.periodEnd),
+    });
+  }
+}
+
+const CAP_COLUMNS = { daily: 'cap_daily', weekly: 'cap_weekly', monthly: 'cap_monthly', global: 'cap_global' } as const;
+
+/**
+ * An offer's caps changed from `before` to `after` (in `trx`, the offer row locked). A cap
+ * that was off starts from the non-rejected conversions already recorded in its current
+ * period — they are marked as counted by it, so a later rejection uncounts them — and a cap
+ * whose new limit is at or under its count is reached now. Returns the caps reached.
+ */
+export async function applyCapChanges(
+  trx: Trx,
+  before: OfferRow,
+  after: OfferRow,
+  timeZone: string,
+  at: number,
+): Promise<ReachedCap[]> {
+  const reached: ReachedCap[] = [];
+  for (const period of capPeriods(after, timeZone, at)) {
+    const previous = before[CAP_COLUMNS[period.cap]];
+    if (previous === period.limit) continue;
+    const count = previous === null ? await recount(trx, after.id, period) : await counted(trx, after.id, period);
+    if (count >= period.limit && (await isFirstReach(trx, after.id, period, at))) reached.push({ ...period, count });
+  }
+  return reached;
+}
+
+async function counted(trx: Trx, offerId: string, period: CapPeriod): Promise<number> {
+  const row = await trx
+    .selectFrom('cap_counters')
+    .select('count')
+    .where('offer_id', '=', offerId)
+    .where('cap', '=', period.cap)
+    .where('period_start', '=', period.periodStart)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
+/** Sets the counter of `period` to the offer's non-rejected conversions in it, marking each as counted. */
+async function recount(trx: Trx, offerId: string, period: CapPeriod): Promise<number> {
+  const entry = JSON.stringify({ cap: period.cap, periodStart: period.periodStart });
+  const inPeriod = sql`offer_id = ${offerId} and status <> 'rejected' and created_at >= ${period.periodStart}${
+    period.periodEnd === null ? sql`` : sql` and created_at < ${period.periodEnd}`
+  }`;
+  // Appends the entry to cap_periods (a JSON array) where it is not there yet.
+  await (trx.getExecutor().adapter instanceof PostgresAdapter
+    ? sql`update conversions
+          set cap_periods = (coalesce(cap_periods, '[]')::jsonb || jsonb_build_array(${entry}::jsonb))::text
+          where ${inPeriod} and not coalesce(cap_periods, '[]')::jsonb @> jsonb_build_array(${entry}::jsonb)`
+    : sql`update conversions
+          set cap_periods = json_insert(coalesce(cap_periods, '[]'), '$[#]', json(${entry}))
+          where ${inPeriod} and not exists (
+            select 1 from json_each(coalesce(conversions.cap_periods, '[]')) as e
+            where json_extract(e.value, '$.cap') = ${period.cap}
+              and json_extract(e.value, '$.periodStart') = ${period.periodStart})`
+  ).execute(trx);
+  const { rows } = await sql<{ n: number }>`select count(*) as n from conversions where ${inPeriod}`.execute(trx);
+  const n = Number(rows[0]?.n ?? 0);
+  await trx
+    .insertInto('cap_counters')
+    .values({ offer_id: offerId, cap: period.cap, period_start: period.periodStart, count: n })
+    .onConflict((oc) => oc.columns(['offer_id', 'cap', 'period_start']).doUpdateSet({ count: n }))
+    .execute();
+  return n;
 }
 
 export interface CountedPeriod {

@@ -5,7 +5,6 @@
  */
 import { sql } from 'kysely';
 import { localDay } from '../../calendar.js';
-import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/database.js';
 import { ConflictError, InvalidError, NotFoundError, type Problem } from '../../errors.js';
@@ -13,7 +12,7 @@ import { newId } from '../../ids.js';
 import { recordConversionFact } from '../analytics/facts.js';
 import { localHour } from '../analytics/localHour.js';
 import type { BrandRow } from '../brands/repository.js';
-import { type CountedPeriod, countTowardsCaps, hasCaps, uncountFromCaps } from '../caps/service.js';
+import { type CountedPeriod, countTowardsCaps, hasCaps, recordCapsReached, uncountFromCaps } from '../caps/service.js';
 import { type ClickRow, findClick } from '../clicks/repository.js';
 import { recordEvent } from '../events/outbox.js';
 import { hotBrand, hotOfferOfBrand, hotPartner } from '../hotRows.js';
@@ -192,16 +191,7 @@ async function recordConversionInTrx(
 
   await recordConversionFact(trx, row, createdDelta(row));
   await recordEvent(ctx, trx, brandId, 'conversion.created', createdEventData(row), row);
-  for (const cap of caps.reached) {
-    await recordEvent(ctx, trx, brandId, 'cap.reached', {
-      offerId: offer.id,
-      cap: cap.cap,
-      limit: cap.limit,
-      count: cap.count,
-      periodStart: cap.cap === 'global' ? null : toIso(cap.periodStart),
-      periodEnd: cap.periodEnd === null ? null : toIso(cap.periodEnd),
-    });
-  }
+  await recordCapsReached(ctx, trx, brandId, offer.id, caps.reached);
   return { row, created: true };
 }
 

@@ -3,6 +3,7 @@ import { lockRowForUpdate } from '../../db/locks.js';
 import { InvalidError, NotFoundError, type Problem } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findBrandById } from '../brands/repository.js';
+import { applyCapChanges, recordCapsReached } from '../caps/service.js';
 import { mergedMetadata, metadataText } from '../metadata.js';
 import { HOST_MACRO_PROBLEM, hasHostMacro, httpUrlProblem } from '../urls.js';
 import { currencyCode, isCurrencyCode } from '../validation.js';
@@ -92,6 +93,13 @@ export async function updateOffer(
     const changes = { ...changesFrom(patch), updated_at: ctx.clock.now() };
     if (patch.metadata !== undefined) changes.metadata = mergedMetadata(existing.metadata, patch.metadata);
     await trx.updateTable('offers').set(changes).where('id', '=', offerId).execute();
-    return { ...existing, ...changes };
+    const updated = { ...existing, ...changes };
+    if (patch.caps !== undefined) {
+      const brand = await findBrandById(trx, brandId);
+      if (!brand) throw new NotFoundError('Brand');
+      const reached = await applyCapChanges(trx, existing, updated, brand.timezone, changes.updated_at);
+      await recordCapsReached(ctx, trx, brandId, offerId, reached);
+    }
+    return updated;
   });
 }
