@@ -9,7 +9,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance, LogController, type RouteOptions } from 'fastify';
 import type { AppContext } from './context.js';
-import { apiKeyHook } from './http/auth.js';
+import { apiKeyHook, brandKeyLimit, keyedNotFound } from './http/auth.js';
 import { answerClientError, registerClientErrorAnswers } from './http/clientErrors.js';
 import { ApiError, registerErrorHandling, sendError, toApiError } from './http/errors.js';
 import { idempotency } from './http/idempotency.js';
@@ -27,7 +27,7 @@ import { fraudRoutes } from './modules/fraud/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { observeRequests, registerMetricsRoute } from './modules/metrics/routes.js';
 import { offerRoutes } from './modules/offers/routes.js';
-import { partnerApiRoutes } from './modules/partnerKeys/routes.js';
+import { partnerApiRoutes, partnerKeyLimit } from './modules/partnerKeys/routes.js';
 import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
 import { partnerRoutes } from './modules/partners/routes.js';
 import { payoutRoutes } from './modules/payouts/routes.js';
@@ -143,6 +143,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       api.addHook('onRequest', apiKeyHook(ctx));
+      api.setNotFoundHandler(keyedNotFound(ctx, [brandKeyLimit, partnerKeyLimit]));
       await api.register(brandRoutes(ctx));
       await api.register(offerRoutes(ctx));
       await api.register(partnerRoutes(ctx));
@@ -162,6 +163,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       api.addHook('onRequest', apiKeyHook(ctx));
+      api.setNotFoundHandler(keyedNotFound(ctx, [brandKeyLimit]));
       await api.register(webhookRoutes(ctx));
       await api.register(eventRoutes(ctx));
     },

@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { AuthenticatedKey } from '../modules/apiKeys/service.js';
-import { ApiError } from './errors.js';
+import { ApiError, noRoute, sendError } from './errors.js';
 import type { RateDecision } from './rateLimit.js';
 
 declare module 'fastify' {
@@ -15,6 +15,24 @@ declare module 'fastify' {
 }
 
 const BEARER = /^Bearer +([^\s]+) *$/i;
+
+/** The key sent as `Authorization: Bearer <key>`; null without one. */
+export function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  return (header ? BEARER.exec(header)?.[1] : undefined) ?? null;
+}
+
+/** What a valid key is counted as: its rate-limit counter and its limit per minute. */
+export interface KeyLimit {
+  counter: string;
+  limit: number;
+}
+
+/** A brand API key's limit; null for a token that is no valid brand key. */
+export async function brandKeyLimit(ctx: AppContext, token: string): Promise<KeyLimit | null> {
+  const key = await ctx.authenticator.authenticate(token);
+  return key && { counter: `key:${key.keyId}`, limit: key.rateLimitPerMinute ?? ctx.config.rateLimitPerMinute };
+}
 
 export function setRateLimitHeaders(reply: FastifyReply, decision: RateDecision): void {
   reply.header('RateLimit-Limit', decision.limit);
@@ -55,12 +73,11 @@ function rateLimitScope(key: string): string {
 
 export function apiKeyHook(ctx: AppContext) {
   return async function requireApiKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const header = request.headers.authorization;
-    const match = header ? BEARER.exec(header) : null;
-    if (!match?.[1]) {
-      throw new ApiError('unauthorized', 'Send your API key as "Authorization: Bearer <API key>".');
-    }
-    const key = await ctx.authenticator.authenticate(match[1]);
+    // A path that matches no route is the not-found handler's (keyedNotFound), key or not.
+    if (request.is404) return;
+    const token = bearerToken(request);
+    if (!token) throw new ApiError('unauthorized', 'Send your API key as "Authorization: Bearer <API key>".');
+    const key = await ctx.authenticator.authenticate(token);
     if (!key) throw new ApiError('unauthorized', 'The API key is invalid or has been revoked.');
     request.auth = key;
     await enforceRateLimit(
@@ -70,5 +87,27 @@ export function apiKeyHook(ctx: AppContext) {
       `key:${key.keyId}`,
       key.rateLimitPerMinute ?? ctx.config.rateLimitPerMinute,
     );
+  };
+}
+
+/**
+ * The 404 of a keyed prefix (`/api/v1/…`, `/api/public/…`): a path or method that matches no
+ * route is 404 whatever the key (DESIGN §2), but a valid key — of any kind `limits` knows —
+ * is counted like on any other request under the prefix, so a key over its limit gets 429
+ * and the 404 carries the RateLimit-* headers.
+ */
+export function keyedNotFound(
+  ctx: AppContext,
+  limits: ReadonlyArray<(ctx: AppContext, token: string) => Promise<KeyLimit | null>>,
+) {
+  return async function notFound(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const token = bearerToken(request);
+    for (const limitOf of token ? limits : []) {
+      const key = await limitOf(ctx, token as string);
+      if (!key) continue;
+      await enforceRateLimit(ctx, request, reply, key.counter, key.limit);
+      break;
+    }
+    return sendError(reply, noRoute(request));
   };
 }

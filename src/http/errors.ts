@@ -170,7 +170,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(reply, apiError);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new ApiError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`)),
-  );
+  app.setNotFoundHandler((request, reply) => sendError(reply, noRoute(request)));
+}
+
+/** The 404 of a request that matches no route. */
+export function noRoute(request: FastifyRequest): ApiError {
+  return new ApiError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`);
 }

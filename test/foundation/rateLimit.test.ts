@@ -64,6 +64,49 @@ for (const dialect of testedDialects()) {
       assert.equal(res.headers['ratelimit-remaining'], '4');
     });
 
+    it('counts requests to paths and methods that match no route: 404 with RateLimit headers, then 429', async () => {
+      const key = await freshKey();
+      const unrouted: Array<[string, string]> = [
+        ['GET', '/api/v1/nothing'],
+        ['DELETE', '/api/v1/offers'],
+        ['GET', '/api/public/nothing'],
+        ['GET', '/api/v1/partner/nothing'],
+      ];
+      for (const [i, [method, path]] of unrouted.entries()) {
+        const res = await env.request(method, path, { key });
+        expectError(res, 404, 'not_found');
+        assert.equal(res.headers['ratelimit-remaining'], String(4 - i), `${method} ${path}`);
+      }
+      assert.equal((await env.request('GET', '/api/v1/brand', { key })).headers['ratelimit-remaining'], '0');
+      for (const [method, path] of unrouted) {
+        expectError(await env.request(method, path, { key }), 429, 'rate_limit_exceeded');
+      }
+    });
+
+    it('answers 404 to a path that matches no route without a key or with an invalid one, counting nothing', async () => {
+      for (const key of [undefined, 'afk_not_a_key']) {
+        const res = await env.request('GET', '/api/v1/nothing', { key: key ?? null });
+        expectError(res, 404, 'not_found');
+        assert.equal(res.headers['ratelimit-limit'], undefined);
+      }
+    });
+
+    it("counts a partner key's requests to paths that match no route against its own limit", async () => {
+      const { createPartnerKey } = await import('../../src/modules/partnerKeys/service.js');
+      const brand = await env.createBrand(`Rate Limited ${++brands}`);
+      const partner = await env.request('POST', '/api/v1/partners', {
+        key: brand.apiKey,
+        body: { name: 'P', email: 'p@example.com' },
+      });
+      const { secret } = await createPartnerKey(env.ctx, { brandId: brand.id, partnerId: partner.body.id }, 'probe');
+      for (let i = 1; i <= 5; i++) {
+        const res = await env.request('GET', '/api/v1/partner/nothing', { key: secret });
+        expectError(res, 404, 'not_found');
+        assert.equal(res.headers['ratelimit-remaining'], String(5 - i));
+      }
+      expectError(await env.request('GET', '/api/v1/partner/report', { key: secret }), 429, 'rate_limit_exceeded');
+    });
+
     it('honours a per-key limit set by configuration', async () => {
       const { insertApiKey } = await import('../../src/modules/apiKeys/service.js');
       const { secret } = await env.ctx.db.transact((trx) =>

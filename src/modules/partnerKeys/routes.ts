@@ -7,7 +7,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isRealDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
-import { enforceRateLimit } from '../../http/auth.js';
+import { bearerToken, enforceRateLimit, type KeyLimit } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf, pageQuery } from '../../http/schemas.js';
@@ -33,15 +33,18 @@ declare module 'fastify' {
 
 export const PARTNER_API_TAG = 'partner API';
 const security = [{ partnerKey: [] }];
-const BEARER = /^Bearer +([^\s]+) *$/i;
+
+/** A partner key's limit (the API's per-key limit); null for a token that is no valid partner key. */
+export async function partnerKeyLimit(ctx: AppContext, token: string): Promise<KeyLimit | null> {
+  const key = await authenticatePartnerKey(ctx, token);
+  return key && { counter: `partner-key:${key.keyId}`, limit: ctx.config.rateLimitPerMinute };
+}
 
 export function partnerKeyHook(ctx: AppContext) {
   return async function requirePartnerKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const match = request.headers.authorization ? BEARER.exec(request.headers.authorization) : null;
-    if (!match?.[1]) {
-      throw new ApiError('unauthorized', 'Send your partner API key as "Authorization: Bearer <key>".');
-    }
-    const key = await authenticatePartnerKey(ctx, match[1]);
+    const token = bearerToken(request);
+    if (!token) throw new ApiError('unauthorized', 'Send your partner API key as "Authorization: Bearer <key>".');
+    const key = await authenticatePartnerKey(ctx, token);
     if (!key) throw new ApiError('unauthorized', 'The partner API key is invalid or has been revoked.');
     request.partnerAuth = key;
     await enforceRateLimit(ctx, request, reply, `partner-key:${key.keyId}`, ctx.config.rateLimitPerMinute);
