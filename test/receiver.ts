@@ -10,6 +10,8 @@ export interface ReceivedRequest {
   method: string;
   path: string;
   headers: IncomingHttpHeaders;
+  /** Header names as they were spelt on the wire, in order. */
+  rawHeaderNames: string[];
   /** The raw body bytes, exactly as they arrived. */
   body: Buffer;
   /** performance.now() when the whole body had arrived. */
@@ -48,7 +50,11 @@ export class Receiver {
     const server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => receiver?.handle(req.method ?? '', req.url ?? '', req.headers, Buffer.concat(chunks), res));
+      req.on('end', () => {
+        const rawHeaderNames = req.rawHeaders.filter((_, i) => i % 2 === 0);
+        const request = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawHeaderNames };
+        receiver?.handle({ ...request, body: Buffer.concat(chunks), receivedAt: performance.now() }, res);
+      });
     });
     server.on('connection', (socket) => {
       receiver?.sockets.add(socket);
@@ -71,8 +77,7 @@ export class Receiver {
     return Receiver.start(() => ({ status, body }));
   }
 
-  private handle(method: string, path: string, headers: IncomingHttpHeaders, body: Buffer, res: ServerResponse): void {
-    const request: ReceivedRequest = { method, path, headers, body, receivedAt: performance.now() };
+  private handle(request: ReceivedRequest, res: ServerResponse): void {
     const index = this.requests.push(request) - 1;
     for (const wake of this.waiters) wake();
     const answer = this.answer(request, index);

@@ -140,6 +140,12 @@ for (const dialect of testedDialects()) {
         assert.ok(!JSON.stringify(logged.body).includes(SECRET), 'the delivery log never shows the secret');
       });
 
+      it('spells the headers on the wire as the spec does', () => {
+        for (const name of ['Content-Type', 'X-Service-Event', 'X-Service-Webhook-Id', 'X-Service-Signature']) {
+          assert.ok(sent.rawHeaderNames.includes(name), `${name} in ${sent.rawHeaderNames.join(', ')}`);
+        }
+      });
+
       it('signs the raw body so that the verification steps of spec section 5 accept it', () => {
         const header = String(sent.headers['x-service-signature']);
         assert.match(header, /^t=\d+,v1=[0-9a-f]{64}$/);

@@ -25,7 +25,8 @@ export const Attempt = Resource('DeliveryAttempt', {
   requestMethod: Nullable(Type.String()),
   requestHeaders: Nullable(
     Type.Record(Type.String(), Type.String(), {
-      description: 'Headers sent, X-Service-Signature included (the secret is never stored).',
+      description:
+        'Headers sent, X-Service-Signature included (the secret is never stored); names in lower case here, spelt as the spec does on the wire.',
     }),
   ),
   responseHeaders: Nullable(Headers),

@@ -49,7 +49,11 @@ export class Sender {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new Error(`timed out after ${this.timeoutMs} ms`)), this.timeoutMs);
     const elapsed = () => Math.round(performance.now() - started);
-    const sent: SentRequest = { url: outgoing.url, method: outgoing.method, headers: outgoing.headers };
+    // The log names headers in lower case, as Node presents them (their case on the wire is the target's).
+    const headers = Object.fromEntries(
+      Object.entries(outgoing.headers).map(([name, value]) => [name.toLowerCase(), value]),
+    );
+    const sent: SentRequest = { url: outgoing.url, method: outgoing.method, headers };
     try {
       const url = new URL(outgoing.url);
       assertLiteralAllowed(url, this.allowPrivate);

@@ -76,7 +76,7 @@ export const postbackTarget: DeliveryTarget<null> = {
     return {
       url: delivery.requestUrl ?? '',
       method: delivery.method ?? 'GET',
-      headers: { 'user-agent': USER_AGENT },
+      headers: { 'User-Agent': USER_AGENT },
       body: null,
     };
   },

@@ -120,14 +120,16 @@ export const webhookTarget: DeliveryTarget<SubscriptionDetails, AppContext> = {
   },
 
   request(delivery, subscription, attemptedAt) {
+    // Spelt as the spec spells them: header names are case-insensitive, but a hand-written
+    // receiver may look them up as written.
     const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      'user-agent': USER_AGENT,
-      'x-service-event': delivery.event,
-      'x-service-webhook-id': delivery.id,
+      'Content-Type': 'application/json',
+      'User-Agent': USER_AGENT,
+      'X-Service-Event': delivery.event,
+      'X-Service-Webhook-Id': delivery.id,
     };
     const signature = signatureFor(subscription, attemptedAt, delivery.payload);
-    if (signature) headers['x-service-signature'] = signature;
+    if (signature) headers['X-Service-Signature'] = signature;
     return { url: subscription.url, method: 'POST', headers, body: delivery.payload };
   },
 
