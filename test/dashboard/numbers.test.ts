@@ -123,4 +123,56 @@ for (const dialect of testedDialects()) {
       assert.equal((await client.get(`/dashboard/clicks/${theirs}`)).status, 404);
     });
   });
+
+  describe(`dashboard numbers in several currencies (${dialect})`, () => {
+    let env: TestEnv;
+    let client: DashboardClient;
+    const ids: Record<string, string> = {};
+
+    before(async () => {
+      env = await createTestEnv(dialect);
+      client = await signedInClient(env);
+      const make = async (url: string, body: unknown) => (await env.request('POST', url, { body })).body.id as string;
+      ids.offer = await make('/api/v1/offers', {
+        name: 'Euro',
+        destinationUrl: 'https://x.example/',
+        currency: 'EUR',
+        revenueCents: 2000,
+        payoutCents: 500,
+      });
+      ids.partner = await make('/api/v1/partners', { name: 'Mixed', email: 'm@example.com' });
+      await env.app.inject({
+        method: 'GET',
+        url: `/t/${ids.offer}/${ids.partner}`,
+        headers: { 'user-agent': 'Mozilla/5.0 Chrome/120' },
+      });
+      for (const txn of ['a', 'b']) {
+        await env.request('POST', '/api/v1/conversions', {
+          body: { offerId: ids.offer, partnerId: ids.partner, externalTxnId: txn },
+        });
+      }
+      const usd = await env.request('POST', '/api/v1/conversions', {
+        body: {
+          offerId: ids.offer,
+          partnerId: ids.partner,
+          externalTxnId: 'c',
+          currency: 'USD',
+          revenueCents: 700,
+          payoutCents: 300,
+        },
+      });
+      assert.equal(usd.status, 201, JSON.stringify(usd.body));
+    });
+    after(() => env.close());
+
+    it('shows money of each currency apart on the offer and partner lists and pages, never summed', async () => {
+      // EUR: 1 click, €40 revenue, €10 payout, EPC €10; USD: no click, $7 and $3.
+      const row = /1 3 €40\.00 · \$7\.00 €10\.00 · \$3\.00 €10\.00 · \$0\.00/;
+      assert.match(plain((await client.get('/dashboard/offers')).body), row);
+      assert.match(plain((await client.get('/dashboard/partners')).body), row);
+      const cards = /Clicks 1 Conversions 3 Revenue €40\.00 · \$7\.00 Payout €10\.00 · \$3\.00 EPC €10\.00 · \$0\.00/;
+      assert.match(plain((await client.get(`/dashboard/offers/${ids.offer}`)).body), cards);
+      assert.match(plain((await client.get(`/dashboard/partners/${ids.partner}`)).body), cards);
+    });
+  });
 }

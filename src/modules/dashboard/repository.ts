@@ -322,16 +322,23 @@ export function searchPartners(
 export interface Numbers {
   clicks: number;
   conversions: number;
+  /** Money per currency, never added across currencies; clicks count in their offer's currency. */
+  money: CurrencyNumbers[];
+}
+
+export interface CurrencyNumbers {
+  currency: string;
+  clicks: number;
   revenueCents: number;
   payoutCents: number;
 }
 
-export const NO_NUMBERS: Numbers = { clicks: 0, conversions: 0, revenueCents: 0, payoutCents: 0 };
+export const NO_NUMBERS: Numbers = Object.freeze({ clicks: 0, conversions: 0, money: [] });
 
 /**
- * Clicks, conversions (pending + approved), revenue and payout per offer or partner over the
- * brand-local days `from`…`to`, read from the report rollups (analytics/reportQuery.ts: a few
- * rows per day), never from clicks or conversions.
+ * Clicks, conversions (pending + approved), and revenue and payout per currency, per offer or
+ * partner over the brand-local days `from`…`to`, read from the report rollups
+ * (analytics/reportQuery.ts: a few rows per day), never from clicks or conversions.
  */
 export async function numbersBy(
   q: Queryable,
@@ -342,7 +349,7 @@ export async function numbersBy(
   to: string,
 ): Promise<Map<string, Numbers>> {
   if (ids.length === 0) return new Map();
-  const sums: Array<Omit<SumsRow, 'attributes' | 'currency' | 'rejected'>> =
+  const sums: Array<Omit<SumsRow, 'attributes' | 'rejected'>> =
     key === 'partner_id'
       ? // One partner per statement: with a list, the planner reads every partner's rows of
         // the days instead of each one's through the index.
@@ -362,11 +369,18 @@ export async function numbersBy(
   for (const row of sums) {
     const id = (key === 'offer_id' ? row.offerId : row.partnerId) ?? '';
     if (!wanted.has(id)) continue;
-    const n = numbers.get(id) ?? { ...NO_NUMBERS };
+    const n = numbers.get(id) ?? { clicks: 0, conversions: 0, money: [] };
     n.clicks += row.clicks;
     n.conversions += row.pending + row.approved;
-    n.revenueCents += row.revenue;
-    n.payoutCents += row.payout;
+    let money = n.money.find((m) => m.currency === row.currency);
+    if (!money) {
+      money = { currency: row.currency, clicks: 0, revenueCents: 0, payoutCents: 0 };
+      n.money.push(money);
+      n.money.sort((a, b) => a.currency.localeCompare(b.currency));
+    }
+    money.clicks += row.clicks;
+    money.revenueCents += row.revenue;
+    money.payoutCents += row.payout;
     numbers.set(id, n);
   }
   return numbers;

@@ -4,7 +4,7 @@
  */
 import { addDays, formatDay, localDay, parseDay } from '../../../calendar.js';
 import { count, money } from '../format.js';
-import type { Numbers } from '../repository.js';
+import type { CurrencyNumbers, Numbers } from '../repository.js';
 import { num, type TableCell } from './table.js';
 
 export const NUMBERS_DAYS = 30;
@@ -17,14 +17,20 @@ export function numbersRange(now: number, timeZone: string): { from: string; to:
   return { from: formatDay(addDays(parseDay(to), 1 - NUMBERS_DAYS)), to };
 }
 
+/**
+ * Money of each currency apart (`$229.93 · €370.35`), never added together; `currency` (the
+ * brand's) names the zero of a row without money. EPC is payout per click of the same
+ * currency (clicks count in their offer's currency).
+ */
 function values(n: Numbers, currency: string): Array<[string, string]> {
-  const epc = n.clicks > 0 ? Math.round(n.payoutCents / n.clicks) : 0;
+  const each = (amount: (m: CurrencyNumbers) => number) =>
+    n.money.length === 0 ? money(0, currency) : n.money.map((m) => money(amount(m), m.currency)).join(' · ');
   return [
     ['Clicks', count(n.clicks)],
     ['Conversions', count(n.conversions)],
-    ['Revenue', money(n.revenueCents, currency)],
-    ['Payout', money(n.payoutCents, currency)],
-    ['EPC', money(epc, currency)],
+    ['Revenue', each((m) => m.revenueCents)],
+    ['Payout', each((m) => m.payoutCents)],
+    ['EPC', each((m) => (m.clicks > 0 ? Math.round(m.payoutCents / m.clicks) : 0))],
   ];
 }
 
