@@ -207,7 +207,9 @@ for (const dialect of testedDialects()) {
     it("binds form tokens to their session: another session's token is refused in the same browser", async () => {
       const client = await signedInClient(env);
       const first = client.csrf;
-      assert.equal((await client.post('/dashboard/settings/api-keys', { name: 'first session' })).status, 200);
+      const created = await client.post('/dashboard/settings/api-keys', { name: 'first session' });
+      assert.equal(created.status, 200);
+      assert.match(created.body, /Authorization: Bearer &lt;key>/, 'the placeholder is text, not a tag');
       // The same browser (same CSRF cookie) signs out and in as someone else.
       await client.post('/dashboard/logout');
       await client.get('/dashboard/login');

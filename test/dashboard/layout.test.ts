@@ -254,6 +254,42 @@ for (const dialect of testedDialects()) {
           assert.ok(box.y < size.height, `the first conversion starts at y=${box.y}, inside the first screen`);
         });
 
+        it('keeps fields at 16 px, checkboxes at 24 px, chart text legible and captions the width of their card', async () => {
+          await page.goto(`${base}/dashboard/conversions?status=pending`);
+          const fonts = await page.evaluate<
+            number[]
+          >(`[...document.querySelectorAll('input:not([type=hidden]):not([type=checkbox]), select, textarea')]
+            .map((e) => parseFloat(getComputedStyle(e).fontSize))`);
+          assert.ok(fonts.length > 0, 'the filters have fields');
+          if (size.name === 'phone') assert.ok(Math.min(...fonts) >= 16, `field font sizes ${fonts.join(', ')}`);
+          const boxes = await page.evaluate<number[][]>(`[...document.querySelectorAll('input[type=checkbox]')]
+            .map((e) => { const r = e.getBoundingClientRect(); return [r.width, r.height]; })`);
+          assert.ok(boxes.length > 1, 'pending conversions have checkboxes');
+          assert.ok(
+            boxes.flat().every((v) => v >= 24),
+            `checkbox sizes ${JSON.stringify(boxes)}`,
+          );
+          const selectAll = await page.getByLabel('Select all pending on this page').boundingBox();
+          assert.ok(
+            selectAll && selectAll.width > 0 && selectAll.x + selectAll.width <= size.width,
+            'select all is on the screen',
+          );
+
+          await page.goto(`${base}/dashboard/reports`);
+          const axis = await page.evaluate<number[]>(`[...document.querySelectorAll('svg.chart text.axis')]
+            .map((e) => e.getBoundingClientRect().height)`);
+          assert.ok(axis.length > 0, 'the report has a chart with axis labels');
+          assert.ok(Math.min(...axis) >= 11, `axis text heights ${axis.join(', ')}`);
+
+          await page.goto(`${base}/dashboard`);
+          const caption = await page.locator('table caption', { hasText: /^Top countries/ }).boundingBox();
+          const table = await page.getByRole('table', { name: /^Top countries/ }).boundingBox();
+          assert.ok(
+            caption && table && caption.width >= table.width * 0.8,
+            `caption ${caption?.width} of ${table?.width} px`,
+          );
+        });
+
         it("gives a delivery's response body most of the screen's width", async () => {
           await page.goto(`${base}/dashboard/deliveries/${ids.delivery}`);
           const body = page.locator('table pre').first();

@@ -13,6 +13,7 @@ async function createKey(client: PortalClient, name = 'Script'): Promise<{ secre
   assert.equal(page.status, 200, page.body.slice(0, 300));
   const secret = /value="(afp_[A-Za-z0-9_-]+)"/.exec(page.body)?.[1];
   assert.ok(secret, 'the new key is shown');
+  assert.match(page.body, /Authorization: Bearer &lt;key>/, 'the placeholder is text, not a tag');
   const id = /\/portal\/api-keys\/(pkey_[A-Z0-9]+)\/revoke/.exec(page.body)?.[1];
   assert.ok(id);
   return { secret, id };

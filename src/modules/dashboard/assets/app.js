@@ -59,7 +59,8 @@ document.addEventListener('submit', (event) => {
 
 document.addEventListener('change', (event) => {
   const box = event.target;
-  if (!(box instanceof HTMLInputElement) || !box.form) return;
+  // Only the selection boxes: typing a reason must not rewrite the counter (and move the rows).
+  if (!(box instanceof HTMLInputElement) || box.type !== 'checkbox' || !box.form) return;
   const form = box.form;
   const boxes = form.querySelectorAll('input[type=checkbox][data-row]');
   if (box.hasAttribute('data-select-all')) {

@@ -52,7 +52,7 @@ export function apiKeyPages(app: DashboardApp, ctx: AppContext): void {
                 <h2 id="key-h">Your new API key</h2>
                 <p>
                   <strong>Copy it now: it is shown only once</strong> and stored only as a hash. Send it as{' '}
-                  <code>Authorization: Bearer &lt;key&gt;</code>.
+                  <code safe>{'Authorization: Bearer <key>'}</code>.
                 </p>
                 <CopyField id="new-key" label={`API key “${created.name}”`} value={created.secret} />
               </section>

@@ -134,19 +134,11 @@ function ConversionRows(props: {
   timeZone: string;
   empty: JSX.Element;
 }) {
-  const anyPending = props.rows.some((c) => c.status === 'pending');
   return (
     <Table
       caption="Conversions"
       columns={[
-        {
-          label: 'Select',
-          head: anyPending ? (
-            <input type="checkbox" data-select-all aria-label="Select all pending conversions on this page" />
-          ) : (
-            <span class="visually-hidden">Select</span>
-          ),
-        },
+        { label: 'Select', head: <span class="visually-hidden">Select</span> },
         'Recorded',
         'Offer',
         'Partner',
@@ -316,9 +308,16 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
             <button type="submit" disabled hidden></button>
             {anyPending ? (
               <div class="bulkbar">
-                <span data-selection-count class="muted">
-                  Select pending conversions to decide several at once.
-                </span>
+                <div>
+                  {/* Here rather than in the table head, which a phone's card layout hides. */}
+                  <label class="check">
+                    <input type="checkbox" data-select-all />
+                    Select all pending on this page
+                  </label>
+                  <span data-selection-count class="muted">
+                    Select pending conversions to decide several at once.
+                  </span>
+                </div>
                 <div class="inline-form">
                   <div>
                     <label for="reason">Rejection reason (optional)</label>

@@ -30,6 +30,14 @@ const TICKS = 4;
 const MAX_X_LABELS = 12;
 /** A few wide bars would look like blocks; beyond this they get more air instead. */
 const MAX_BAR_WIDTH = 36;
+/** Width of an axis character at the axis font size (14 px), in viewBox units. */
+const AXIS_CHAR_WIDTH = 8;
+
+/** `label` cut with an ellipsis to fit `width` viewBox units, so neighbours never overlap. */
+function fitted(label: string, width: number): string {
+  const chars = Math.max(1, Math.floor(width / AXIS_CHAR_WIDTH) - 1);
+  return label.length <= chars ? label : `${label.slice(0, Math.max(1, chars - 1))}…`;
+}
 
 /** A round step (1, 2 or 5 × 10^k) that splits `range` into about TICKS parts. */
 function niceStep(range: number): number {
@@ -87,7 +95,7 @@ export function BarChart(options: ChartOptions) {
         })}
         {i % every === 0 ? (
           <text class="axis" x={(LEFT + (i + 0.5) * groupW).toFixed(1)} y={HEIGHT - 12} text-anchor="middle" safe>
-            {label}
+            {fitted(label, groupW * every)}
           </text>
         ) : (
           ''
@@ -111,20 +119,23 @@ export function BarChart(options: ChartOptions) {
           </li>
         ))}
       </ul>
-      {/* biome-ignore lint/a11y/noSvgWithoutTitle: named by aria-labelledby: the caption above and the description inside */}
-      <svg
-        class="chart"
-        viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
-        role="img"
-        aria-labelledby={`${options.id}-title ${options.id}-desc`}
-      >
-        <desc id={`${options.id}-desc`} safe>
-          {description}
-        </desc>
-        {grid}
-        <line class="grid-line" x1={LEFT} x2={WIDTH - RIGHT} y1={y(0).toFixed(1)} y2={y(0).toFixed(1)} />
-        {bars}
-      </svg>
+      {/* On a phone the chart keeps a legible size and scrolls sideways instead of shrinking. */}
+      <div class="chart-scroll" tabindex="0" role="region" aria-label={options.title}>
+        {/* biome-ignore lint/a11y/noSvgWithoutTitle: named by aria-labelledby: the caption above and the description inside */}
+        <svg
+          class="chart"
+          viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
+          role="img"
+          aria-labelledby={`${options.id}-title ${options.id}-desc`}
+        >
+          <desc id={`${options.id}-desc`} safe>
+            {description}
+          </desc>
+          {grid}
+          <line class="grid-line" x1={LEFT} x2={WIDTH - RIGHT} y1={y(0).toFixed(1)} y2={y(0).toFixed(1)} />
+          {bars}
+        </svg>
+      </div>
     </figure>
   );
 }

@@ -38,7 +38,7 @@ export function apiKeyPages(app: PortalApp, ctx: AppContext): void {
             Read your report, conversions and offers from your own systems:{' '}
             <code safe>{`GET ${ctx.config.publicUrl}/api/v1/partner/report`}</code>,{' '}
             <code>/api/v1/partner/conversions</code>, <code>/api/v1/partner/offers</code> with{' '}
-            <code>Authorization: Bearer &lt;key&gt;</code>. See <a href="/docs">the API reference</a>.
+            <code safe>{'Authorization: Bearer <key>'}</code>. See <a href="/docs">the API reference</a>.
           </p>
           {created ? (
             <section class="secret" aria-labelledby="key-h">
