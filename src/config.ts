@@ -68,11 +68,12 @@ type Env = Record<string, string | undefined>;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** Parses `250ms`, `10s`, `5m`, `2h`, `30d` (a bare number is milliseconds). */
+/** Parses `250ms`, `10s`, `5m`, `2h`, `30d`; null for anything else, a bare number included. */
 export function parseDuration(text: string): number | null {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
-  if (!match) return null;
-  const unit = DURATION_UNITS_MS[match[2] ?? 'ms'] ?? 1;
+  // The unit is required: a bare `10` could mean seconds to one reader and milliseconds to another.
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/.exec(text);
+  if (!match?.[2]) return null;
+  const unit = DURATION_UNITS_MS[match[2]] ?? 1;
   return Math.round(Number(match[1]) * unit);
 }
 

@@ -40,6 +40,7 @@ describe('configuration', () => {
     ['DATABASE_URL', 'mysql://x'],
     ['RATE_LIMIT_PER_MINUTE', '0'],
     ['WEBHOOK_TIMEOUT', 'soon'],
+    ['WEBHOOK_TIMEOUT', '10'],
     ['WEBHOOK_RETRY_DELAYS', '1s,,x'],
     ['TRUST_PROXY', 'maybe'],
     ['LOG_LEVEL', 'loud'],
