@@ -190,6 +190,11 @@ for (const dialect of testedDialects()) {
         ['refuses events other than the three conversion events with 422', 'events', BAD_EVENTS],
         ['refuses a macro in the host, plain or percent-encoded, with 422', 'url', MACRO_HOSTS],
         ['refuses non-http URLs with 422', 'url', NOT_HTTP],
+        [
+          'refuses a user name or password in the URL with 422',
+          'url',
+          ['https://u:pw@p.example/', 'https://u@p.example/'],
+        ],
       ];
       for (const [name, field, values] of refusals) {
         it(name, async () => {

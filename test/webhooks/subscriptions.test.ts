@@ -77,6 +77,9 @@ for (const dialect of testedDialects()) {
           { url: 'https://hooks.example/wh\r\nX-Injected: 1', events: ['cap.reached'] },
           'url',
         ],
+        // Credentials in the URL would be shown back in every answer, and are not sent.
+        ['a URL with a password', { url: 'https://user:p%40ss@hooks.example/', events: ['cap.reached'] }, 'url'],
+        ['a URL with a user name', { url: 'https://user@hooks.example/', events: ['cap.reached'] }, 'url'],
         ['an empty events list', { url: 'https://hooks.example/', events: [] }, 'events'],
         ['an unknown event name', { url: 'https://hooks.example/', events: ['conversion.deleted'] }, 'events'],
         ['duplicate events', { url: 'https://hooks.example/', events: ['cap.reached', 'cap.reached'] }, 'events'],

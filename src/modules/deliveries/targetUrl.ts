@@ -4,9 +4,22 @@ import { InvalidError } from '../../errors.js';
 import { httpUrlProblem } from '../urls.js';
 import { checkUrlTarget } from './ssrf.js';
 
-/** Refuses URLs that are not absolute http(s) or that point into private networks (422). */
+const CREDENTIALS_PROBLEM =
+  'must not contain a user name or password: authenticate deliveries with a signing secret, or a token in the path or query';
+
+/** Of a URL httpUrlProblem passed (so it parses). */
+function hasCredentials(url: string): boolean {
+  const parsed = new URL(url);
+  return parsed.username !== '' || parsed.password !== '';
+}
+
+/**
+ * Refuses URLs that are not absolute http(s), that carry a user name or password (they would
+ * be shown back in every answer and log, and are not sent: sign deliveries with a secret
+ * instead), or that point into private networks (422).
+ */
 export async function validateTargetUrl(ctx: AppContext, url: string, path = 'url'): Promise<void> {
-  const problem = httpUrlProblem(url);
+  const problem = httpUrlProblem(url) ?? (hasCredentials(url) ? CREDENTIALS_PROBLEM : null);
   if (problem) throw InvalidError.at(path, problem);
   const refusal = await checkUrlTarget(url, ctx.config.webhookAllowPrivateNetworks);
   if (refusal) throw InvalidError.at(path, refusal);
