@@ -84,6 +84,8 @@ for (const dialect of testedDialects()) {
       const text = plain(page.body);
       assert.match(text, /Test partner\.banned sent: 503/);
       assert.match(text, /test send/);
+      assert.doesNotMatch(page.body, /\/redeliver"/, 'no Redeliver for a test send, which is never sent again');
+      assert.match(text, /A test send is never sent again/);
       const refused = await client.post(`/dashboard/webhooks/${ids.subscription}/test`, { event: 'nope' });
       assert.match(plain((await client.get(refused.location as string)).body), /Choose an event from the list/);
       // The other tests count this suite's deliveries: the test send leaves none behind.

@@ -354,7 +354,9 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
     ]);
     const tz = brand.timezone;
     const target = d.target_url ?? targets.get(d.subscription_id) ?? '';
-    const redeliverable = d.status === 'succeeded' || d.status === 'failed' || d.status === 'retry_scheduled';
+    // A test send is never sent again (the API answers 409): a new test is the way to resend.
+    const redeliverable =
+      d.test !== 1 && (d.status === 'succeeded' || d.status === 'failed' || d.status === 'retry_scheduled');
     const kind =
       (d.kind === 'webhook' ? 'Webhook (POST)' : `Partner postback (${d.method ?? 'GET'})`) +
       (d.test === 1 ? ' · test send' : '');
@@ -381,9 +383,11 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
               />
             ) : (
               <p class="muted">
-                {d.status === 'parked'
-                  ? 'Parked while its subscription is disabled: enabling it sends this delivery.'
-                  : 'Redelivery is possible once the attempt under way is recorded.'}
+                {d.test === 1
+                  ? 'A test send is never sent again: send a new test event from the subscription.'
+                  : d.status === 'parked'
+                    ? 'Parked while its subscription is disabled: enabling it sends this delivery.'
+                    : 'Redelivery is possible once the attempt under way is recorded.'}
               </p>
             )}
           </div>
