@@ -3,11 +3,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
+import { ALREADY_CREATED, claimForm, FormIdField } from '../../../web/sentOnce.js';
 import { insertApiKey, listApiKeys, revokeApiKey } from '../../apiKeys/service.js';
 import { count } from '../format.js';
 import { Cursor, Field, FormBody, type FormValues, IdParams, Query, text } from '../forms.js';
 import { type DashboardApp, formError, render, runAction } from '../respond.js';
-import { sessionOf } from '../session.js';
+import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, Badge, CopyField, CsrfField, EmptyState, Pager, Time } from '../views/components.js';
 import { FormView } from '../views/form.js';
 import { num, Table } from '../views/table.js';
@@ -16,7 +17,7 @@ import { SettingsTabs } from './settingsNav.js';
 const PAGE_SIZE = 25;
 const MAX_NAME_LENGTH = 100;
 const ListQuery = Query({ cursor: Cursor });
-const KeyForm = FormBody({ name: Field });
+const KeyForm = FormBody({ name: Field, formId: Field });
 
 export function apiKeyPages(app: DashboardApp, ctx: AppContext): void {
   const show = async (
@@ -64,6 +65,7 @@ export function apiKeyPages(app: DashboardApp, ctx: AppContext): void {
               {f.summary()}
               <form method="post" action="/dashboard/settings/api-keys" class="inline-form" novalidate>
                 <CsrfField token={session.csrfToken} />
+                <FormIdField />
                 {f.input('name', {
                   required: true,
                   attrs: { maxlength: String(MAX_NAME_LENGTH), placeholder: 'e.g. Order system' },
@@ -139,8 +141,11 @@ export function apiKeyPages(app: DashboardApp, ctx: AppContext): void {
   );
 
   app.post('/settings/api-keys', { schema: { body: KeyForm } }, async (request, reply) => {
-    const { brand } = sessionOf(request);
+    const { brand, userId } = sessionOf(request);
     const name = text(request.body.name);
+    if (!(await claimForm(ctx, `dashboard:${userId}`, request.body.formId))) {
+      return redirectWithFlash(reply, '/dashboard/settings/api-keys', { kind: 'error', text: ALREADY_CREATED('key') });
+    }
     try {
       if (!name || name.length > MAX_NAME_LENGTH) {
         throw ApiError.validation([{ path: 'name', message: `must be 1 to ${MAX_NAME_LENGTH} characters` }]);

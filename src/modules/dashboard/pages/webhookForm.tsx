@@ -1,5 +1,6 @@
 /** The subscription form (URL, event checkboxes, status) and the page showing a new secret once. */
 import type { ApiError } from '../../../http/errors.js';
+import { FormIdField } from '../../../web/sentOnce.js';
 import { EVENT_GROUPS } from '../../events/schemas.js';
 import { isHttpUrl } from '../../urls.js';
 import { eventCatalogue } from '../../webhooks/catalogue.js';
@@ -28,6 +29,7 @@ export const SubscriptionForm = FormBody({
   status: Field,
   rotateSecret: Field,
   rateLimitPerSecond: Field,
+  formId: Field,
 });
 
 /** `whsec_` + 256 random bits (the webhook service makes it: the API's rotation uses the same). */
@@ -70,6 +72,7 @@ export function SubscriptionFormView(props: {
       {f.summary()}
       <form method="post" action={props.action} class="stack" novalidate>
         <CsrfField token={props.csrf} />
+        {props.mode === 'create' ? <FormIdField /> : ''}
         {f.input('url', {
           type: 'url',
           required: true,

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import type { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
+import { ALREADY_CREATED, claimForm } from '../../../web/sentOnce.js';
 import { EVENT_NAMES, type EventName } from '../../events/schemas.js';
 import { findSubscription, listSubscriptions, type SubscriptionRow } from '../../webhooks/repository.js';
 import type { SubscriptionHealth } from '../../webhooks/schemas.js';
@@ -209,7 +210,10 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
   );
 
   app.post('/webhooks', { schema: { body: SubscriptionForm } }, async (request, reply) => {
-    const { brand } = sessionOf(request);
+    const { brand, userId } = sessionOf(request);
+    if (!(await claimForm(ctx, `dashboard:${userId}`, request.body.formId))) {
+      return redirectWithFlash(reply, '/dashboard/webhooks', { kind: 'error', text: ALREADY_CREATED('subscription') });
+    }
     try {
       const input = { ...subscriptionInput(request.body), secret: generateSecret() };
       validateAgainst(CreateSubscriptionBody, input);

@@ -3,14 +3,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import { InvalidError } from '../../../errors.js';
 import { type ApiError, toApiError } from '../../../http/errors.js';
+import { ALREADY_CREATED, claimForm, FormIdField } from '../../../web/sentOnce.js';
 import { Field, FormBody, IdParams, Query, text } from '../../dashboard/forms.js';
+import { redirectWithFlash } from '../../dashboard/session.js';
 import { ActionButton, Badge, CopyField, CsrfField, EmptyState, Time } from '../../dashboard/views/components.js';
 import { Table } from '../../dashboard/views/table.js';
 import { createPartnerKey, listPartnerKeys, MAX_KEY_NAME_LENGTH, revokePartnerKey } from '../../partnerKeys/service.js';
 import { type PortalApp, renderPortal, runPortalAction } from '../respond.js';
 import { partnerSessionOf } from '../web.js';
 
-const KeyForm = FormBody({ name: Field });
+const KeyForm = FormBody({ name: Field, formId: Field });
 
 export function apiKeyPages(app: PortalApp, ctx: AppContext): void {
   const show = async (
@@ -84,6 +86,7 @@ export function apiKeyPages(app: PortalApp, ctx: AppContext): void {
           <h2>Create a key</h2>
           <form method="post" action="/portal/api-keys" class="stack">
             <CsrfField token={csrf} />
+            <FormIdField />
             <div>
               <label for="name">Key name</label>
               <input
@@ -107,6 +110,9 @@ export function apiKeyPages(app: PortalApp, ctx: AppContext): void {
   app.post('/api-keys', { schema: { body: KeyForm } }, async (request, reply) => {
     const session = partnerSessionOf(request);
     const name = text(request.body.name);
+    if (!(await claimForm(ctx, `portal:${session.partner.id}`, request.body.formId))) {
+      return redirectWithFlash(reply, '/portal/api-keys', { kind: 'error', text: ALREADY_CREATED('key') });
+    }
     try {
       const { key, secret } = await createPartnerKey(
         ctx,

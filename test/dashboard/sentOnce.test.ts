@@ -1,0 +1,85 @@
+/**
+ * Forms whose answer shows a new secret once are answered directly (no redirect), so a
+ * reload, or Back and Forward, posts them again: their one-time form id makes the repeat
+ * create nothing (web/sentOnce.tsx).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
+import { createHttpEnv, type HttpEnv } from '../payouts/http.js';
+import { invitedPartner } from '../portal/client.js';
+import { type DashboardClient, signedInClient } from './client.js';
+
+const formIdOf = (html: string) => {
+  const id = /name="formId" value="([^"]+)"/.exec(html)?.[1];
+  assert.ok(id, 'the form carries a one-time id');
+  return id;
+};
+
+for (const dialect of testedDialects()) {
+  describe(`forms that show a secret once, posted twice (${dialect})`, () => {
+    let env: TestEnv;
+    let client: DashboardClient;
+    before(async () => {
+      env = await createTestEnv(dialect);
+      client = await signedInClient(env);
+    });
+    after(() => env.close());
+
+    it('creates one API key when the create form is posted twice', async () => {
+      const formId = formIdOf((await client.get('/dashboard/settings/api-keys')).body);
+      const first = await client.post('/dashboard/settings/api-keys', { name: 'reloaded', formId });
+      assert.equal(first.status, 200);
+      assert.match(first.body, /value="afk_/, 'the first answer shows the key');
+      const again = await client.post('/dashboard/settings/api-keys', { name: 'reloaded', formId });
+      assert.equal(again.status, 303);
+      const list = await client.get(again.location as string);
+      assert.match(list.body, /This form was sent already/);
+      assert.doesNotMatch(list.body, /value="afk_/, 'no secret on the repeat');
+      const keys = await env.ctx.db.read
+        .selectFrom('api_keys')
+        .select('id')
+        .where('brand_id', '=', env.brand.id)
+        .where('name', '=', 'reloaded')
+        .execute();
+      assert.equal(keys.length, 1);
+    });
+
+    it('creates one webhook subscription when the create form is posted twice, and a fresh form creates another', async () => {
+      const fields = (formId: string) => ({ url: 'https://hooks.example/once', events: ['cap.reached'], formId });
+      const formId = formIdOf((await client.get('/dashboard/webhooks/new')).body);
+      assert.match((await client.post('/dashboard/webhooks', fields(formId))).body, /whsec_/);
+      const again = await client.post('/dashboard/webhooks', fields(formId));
+      assert.equal(again.status, 303);
+      assert.match((await client.get(again.location as string)).body, /This form was sent already/);
+      const count = async () => (await env.request('GET', '/api/public/webhooks')).body.data.length;
+      assert.equal(await count(), 1);
+      const fresh = formIdOf((await client.get('/dashboard/webhooks/new')).body);
+      assert.notEqual(fresh, formId);
+      assert.match((await client.post('/dashboard/webhooks', fields(fresh))).body, /whsec_/);
+      assert.equal(await count(), 2);
+    });
+  });
+
+  describe(`the portal's API key form posted twice (${dialect})`, () => {
+    let env: HttpEnv;
+    before(async () => {
+      env = await createHttpEnv(dialect);
+    });
+    after(() => env.close());
+
+    it('creates one partner key', async () => {
+      const { client, partnerId } = await invitedPartner(env, 'Reloader');
+      const formId = formIdOf((await client.get('/portal/api-keys')).body);
+      assert.match((await client.post('/portal/api-keys', { name: 'script', formId })).body, /value="afp_/);
+      const again = await client.post('/portal/api-keys', { name: 'script', formId });
+      assert.equal(again.status, 303);
+      const keys = await env.ctx.db.read
+        .selectFrom('partner_api_keys')
+        .select('id')
+        .where('partner_id', '=', partnerId)
+        .execute();
+      assert.equal(keys.length, 1);
+    });
+  });
+}
