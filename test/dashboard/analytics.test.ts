@@ -54,10 +54,29 @@ for (const dialect of testedDialects()) {
       assert.match(page.body, /No activity in this range/);
     });
 
-    it('shows the report service’s complaint for a bad range (422)', async () => {
-      const page = await client.get('/dashboard/analytics?from=2026-11-30&to=2026-11-01&d1=day');
+    it('shows the report service’s complaint for a bad range (422) in the builder, keeping its choices', async () => {
+      const page = await client.get('/dashboard/analytics?from=2026-11-30&to=2026-11-01&d1=day&browser=Chrome');
       assert.equal(page.status, 422);
-      assert.match(page.body, /must not be after to/);
+      assert.match(page.body, /From: must not be after to/);
+      assert.match(page.body, /<select id="d1" name="d1">/, 'the builder is still there');
+      assert.match(page.body, /name="browser" value="Chrome"/, 'with the filters typed');
+    });
+
+    it('names an impossible combination of dimensions in its own words, keeping the builder', async () => {
+      const page = await client.get('/dashboard/analytics?from=2026-11-21&to=2026-11-21&d1=day&d2=week&os=Windows');
+      assert.equal(page.status, 422);
+      assert.match(page.body, /Dimensions: use at most one of day, week, month/);
+      assert.doesNotMatch(page.body, /query\.groupBy/);
+      assert.match(page.body, /<option value="week" selected/);
+      assert.match(page.body, /name="os" value="Windows"/);
+    });
+
+    it('matches country and device filters typed in another case', async () => {
+      const page = await client.get(
+        '/dashboard/analytics?from=2026-11-21&to=2026-11-21&d1=country&country=gb&deviceType=Desktop',
+      );
+      assert.equal(page.status, 200);
+      assert.match(page.body, /<th scope="row"[^>]*>GB<\/th>/);
     });
 
     it('shows the overview’s totals per currency, never added together', async () => {

@@ -7,7 +7,7 @@
 import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../../context.js';
-import { ApiError } from '../../../http/errors.js';
+import { toApiError } from '../../../http/errors.js';
 import { ATTRIBUTES } from '../../analytics/dimensions.js';
 import { GROUP_KEYS, type Report, type ReportRow } from '../../reports/schemas.js';
 import { buildReport } from '../../reports/service.js';
@@ -108,13 +108,30 @@ function TopChart({ report }: { report: Report }) {
   );
 }
 
+/** The builder's names for the API parameters a refusal names. */
+const FIELD_NAMES: Record<string, string> = {
+  'query.groupBy': 'Dimensions',
+  'query.from': 'From',
+  'query.to': 'To',
+  ...Object.fromEntries(ATTRIBUTES.map((a) => [`query.${a}`, LABELS[a] ?? a])),
+};
+
+/** Country codes are stored upper case, device types lower case. */
+function inStoredCase(attribute: string, value: string): string {
+  if (attribute === 'country') return value.toUpperCase();
+  if (attribute === 'deviceType') return value.toLowerCase();
+  return value;
+}
+
 export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
   app.get('/analytics', { schema: { querystring: AnalyticsQuery } }, async (request, reply) => {
     const { brand } = sessionOf(request);
     const q = request.query as Record<string, string | undefined>;
     const fresh = Object.keys(q).length === 0;
     const picked = fresh ? ['day', 'country'] : PICKERS.map((p) => text(q[p])).filter(Boolean);
-    const filters = Object.fromEntries(ATTRIBUTES.flatMap((a) => (q[a] ? [[a, q[a]]] : [])));
+    // Typed on a phone, `Mobile` or `de` would silently match nothing: fixed vocabularies are
+    // matched in their stored case.
+    const filters = Object.fromEntries(ATTRIBUTES.flatMap((a) => (q[a] ? [[a, inStoredCase(a, q[a].trim())]] : [])));
     let report: Report | null = null;
     let problem = '';
     try {
@@ -125,8 +142,13 @@ export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
         ...filters,
       });
     } catch (error) {
-      if (!(error instanceof ApiError) || error.status !== 422) throw error;
-      problem = (error.details ?? []).map((d) => d.message).join('; ') || error.message;
+      // A combination the API refuses (Day with Week, a dimension twice, From after To) keeps
+      // the builder and its choices, with the problem in the builder's own words.
+      const apiError = toApiError(error);
+      if (apiError.status !== 422) throw error;
+      problem =
+        (apiError.details ?? []).map((d) => `${FIELD_NAMES[d.path] ?? d.path}: ${d.message}`).join('; ') ||
+        apiError.message;
     }
     return render(request, reply, {
       title: 'Analytics',
@@ -166,7 +188,14 @@ export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
                 <label for={`f-${a}`} safe>
                   {LABELS[a] ?? a}
                 </label>
-                <input id={`f-${a}`} name={a} value={escapeHtml(text(q[a]))} placeholder="any" />
+                <input
+                  id={`f-${a}`}
+                  name={a}
+                  value={escapeHtml(text(q[a]))}
+                  placeholder="any"
+                  autocapitalize="none"
+                  autocomplete="off"
+                />
               </div>
             ))}
             <div>
