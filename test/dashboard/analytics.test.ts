@@ -79,11 +79,22 @@ for (const dialect of testedDialects()) {
       assert.match(page.body, /<th scope="row"[^>]*>GB<\/th>/);
     });
 
-    it('shows the overview’s totals per currency, never added together', async () => {
+    it('shows the overview’s totals per currency, never added together, with a trend chart for each', async () => {
       const page = await client.get('/dashboard');
       assert.equal(page.status, 200);
       assert.match(page.body, /Last 30 days in EUR/);
       assert.match(page.body, /Last 30 days in USD/);
+      assert.match(page.body, /Revenue and payout per day \(EUR\)/);
+      assert.match(page.body, /Revenue and payout per day \(USD\)/);
+    });
+
+    it('charts a report of two currencies once per currency, and names each row’s currency', async () => {
+      const page = await client.get('/dashboard/reports?from=2026-11-21&to=2026-11-21&time=day');
+      assert.equal(page.status, 200);
+      assert.match(page.body, /Revenue and payout per day \(EUR\)/);
+      assert.match(page.body, /Revenue and payout per day \(USD\)/);
+      assert.match(page.body, /<th scope="col"[^>]*>Currency<\/th>/);
+      assert.match(page.body, /data-label="Currency"[^>]*>EUR</);
     });
   });
 }

@@ -290,7 +290,10 @@ for (const dialect of testedDialects()) {
         ['Asia/Tokyo', 'JPY', 60, { highRiskClicks: 3, windowMinutes: 15 }],
       );
       const overview = await client.get('/dashboard');
-      assert.match(overview.body, /Times are shown in Asia\/Tokyo; report amounts in JPY\./);
+      assert.match(
+        overview.body,
+        /Times are shown in Asia\/Tokyo; amounts in their own currency \(brand currency JPY\)\./,
+      );
       const entry = await client.post('/dashboard/settings/blocklist', { type: 'cidr', value: '10.0.0.0/99' });
       assert.equal(entry.status, 422);
       assert.match(entry.body, /id="value-error">must be a CIDR range/);

@@ -195,6 +195,19 @@ for (const dialect of testedDialects()) {
         assert.equal((await client.get('/portal/conversions?colour=red')).status, 422);
       });
 
+      it("charts a partner's earnings in the currency they were earned in, never only the brand's", async () => {
+        const { client, partnerId } = await invitedPartner(env, 'Euro Partner');
+        const euroOffer = await env.http('POST', '/api/v1/offers', {
+          body: { name: 'Euro', destinationUrl: 'https://shop.example/', currency: 'EUR', payoutCents: 700 },
+        });
+        const res = await env.http('POST', '/api/v1/conversions', { body: { offerId: euroOffer.body.id, partnerId } });
+        assert.equal(res.status, 201);
+        const overview = (await client.get('/portal')).body;
+        assert.match(overview, /Earnings per day in EUR/);
+        assert.doesNotMatch(overview, /Earnings per day in USD/, 'nothing earned in the brand currency');
+        assert.match(overview, /Earnings: €7\.00/);
+      });
+
       it('stores payout details that the brand sees with the payout', async () => {
         const { client, partnerId } = await invitedPartner(env, 'Details Partner');
         await client.get('/portal/payout-details');

@@ -144,13 +144,13 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
       failingSubscriptions(q, brand.id, now - FAILING_WINDOW_MS, ATTENTION_ROWS),
       countByStatus(q, 'partners', brand.id, 'applicant'),
     ]);
-    // Money is shown per currency, never added across them; the trend shows the brand's own
-    // currency (or the only one there is).
+    // Money is shown per currency, never added across them: a trend per currency, the brand's
+    // own first (only it when there is no money yet).
     const totals = report.totalsByCurrency;
-    const chartCurrency = (totals.find((t) => t.currency === brand.currency) ?? totals[0])?.currency ?? brand.currency;
+    const trendCurrencies = totals.length > 0 ? totals.map((t) => t.currency) : [brand.currency];
+    trendCurrencies.sort((a, b) => Number(b === brand.currency) - Number(a === brand.currency));
     const daysIn = (currency: string) =>
       new Map(report.data.filter((row) => row.currency === currency).map((row) => [row.day ?? '', row]));
-    const byDay = daysIn(chartCurrency);
     const days = Array.from({ length: RANGE_DAYS }, (_, i) => formatDay(addDays(parseDay(from), i)));
     const zero: Metrics = { ...report.totalsByCurrency[0]! };
     for (const key of Object.keys(zero) as Array<keyof Metrics>) zero[key] = 0;
@@ -167,7 +167,6 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
         [...pending, ...risky].map((r) => r.partner_id),
       ),
     ]);
-    const cur = chartCurrency;
     const tz = brand.timezone;
 
     const pendingTable = (
@@ -288,17 +287,22 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
             />
           ))}
           <h2>Trend</h2>
-          <BarChart
-            id="trend"
-            title={`Revenue and payout per day (${cur}), ${day(from)} to ${day(today)}`}
-            labels={days.map((d) => day(d, true))}
-            series={[
-              { label: 'Revenue', values: days.map((d) => byDay.get(d)?.revenueCents ?? 0) },
-              { label: 'Payout', values: days.map((d) => byDay.get(d)?.payoutCents ?? 0) },
-            ]}
-            format={(v) => money(v, cur)}
-            axisFormat={(v) => compactMoney(v, cur)}
-          />
+          {trendCurrencies.map((cur) => {
+            const byDay = daysIn(cur);
+            return (
+              <BarChart
+                id={`trend-${cur}`}
+                title={`Revenue and payout per day (${cur}), ${day(from)} to ${day(today)}`}
+                labels={days.map((d) => day(d, true))}
+                series={[
+                  { label: 'Revenue', values: days.map((d) => byDay.get(d)?.revenueCents ?? 0) },
+                  { label: 'Payout', values: days.map((d) => byDay.get(d)?.payoutCents ?? 0) },
+                ]}
+                format={(v) => money(v, cur)}
+                axisFormat={(v) => compactMoney(v, cur)}
+              />
+            );
+          })}
           <div class="cols">
             <TopTable
               id="countries-h"

@@ -78,7 +78,7 @@ function ReportChart({ report, currency }: { report: NamedReport; currency: stri
   const labels = [...buckets.keys()];
   return (
     <BarChart
-      id="report-chart"
+      id={`report-chart-${currency}`}
       title={`${timeKey ? `Revenue and payout per ${timeKey}` : `Revenue and payout, top ${labels.length} by revenue`} (${currency})`}
       labels={labels.map((l) => (timeKey ? day(l, timeKey !== 'month') : l.length > 18 ? `${l.slice(0, 17)}…` : l))}
       series={[
@@ -122,6 +122,9 @@ function ReportTable({ report, offset }: { report: NamedReport; offset: number }
     ...(report.groupBy.includes('offer') ? ['Offer'] : []),
     ...(report.groupBy.includes('partner') ? ['Partner'] : []),
   ];
+  // Rows of several currencies say which they are in (a day has a row per currency).
+  const perCurrency = report.groupBy.length > 0 && report.totalsByCurrency.length > 1;
+  if (perCurrency) groupCols.push('Currency');
   const rows = report.groupBy.length === 0 ? [] : report.data.slice(offset, offset + ROWS_PER_PAGE);
   return (
     <Table
@@ -137,6 +140,7 @@ function ReportTable({ report, offset }: { report: NamedReport; offset: number }
           ...times.map((u) => (u === 'week' ? `week of ${day(String(r[u]))}` : day(String(r[u] ?? '')))),
           ...(r.offerId !== undefined ? [report.offers.get(r.offerId) ?? r.offerId] : []),
           ...(r.partnerId !== undefined ? [report.partners.get(r.partnerId) ?? r.partnerId] : []),
+          ...(perCurrency ? [r.currency] : []),
         ];
         return [...keys.map((k) => ({ rowHeader: true, text: k })), ...metricCells(r, r.currency)];
       })}
@@ -231,7 +235,7 @@ export function reportPages(app: DashboardApp, ctx: AppContext): void {
     const form = new FormView({ from: f.from || (report?.from ?? ''), to: f.to || (report?.to ?? '') }, LABELS, error);
     const offset = request.query.offset ?? 0;
     const currencies = report?.totalsByCurrency.map((t) => t.currency) ?? [];
-    const cur = currencies.includes(brand.currency) ? brand.currency : (currencies[0] ?? brand.currency);
+    const chartCurrencies = [...currencies].sort((a, b) => Number(b === brand.currency) - Number(a === brand.currency));
     const query = filterQuery(f);
     const hasMore = report ? offset + ROWS_PER_PAGE < report.data.length : false;
     return render(request, reply, {
@@ -257,7 +261,10 @@ export function reportPages(app: DashboardApp, ctx: AppContext): void {
               <p class="muted" safe>
                 {`${day(report.from)} to ${day(report.to)}, days in ${brand.timezone}.`}
               </p>
-              {report.groupBy.length > 0 ? <ReportChart report={report} currency={cur} /> : ''}
+              {/* One chart per currency, the brand's first: amounts are never mixed or left out. */}
+              {report.groupBy.length > 0
+                ? chartCurrencies.map((c) => <ReportChart report={report} currency={c} />)
+                : ''}
             </>
           ) : (
             ''

@@ -166,7 +166,7 @@ export function Page({ title, section, session, flash, children }: PageProps) {
       logoutAction="/dashboard/logout"
       csrfToken={session.csrfToken}
       flash={flash}
-      footer={`Times are shown in ${brand.timezone}; report amounts in ${brand.currency}.`}
+      footer={`Times are shown in ${brand.timezone}; amounts in their own currency (brand currency ${brand.currency}).`}
     >
       {children}
     </Shell>

@@ -44,15 +44,20 @@ export function overviewPage(app: PortalApp, ctx: AppContext): void {
       flash: error ? { kind: 'error', text: `The range cannot be shown: ${error}.` } : undefined,
       body: () => {
         const days = report ? daysOf(report) : [];
-        // Counts add up across currencies; earnings are charted in the brand's currency only.
-        const byDay = new Map<string, { clicks: number; conversions: number; payoutCents: number }>();
+        // Counts add up across currencies; earnings are charted per currency, never added up.
+        const byDay = new Map<string, { clicks: number; conversions: number }>();
+        const earned = new Map<string, number>(); // `${currency} ${day}` → payout cents
         for (const r of report?.data ?? []) {
-          const day = byDay.get(r.day) ?? { clicks: 0, conversions: 0, payoutCents: 0 };
+          const day = byDay.get(r.day) ?? { clicks: 0, conversions: 0 };
           day.clicks += r.clicks;
           day.conversions += r.conversions;
-          if (r.currency === cur) day.payoutCents += r.payoutCents;
           byDay.set(r.day, day);
+          earned.set(`${r.currency} ${r.day}`, (earned.get(`${r.currency} ${r.day}`) ?? 0) + r.payoutCents);
         }
+        // The brand's currency first; only it while nothing is earned.
+        const earnedIn = (report?.totals ?? []).map((t) => t.currency);
+        const currencies =
+          earnedIn.length === 0 ? [cur] : earnedIn.sort((a, b) => Number(b === cur) - Number(a === cur));
         const sum = (key: 'clicks' | 'conversions' | 'approved') =>
           (report?.totals ?? []).reduce((n, t) => n + t[key], 0);
         const earnings = (report?.totals ?? []).map((t) => money(t.payoutCents, t.currency)).join(' · ');
@@ -89,13 +94,15 @@ export function overviewPage(app: PortalApp, ctx: AppContext): void {
                     </div>
                   ))}
                 </dl>
-                <BarChart
-                  id="earnings"
-                  title={`Earnings per day in ${cur}, ${report.from} to ${report.to}`}
-                  labels={days.map((d) => d.slice(5))}
-                  series={[{ label: 'Earnings', values: days.map((d) => byDay.get(d)?.payoutCents ?? 0) }]}
-                  format={(v) => money(v, cur)}
-                />
+                {currencies.map((c) => (
+                  <BarChart
+                    id={`earnings-${c}`}
+                    title={`Earnings per day in ${c}, ${report.from} to ${report.to}`}
+                    labels={days.map((d) => d.slice(5))}
+                    series={[{ label: 'Earnings', values: days.map((d) => earned.get(`${c} ${d}`) ?? 0) }]}
+                    format={(v) => money(v, c)}
+                  />
+                ))}
                 <BarChart
                   id="traffic"
                   title="Clicks and conversions per day"
@@ -119,7 +126,7 @@ export function overviewPage(app: PortalApp, ctx: AppContext): void {
                   ])}
                 />
                 <p class="muted" safe>
-                  {`Days in ${session.brand.timezone}; earnings in ${cur} over pending and approved conversions.`}
+                  {`Days in ${session.brand.timezone}; earnings in each offer's currency, over pending and approved conversions.`}
                 </p>
               </>
             ) : (
