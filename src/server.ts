@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type Config, localUrl } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
+import { releaseAbandonedClaims } from './http/idempotency.js';
 import { loadCountryRanges } from './modules/analytics/countries.js';
 import { bootstrapDefaultBrand } from './modules/brands/bootstrap.js';
 import { loadDatacenterRanges } from './modules/fraud/datacenter.js';
@@ -24,6 +25,10 @@ export async function serve(config: Config, role: Role): Promise<void> {
     const { applied } = await migrateToLatest(ctx.db);
     if (applied.length > 0) ctx.logger.info({ applied }, 'migrations applied');
 
+    if (role !== 'worker' && ctx.db.dialect === 'sqlite') {
+      const released = await releaseAbandonedClaims(ctx);
+      if (released > 0) ctx.logger.info({ released }, 'idempotency keys of requests cut off by a crash released');
+    }
     if (role !== 'worker') {
       // The IP data every click needs (~1 s of parsing) is read before the port opens: read
       // beside the first requests, it stalled them and everything queued behind them.

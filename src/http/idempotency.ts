@@ -214,6 +214,25 @@ async function claim(
   });
 }
 
+/**
+ * Ends the claims of requests that were running when the process serving them died: on
+ * SQLite the server that opens the database is the only one answering with it, so every
+ * unfinished claim it finds at start-up is a dead one (nothing committed, or the work would
+ * be marked), and a retry must not wait out the lease. Returns how many were released.
+ */
+export async function releaseAbandonedClaims(ctx: AppContext): Promise<number> {
+  const result = await ctx.db.transact((trx) =>
+    trx
+      .updateTable('idempotency_keys')
+      .set({ locked_until: 0 })
+      .where('status_code', 'is', null)
+      .where('work_committed', '=', 0)
+      .where('locked_until', '>', 0)
+      .executeTakeFirst(),
+  );
+  return Number(result.numUpdatedRows);
+}
+
 /** Deletes keys older than 24 hours (the worker calls it periodically). */
 export async function sweepIdempotencyKeys(ctx: AppContext): Promise<number> {
   const cutoff = ctx.clock.now() - IDEMPOTENCY_TTL_MS;

@@ -189,6 +189,28 @@ for (const dialect of testedDialects()) {
       assert.equal((await offersNamed('Running')).length, 1);
     });
 
+    it('releases the claims of requests cut off by a crash when a server opens the SQLite database', async () => {
+      const { releaseAbandonedClaims } = await import('../../src/http/idempotency.js');
+      const key = randomUUID();
+      const body = { name: 'Cut off', destinationUrl: 'https://shop.example/c' };
+      const first = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
+      // As the crash left it: claimed, nothing committed, the lease still running.
+      await env.ctx.db.transact((trx) =>
+        trx
+          .updateTable('idempotency_keys')
+          .set({ status_code: null, response_body: null, work_committed: 0, locked_until: env.clock.now() + 60_000 })
+          .where('key', '=', key)
+          .execute(),
+      );
+      await env.ctx.db.transact((trx) => trx.deleteFrom('offers').where('id', '=', first.body.id).execute());
+      assert.equal((await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) })).status, 409);
+      assert.ok((await releaseAbandonedClaims(env.ctx)) >= 1);
+      const retried = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
+      assert.equal(retried.status, 201, 'the retry runs at once, not after the lease');
+      assert.equal((await offersNamed('Cut off')).length, 1);
+      assert.equal(await releaseAbandonedClaims(env.ctx), 0, 'finished keys are left alone');
+    });
+
     it('never runs again a key whose work committed, even without a stored answer', async () => {
       const key = randomUUID();
       const body = { name: 'Committed', destinationUrl: 'https://shop.example/c' };
