@@ -14,6 +14,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
+import { type AjvIssue, detailsFromAjv, type ErrorDetail, MAX_DETAILS } from './validationErrors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -49,16 +50,19 @@ function problemOf(text: string): string | null {
 }
 
 /**
- * The first string (or key) that cannot be stored, or list or object over MAX_ENTRIES, with
- * its path, or null. Iterative, so a deeply nested body cannot overflow the stack.
+ * Every string (or key) that cannot be stored, with its path — or, for a list or object over
+ * MAX_ENTRIES, that one problem alone (the walk stops there: a huge body is refused before
+ * anything else looks at it). At most MAX_DETAILS. Iterative, so a deeply nested body cannot
+ * overflow the stack.
  */
-export function findRefusedInput(root: unknown): { path: string; message: string } | null {
+export function refusedInputs(root: unknown): { problems: ErrorDetail[]; oversized: boolean } {
+  const problems: ErrorDetail[] = [];
   const stack: Array<{ value: unknown; path: string }> = [{ value: root, path: '' }];
-  while (stack.length > 0) {
+  while (stack.length > 0 && problems.length < MAX_DETAILS) {
     const { value, path } = stack.pop() as { value: unknown; path: string };
     if (typeof value === 'string') {
       const message = problemOf(value);
-      if (message) return { path, message };
+      if (message) problems.push({ path, message });
     } else if (value instanceof URLSearchParams) {
       // Form bodies (the dashboard's) are checked like JSON ones.
       for (const [key, inner] of value) stack.push({ value: inner, path: path ? `${path}.${key}` : key });
@@ -68,18 +72,25 @@ export function findRefusedInput(root: unknown): { path: string; message: string
         const message = Array.isArray(value)
           ? `must list at most ${MAX_ENTRIES} items`
           : `must have at most ${MAX_ENTRIES} keys`;
-        return { path, message };
+        return { problems: [{ path, message }], oversized: true };
       }
-      for (const [key, inner] of entries) {
+      // Pushed in reverse, so problems come out in the body's own order.
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, inner] = entries[i] as [string, unknown];
         const innerPath = path ? `${path}.${key}` : key;
         const message = problemOf(key);
-        // The path is echoed in the answer: made printable (the first bad key ends the walk).
-        if (message) return { path: innerPath.replaceAll('\u0000', '').toWellFormed(), message };
-        stack.push({ value: inner, path: innerPath });
+        // The path is echoed in the answer: made printable (nothing under a bad key is looked at).
+        if (message) problems.push({ path: innerPath.replaceAll('\u0000', '').toWellFormed(), message });
+        else stack.push({ value: inner, path: innerPath });
       }
     }
   }
-  return null;
+  return { problems, oversized: false };
+}
+
+/** The first problem refusedInputs finds, or null. */
+export function findRefusedInput(root: unknown): ErrorDetail | null {
+  return refusedInputs(root).problems[0] ?? null;
 }
 
 /**
@@ -121,11 +132,34 @@ function refusedInputError(request: FastifyRequest): ApiError | undefined {
     return ApiError.validation([{ path, message: 'must be percent-encoded UTF-8' }]);
   }
   if (findRefusedInput(request.params) !== null) return new ApiError('not_found', 'Not found.');
-  const inQuery = findRefusedInput(request.query);
-  if (inQuery !== null) {
-    return ApiError.validation([{ path: inQuery.path ? `query.${inQuery.path}` : 'query', message: inQuery.message }]);
-  }
-  const inBody = findRefusedInput(request.body);
-  if (inBody !== null) return ApiError.validation([{ path: inBody.path || 'body', message: inBody.message }]);
-  return undefined;
+  // Every problem at once: the text that cannot be stored, and what the part's own schema
+  // says (validation proper would not run after this refusal).
+  const query = refusedInputs(request.query);
+  const body = refusedInputs(request.body);
+  const inQuery = query.problems.map((p) => ({ ...p, path: p.path ? `query.${p.path}` : 'query' }));
+  const inBody = body.problems.map((p) => ({ ...p, path: p.path || 'body' }));
+  if (inQuery.length === 0 && inBody.length === 0) return undefined;
+  // An oversized list or object is refused alone: the schema is not run over it.
+  if (query.oversized || body.oversized) return ApiError.validation(query.oversized ? inQuery : inBody);
+  const details = [
+    ...inQuery,
+    ...schemaProblems(request, 'querystring'),
+    ...inBody,
+    ...schemaProblems(request, 'body'),
+  ];
+  return ApiError.validation(details.slice(0, MAX_DETAILS));
+}
+
+/** What the route's schema of `part` finds wrong with it (none for a part without a schema). */
+function schemaProblems(request: FastifyRequest, part: 'querystring' | 'body'): ErrorDetail[] {
+  const schema = request.routeOptions.schema?.[part];
+  if (!schema) return [];
+  const validate = request.getValidationFunction(part);
+  const value = part === 'body' ? request.body : request.query;
+  if (!validate || validate(value)) return [];
+  // Paths echo the client's keys: made printable, as refusedInputs does.
+  return detailsFromAjv((validate.errors ?? []) as AjvIssue[], part).map((d) => ({
+    ...d,
+    path: d.path.replaceAll('\u0000', '').toWellFormed(),
+  }));
 }

@@ -116,6 +116,26 @@ for (const dialect of testedDialects()) {
         });
       }
 
+      it('lists every problem at once: each unstorable string and the schema problems beside them', async () => {
+        const res = await env.request('POST', '/api/v1/conversions', {
+          body: { offerId, partnerId, externalTxnId: 'a\u0000b', sub1: 'c\ud800', revenueCents: -1 },
+        });
+        const error = expectError(res, 422, 'validation_error');
+        assert.deepEqual(
+          error.details?.map((d) => d.path),
+          ['externalTxnId', 'sub1', 'revenueCents'],
+        );
+        const listed = expectError(
+          await env.request('GET', '/api/v1/conversions?externalTxnId=a%00b&limit=0'),
+          422,
+          'validation_error',
+        );
+        assert.deepEqual(
+          listed.details?.map((d) => d.path),
+          ['query.externalTxnId', 'query.limit'],
+        );
+      });
+
       it('records the same conversion with well-formed text, emoji included', async () => {
         const res = await env.request('POST', '/api/v1/conversions', {
           body: { offerId, partnerId, sub1: GRIN.repeat(3), externalTxnId: `txn-${GRIN}` },
