@@ -120,7 +120,7 @@ export function BarChart(options: ChartOptions) {
         ))}
       </ul>
       {/* On a phone the chart keeps a legible size and scrolls sideways instead of shrinking. */}
-      <div class="chart-scroll" tabindex="0" role="region" aria-label={options.title}>
+      <section class="chart-scroll" tabindex="0" aria-label={options.title}>
         {/* biome-ignore lint/a11y/noSvgWithoutTitle: named by aria-labelledby: the caption above and the description inside */}
         <svg
           class="chart"
@@ -135,7 +135,7 @@ export function BarChart(options: ChartOptions) {
           <line class="grid-line" x1={LEFT} x2={WIDTH - RIGHT} y1={y(0).toFixed(1)} y2={y(0).toFixed(1)} />
           {bars}
         </svg>
-      </div>
+      </section>
     </figure>
   );
 }
