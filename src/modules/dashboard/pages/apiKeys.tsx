@@ -1,4 +1,5 @@
 /** API keys: create (the secret shown once, with a copy button), list, revoke. */
+import { escapeHtml } from '@kitajs/html';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
@@ -53,7 +54,7 @@ export function apiKeyPages(app: DashboardApp, ctx: AppContext): void {
                 <h2 id="key-h">Your new API key</h2>
                 <p>
                   <strong>Copy it now: it is shown only once</strong> and stored only as a hash. Send it as{' '}
-                  <code safe>{'Authorization: Bearer <key>'}</code>.
+                  <code>Authorization: Bearer {escapeHtml('<key>')}</code>.
                 </p>
                 <CopyField id="new-key" label={`API key “${created.name}”`} value={created.secret} />
               </section>

@@ -1,4 +1,5 @@
 /** The partner's API keys: create (shown once, with a Copy button), list, revoke. */
+import { escapeHtml } from '@kitajs/html';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import { InvalidError } from '../../../errors.js';
@@ -40,7 +41,7 @@ export function apiKeyPages(app: PortalApp, ctx: AppContext): void {
             Read your report, conversions and offers from your own systems:{' '}
             <code safe>{`GET ${ctx.config.publicUrl}/api/v1/partner/report`}</code>,{' '}
             <code>/api/v1/partner/conversions</code>, <code>/api/v1/partner/offers</code> with{' '}
-            <code safe>{'Authorization: Bearer <key>'}</code>. See <a href="/docs">the API reference</a>.
+            <code>Authorization: Bearer {escapeHtml('<key>')}</code>. See <a href="/docs">the API reference</a>.
           </p>
           {created ? (
             <section class="secret" aria-labelledby="key-h">
