@@ -57,6 +57,11 @@ for (const dialect of testedDialects()) {
       assert.equal(preview.status, 200);
       assert.match(preview.body, /Owed Partner/);
       assert.match(preview.body, /Create 2 payouts/);
+      assert.doesNotMatch(
+        preview.body,
+        /approved up to \d{4}-\d{2}-\d{2}T/,
+        'the end in the brand time zone, not raw ISO',
+      );
       assert.equal(await env.ctx.db.read.selectFrom('payouts').select('id').executeTakeFirst(), undefined);
       const upTo = /name="upTo" value="([^"]+)"/.exec(preview.body)?.[1] ?? '';
       const created = await client.post('/dashboard/payouts', { upTo, partnerId, minimumCents: '0' });
@@ -87,6 +92,13 @@ for (const dialect of testedDialects()) {
       await stranger.get('/dashboard/payouts');
       assert.equal((await stranger.post(`/dashboard/payouts/${id}/cancel`)).status, 404);
       assert.equal((await client.get(`/dashboard/payouts/new?day=2999-01-01`)).status, 422);
+
+      // A banned partner's payouts still show the partner's name, not its id.
+      const banned = await env.http('POST', `/api/v1/partners/${partnerId}/ban`, { body: { reason: 'fraud' } });
+      assert.equal(banned.status, 200);
+      const listed = (await client.get('/dashboard/payouts')).body;
+      assert.match(listed, /Owed Partner/);
+      assert.doesNotMatch(listed, new RegExp(`>${partnerId}<`));
     });
   });
 }

@@ -14,8 +14,9 @@ import { listPayouts } from '../../payouts/repository.js';
 import { payoutDetail } from '../../payouts/routes.js';
 import { cancelPayout, createRun, markPayoutPaid, previewRun } from '../../payouts/service.js';
 import { notFound } from '../errors.js';
-import { count, money } from '../format.js';
+import { count, dateTime, money } from '../format.js';
 import { Choice, Cursor, Field, FormBody, IdParams, Problems, Query, text } from '../forms.js';
+import { partnerNames } from '../repository.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { ActionButton, BackLink, Badge, CsrfField, EmptyState, Pager, Prop, Tabs, Time } from '../views/components.js';
@@ -56,7 +57,12 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
       listPayouts(ctx.db.read, brand.id, { status, partnerId, cursor, limit: PAGE_SIZE }),
       listPartners(ctx.db.read, brand.id, { status: 'active', limit: PARTNER_CHOICES }),
     ]);
-    const names = new Map(partners.map((p) => [p.id, p.name]));
+    // Every payout's partner by name, banned ones included (the picker offers active ones).
+    const names = await partnerNames(
+      ctx.db.read,
+      brand.id,
+      rows.map((r) => r.partner_id),
+    );
     const page = toPage(rows, PAGE_SIZE, (r) => r);
     const today = localDay(ctx.clock.now(), brand.timezone);
     return render(request, reply, {
@@ -88,7 +94,7 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
                 </select>
               </div>
               <div>
-                <label for="minimum" safe>{`Minimum (${brand.currency} minor units: cents)`}</label>
+                <label for="minimum">Minimum per currency (minor units, such as cents)</label>
                 <input id="minimum" name="minimum" inputmode="numeric" placeholder="0" />
               </div>
               <div>
@@ -154,7 +160,7 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
           <h1>Payout run preview</h1>
           <p
             safe
-          >{`Conversions approved up to ${upTo}${minimum > 0 ? `, partners owed at least ${minimum} minor units per currency` : ''}.`}</p>
+          >{`Conversions approved up to ${dateTime(Date.parse(upTo), brand.timezone)}${minimum > 0 ? `, partners owed at least ${minimum} minor units per currency` : ''}.`}</p>
           {preview.alreadyCreated ? (
             <p class="flash error" role="alert">
               A run with this end and partner already exists: confirming shows its payouts again and creates nothing.
