@@ -129,6 +129,10 @@ for (const dialect of testedDialects()) {
           assert.match(res.body, new RegExp(`<label for="${field}">`), `label for ${field}`);
           assert.match(res.body, new RegExp(`<input id="${field}" name="${field}"`), `input ${field}`);
         }
+        // Its own icon, so the browser does not ask for /favicon.ico (a 404 in its console).
+        const icon = /<link rel="icon" href="([^"]+)"/.exec(res.body)?.[1];
+        assert.ok(icon, 'the page names an icon');
+        assert.equal((await env.app.inject({ method: 'GET', url: icon })).statusCode, 200);
       });
 
       it('answers a 404 page for an unknown slug', async () => {
