@@ -165,6 +165,24 @@ for (const dialect of testedDialects()) {
     });
     after(() => env.close());
 
+    it("shows an offer's caps with their counts now, and says where traffic goes once one is reached", async () => {
+      const make = async (url: string, body: unknown) => (await env.request('POST', url, { body })).body.id as string;
+      const offerId = await make('/api/v1/offers', {
+        name: 'Capped',
+        destinationUrl: 'https://x.example/',
+        fallbackUrl: 'https://x.example/sold-out',
+        caps: { daily: 1, global: 10 },
+      });
+      const partnerId = await make('/api/v1/partners', { name: 'Capper', email: 'cap@example.com' });
+      const open = plain((await client.get(`/dashboard/offers/${offerId}`)).body);
+      assert.match(open, /Caps now Today: 0 of 1 In all: 0 of 10/);
+      assert.doesNotMatch(open, /A cap is reached/);
+      await env.request('POST', '/api/v1/conversions', { body: { offerId, partnerId } });
+      const reached = plain((await client.get(`/dashboard/offers/${offerId}`)).body);
+      assert.match(reached, /Today: 1 of 1 — reached In all: 1 of 10/);
+      assert.match(reached, /A cap is reached: tracking links send visitors to the fallback URL/);
+    });
+
     it('shows money of each currency apart on the offer and partner lists and pages, never summed', async () => {
       // EUR: 1 click, €40 revenue, €10 payout, EPC €10; USD: no click, $7 and $3.
       const row = /1 3 €40\.00 · \$7\.00 €10\.00 · \$3\.00 €10\.00 · \$0\.00/;

@@ -199,10 +199,10 @@ export async function uncountFromCaps(trx: Trx, offerId: string, counted: Counte
   }
 }
 
-/** Is any cap of the offer reached right now (count at or over its limit)? */
-export async function isAnyCapReached(q: Queryable, offer: OfferRow, timeZone: string, at: number): Promise<boolean> {
+/** Each cap of the offer with its count in the period it counts in at `at`. */
+export async function capCounts(q: Queryable, offer: OfferRow, timeZone: string, at: number): Promise<ReachedCap[]> {
   const periods = capPeriods(offer, timeZone, at);
-  if (periods.length === 0) return false;
+  if (periods.length === 0) return [];
   const rows = await q
     .selectFrom('cap_counters')
     .select(['cap', 'period_start', 'count'])
@@ -213,7 +213,13 @@ export async function isAnyCapReached(q: Queryable, offer: OfferRow, timeZone: s
       periods.map((p) => p.periodStart),
     )
     .execute();
-  return periods.some((p) =>
-    rows.some((r) => r.cap === p.cap && Number(r.period_start) === p.periodStart && Number(r.count) >= p.limit),
-  );
+  return periods.map((p) => {
+    const row = rows.find((r) => r.cap === p.cap && Number(r.period_start) === p.periodStart);
+    return { ...p, count: Number(row?.count ?? 0) };
+  });
+}
+
+/** Is any cap of the offer reached right now (count at or over its limit)? */
+export async function isAnyCapReached(q: Queryable, offer: OfferRow, timeZone: string, at: number): Promise<boolean> {
+  return (await capCounts(q, offer, timeZone, at)).some((c) => c.count >= c.limit);
 }

@@ -5,12 +5,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import type { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
+import { capCounts } from '../../caps/service.js';
 import { pixelUrl, rotatePostbackToken } from '../../conversions/pixel.js';
 import { findOffer, listOffers, type OfferRow } from '../../offers/repository.js';
 import { createOffer, updateOffer } from '../../offers/service.js';
 import { listPartners } from '../../partners/repository.js';
 import { notFound } from '../errors.js';
-import { duration, money } from '../format.js';
+import { count, duration, money } from '../format.js';
 import { Choice, Cursor, FormBody, type FormValues, IdParams, Query } from '../forms.js';
 import { NO_NUMBERS, type Numbers, numbersBy } from '../repository.js';
 import { type DashboardApp, formError, render, runAction } from '../respond.js';
@@ -73,6 +74,8 @@ function OfferTable(props: {
     />
   );
 }
+
+const CAP_PERIOD_NAMES = { daily: 'Today', weekly: 'This week', monthly: 'This month', global: 'In all' } as const;
 
 export function offerPages(app: DashboardApp, ctx: AppContext): void {
   app.get('/offers', { schema: { querystring: ListQuery } }, async (request, reply) => {
@@ -183,6 +186,8 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
     const base = `${ctx.config.publicUrl}/t/${offer.id}/`;
     const { from, to } = numbersRange(ctx.clock.now(), brand.timezone);
     const numbers = (await numbersBy(ctx.db.read, brand.id, 'offer_id', [offer.id], from, to)).get(offer.id);
+    const caps = await capCounts(ctx.db.read, offer, brand.timezone, ctx.clock.now());
+    const capReached = caps.some((c) => c.count >= c.limit);
     const links = (
       <Table
         caption="Tracking links"
@@ -235,6 +240,29 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
             <a href={`/dashboard/clicks?offerId=${offer.id}`}>Clicks</a>
           </p>
           <NumberCards n={numbers ?? NO_NUMBERS} currency={brand.currency} label={`Last ${NUMBERS_DAYS} days`} />
+          {caps.length > 0 ? (
+            <section class="panel" aria-labelledby="caps-h">
+              <h2 id="caps-h">Caps now</h2>
+              <ul>
+                {caps.map((c) => (
+                  <li safe>
+                    {`${CAP_PERIOD_NAMES[c.cap]}: ${count(c.count)} of ${count(c.limit)}${c.count >= c.limit ? ' — reached' : ''}`}
+                  </li>
+                ))}
+              </ul>
+              {capReached ? (
+                <p class="flash error" role="status">
+                  A cap is reached: tracking links send visitors to the{' '}
+                  {offer.fallback_url ? 'fallback URL' : 'destination URL (no fallback URL is set)'}, and new
+                  conversions wait pending.
+                </p>
+              ) : (
+                ''
+              )}
+            </section>
+          ) : (
+            ''
+          )}
           <div class="cols">
             <section aria-labelledby="edit-h" class="panel">
               <h2 id="edit-h">Settings</h2>
