@@ -141,6 +141,13 @@ export function addDays(date: LocalDate, days: number): LocalDate {
 }
 
 /** ISO weekday: Monday 1 … Sunday 7. */
+/** Whole days from `from` to `to` (negative when `to` is earlier); years past 9999 included. */
+export function daysBetween(from: LocalDate, to: LocalDate): number {
+  return (
+    (utcDate(to.year, to.month, to.day).getTime() - utcDate(from.year, from.month, from.day).getTime()) / 86_400_000
+  );
+}
+
 export function weekday(date: LocalDate): number {
   const d = utcDate(date.year, date.month, date.day).getUTCDay();
   return d === 0 ? 7 : d;

@@ -256,6 +256,17 @@ for (const dialect of testedDialects()) {
       assert.equal(foreignFilter.totals.conversions, 0);
     });
 
+    it('takes a range of up to 731 days, at the end of the calendar too', async () => {
+      for (const query of [
+        'from=2024-11-21&to=2026-11-21',
+        'from=9999-12-31&to=9999-12-31',
+        'from=9998-01-01&to=9999-12-31',
+      ]) {
+        const res = await env.request('GET', `/api/v1/reports?${query}`);
+        assert.equal(res.status, 200, `${query}: ${JSON.stringify(res.body)}`);
+      }
+    });
+
     it('answers 422 for an unknown groupBy, from after to, or a from that is not a date', async () => {
       const bad: Array<[string, string]> = [
         ['from=2026-11-01&to=2026-11-30&groupBy=planet', 'query.groupBy'],
@@ -264,6 +275,7 @@ for (const dialect of testedDialects()) {
         ['from=2026-11-22&to=2026-11-21', 'query.from'],
         ['from=yesterday&to=2026-11-21', 'query.from'],
         ['from=2026-02-30&to=2026-03-05', 'query.from'],
+        ['from=2024-11-19&to=2026-11-21', 'query.to'],
       ];
       for (const [query, path] of bad) {
         const error = expectError(await env.request('GET', `/api/v1/reports?${query}`), 422, 'validation_error');

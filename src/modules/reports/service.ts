@@ -5,7 +5,7 @@
  * the SQL identical on both dialects. Money is never added across currencies: every row
  * has one, and the totals are given per currency.
  */
-import { addDays, formatDay, isRealDay, localDay, mondayOf, parseDay } from '../../calendar.js';
+import { addDays, daysBetween, formatDay, isRealDay, localDay, mondayOf, parseDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
 import { InvalidError, NotFoundError } from '../../errors.js';
 import { ATTRIBUTES, type Attribute, isAttribute } from '../analytics/dimensions.js';
@@ -96,7 +96,8 @@ function dayRange(query: ReportQuery, today: string): { from: string; to: string
   if (!isRealDay(from)) problems.push({ path: 'query.from', message: 'is not a calendar date' });
   if (!isRealDay(to)) problems.push({ path: 'query.to', message: 'is not a calendar date' });
   if (problems.length === 0 && from > to) problems.push({ path: 'query.from', message: 'must not be after to' });
-  if (problems.length === 0 && formatDay(addDays(parseDay(from), MAX_RANGE_DAYS)) < to) {
+  // Counted in days, not compared as text: '10001-…' sorts before '9999-…'.
+  if (problems.length === 0 && daysBetween(parseDay(from), parseDay(to)) > MAX_RANGE_DAYS) {
     problems.push({ path: 'query.to', message: `the range may span at most ${MAX_RANGE_DAYS} days` });
   }
   if (problems.length > 0) throw new InvalidError(problems);
