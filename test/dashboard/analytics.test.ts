@@ -48,6 +48,23 @@ for (const dialect of testedDialects()) {
       assert.match(page.body, /href="\/dashboard\/analytics"/);
     });
 
+    it('exports the report built as CSV, with the columns of the API, and sends a refused query back to the builder', async () => {
+      const page = await client.get('/dashboard/analytics?from=2026-11-21&to=2026-11-21&d1=country&d2=deviceType&d3=');
+      const href = /href="(\/dashboard\/analytics\/export\.csv\?[^"]+)"/.exec(page.body)?.[1]?.replaceAll('&amp;', '&');
+      assert.ok(href, 'the page links its CSV');
+      const csv = await client.get(href);
+      assert.equal(csv.status, 200);
+      assert.match(String(csv.headers['content-type']), /^text\/csv/);
+      const [header, ...rows] = csv.body.trim().split(/\r?\n/);
+      assert.match(header ?? '', /country/);
+      assert.match(header ?? '', /deviceType/);
+      // The clicks (GB, desktop) and the conversions recorded without a click, per currency.
+      assert.equal(rows.filter((r) => r.includes('GB') && r.includes('desktop')).length, 2, rows.join('\n'));
+      const refused = await client.get('/dashboard/analytics/export.csv?from=2026-11-30&to=2026-11-01&d1=day');
+      assert.equal(refused.status, 303);
+      assert.match(refused.location ?? '', /^\/dashboard\/analytics\?/);
+    });
+
     it('filters by a dimension value', async () => {
       const page = await client.get('/dashboard/analytics?from=2026-11-21&to=2026-11-21&d1=country&country=DE');
       assert.equal(page.status, 200);

@@ -8,9 +8,10 @@ import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../../context.js';
 import { toApiError } from '../../../http/errors.js';
+import { fromArray, sendCsv } from '../../analytics/csv.js';
 import { ATTRIBUTES } from '../../analytics/dimensions.js';
 import { GROUP_KEYS, type Report, type ReportRow } from '../../reports/schemas.js';
-import { buildReport } from '../../reports/service.js';
+import { buildReport, reportColumns } from '../../reports/service.js';
 import { count, money, percent } from '../format.js';
 import { Choice, Query, text } from '../forms.js';
 import { type DashboardApp, render } from '../respond.js';
@@ -123,24 +124,42 @@ function inStoredCase(attribute: string, value: string): string {
   return value;
 }
 
+/** The dimensions picked (a first visit gets day and country). */
+function pickedOf(q: Record<string, string | undefined>): string[] {
+  return Object.keys(q).length === 0 ? ['day', 'country'] : PICKERS.map((p) => text(q[p])).filter(Boolean);
+}
+
+/** The builder's choices as a report query. */
+function reportQueryOf(q: Record<string, string | undefined>) {
+  // Typed on a phone, `Mobile` or `de` would silently match nothing: fixed vocabularies are
+  // matched in their stored case.
+  const filters = Object.fromEntries(ATTRIBUTES.flatMap((a) => (q[a] ? [[a, inStoredCase(a, q[a].trim())]] : [])));
+  return { from: q.from || undefined, to: q.to || undefined, groupBy: pickedOf(q).join(',') || undefined, ...filters };
+}
+
 export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
+  // The report on the page, as CSV (the API's columns); a refused query goes back to the builder, which says why.
+  app.get('/analytics/export.csv', { schema: { querystring: AnalyticsQuery } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const q = request.query as Record<string, string | undefined>;
+    try {
+      const report = await buildReport(ctx, brand.id, reportQueryOf(q));
+      return sendCsv(reply, `analytics-${report.from}-to-${report.to}`, reportColumns(report), fromArray(report.data));
+    } catch (error) {
+      if (toApiError(error).status !== 422) throw error;
+      const query = new URLSearchParams(Object.entries(q).filter((e): e is [string, string] => e[1] !== undefined));
+      return reply.redirect(`/dashboard/analytics?${query}`, 303);
+    }
+  });
+
   app.get('/analytics', { schema: { querystring: AnalyticsQuery } }, async (request, reply) => {
     const { brand } = sessionOf(request);
     const q = request.query as Record<string, string | undefined>;
-    const fresh = Object.keys(q).length === 0;
-    const picked = fresh ? ['day', 'country'] : PICKERS.map((p) => text(q[p])).filter(Boolean);
-    // Typed on a phone, `Mobile` or `de` would silently match nothing: fixed vocabularies are
-    // matched in their stored case.
-    const filters = Object.fromEntries(ATTRIBUTES.flatMap((a) => (q[a] ? [[a, inStoredCase(a, q[a].trim())]] : [])));
+    const picked = pickedOf(q);
     let report: Report | null = null;
     let problem = '';
     try {
-      report = await buildReport(ctx, brand.id, {
-        from: q.from || undefined,
-        to: q.to || undefined,
-        groupBy: picked.join(',') || undefined,
-        ...filters,
-      });
+      report = await buildReport(ctx, brand.id, reportQueryOf(q));
     } catch (error) {
       // A combination the API refuses (Day with Week, a dimension twice, From after To) keeps
       // the builder and its choices, with the problem in the builder's own words.
@@ -158,6 +177,21 @@ export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
         <>
           <div class="head">
             <h1>Analytics</h1>
+            {report ? (
+              <a
+                class="btn secondary"
+                href={`/dashboard/analytics/export.csv?${new URLSearchParams(
+                  Object.entries({ ...q, ...Object.fromEntries(PICKERS.map((p, i) => [p, picked[i] ?? ''])) }).filter(
+                    (e): e is [string, string] => e[1] !== undefined,
+                  ),
+                )}`}
+                download=""
+              >
+                Export CSV
+              </a>
+            ) : (
+              ''
+            )}
           </div>
           <form method="get" action="/dashboard/analytics" class="filters" aria-label="Report builder">
             <div>
