@@ -165,19 +165,24 @@ for (const dialect of testedDialects()) {
       assert.equal((await offersNamed('Parallel')).length, 1);
     });
 
+    /** Leaves `key` as a request still running (or cut off) leaves it: claimed for 60 s, its offer not created. */
+    async function claimedWithoutWork(key: string, body: Record<string, unknown>): Promise<void> {
+      const first = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
+      await env.ctx.db.transact(async (trx) => {
+        await trx
+          .updateTable('idempotency_keys')
+          .set({ status_code: null, response_body: null, work_committed: 0, locked_until: env.clock.now() + 60_000 })
+          .where('key', '=', key)
+          .execute();
+        await trx.deleteFrom('offers').where('id', '=', first.body.id).execute();
+      });
+    }
+
     it('answers 409 idempotency_key_in_use while the first request runs, and takes over a dead claim after its lease', async () => {
       const key = randomUUID();
       const body = { name: 'Running', destinationUrl: 'https://shop.example/r' };
       // Claim the key as a first request does before its work (the request is still running).
-      const first = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
-      await env.ctx.db.transact((trx) =>
-        trx
-          .updateTable('idempotency_keys')
-          .set({ status_code: null, response_body: null, work_committed: 0, locked_until: env.clock.now() + 60_000 })
-          .where('key', '=', key)
-          .execute(),
-      );
-      await env.ctx.db.transact((trx) => trx.deleteFrom('offers').where('id', '=', first.body.id).execute());
+      await claimedWithoutWork(key, body);
       const busy = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
       assert.equal(busy.status, 409);
       assert.equal(busy.body.error.code, 'idempotency_key_in_use');
@@ -193,16 +198,8 @@ for (const dialect of testedDialects()) {
       const { releaseAbandonedClaims } = await import('../../src/http/idempotency.js');
       const key = randomUUID();
       const body = { name: 'Cut off', destinationUrl: 'https://shop.example/c' };
-      const first = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
       // As the crash left it: claimed, nothing committed, the lease still running.
-      await env.ctx.db.transact((trx) =>
-        trx
-          .updateTable('idempotency_keys')
-          .set({ status_code: null, response_body: null, work_committed: 0, locked_until: env.clock.now() + 60_000 })
-          .where('key', '=', key)
-          .execute(),
-      );
-      await env.ctx.db.transact((trx) => trx.deleteFrom('offers').where('id', '=', first.body.id).execute());
+      await claimedWithoutWork(key, body);
       assert.equal((await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) })).status, 409);
       assert.ok((await releaseAbandonedClaims(env.ctx)) >= 1);
       const retried = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
