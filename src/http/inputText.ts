@@ -136,9 +136,10 @@ function refusedInputError(request: FastifyRequest): ApiError | undefined {
   // says (validation proper would not run after this refusal).
   const query = refusedInputs(request.query);
   const body = refusedInputs(request.body);
+  // Every request passes here: nothing more is built unless something was refused.
+  if (query.problems.length === 0 && body.problems.length === 0) return undefined;
   const inQuery = query.problems.map((p) => ({ ...p, path: p.path ? `query.${p.path}` : 'query' }));
   const inBody = body.problems.map((p) => ({ ...p, path: p.path || 'body' }));
-  if (inQuery.length === 0 && inBody.length === 0) return undefined;
   // An oversized list or object is refused alone: the schema is not run over it.
   if (query.oversized || body.oversized) return ApiError.validation(query.oversized ? inQuery : inBody);
   const details = [
