@@ -172,6 +172,8 @@ export interface WebhookSubscriptionHourTable {
 export interface DeliveryThrottleTable {
   target_key: string;
   next_slot_at: number;
+  /** When a send to the target last started, in any process (null before the first). */
+  last_send_at: number | null;
 }
 
 export interface WebhookDeliveryTable {

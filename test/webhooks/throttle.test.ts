@@ -167,5 +167,48 @@ for (const dialect of testedDialects()) {
         `gaps of ${gaps.join(', ')} ms`,
       );
     });
+
+    // PostgreSQL only: SQLite runs one process, whose own spacing is the test above.
+    it('keeps the spacing across workers when one starts its sends late (its global slot busy)', {
+      skip: dialect === 'sqlite' && 'SQLite runs one worker process',
+    }, async () => {
+      const slow = await ops.receiver(() => ({ status: 200, delayMs: 300 }));
+      const limited = await ops.receiver();
+      await ops.call('POST', '/api/public/webhooks', 201, { url: slow.url, events: ['partner.approved'] });
+      const sub = await ops.call('POST', '/api/public/webhooks', 201, {
+        url: limited.url,
+        events: ['partner.approved'],
+        rateLimitPerSecond: 10,
+      });
+      for (let i = 0; i < 8; i++) await firePartnerApproved(ops.env);
+      // The env's dispatcher has one global slot, which the slow receiver keeps busy, so the
+      // limited target's slots it claims pass before it can send; this worker has room.
+      const { ctx } = ops.env;
+      const roomy = new Dispatcher({ ...ctx, config: { ...ctx.config, webhookConcurrency: 64 } });
+      try {
+        await Promise.all([ops.drain(), roomy.runOnce(), roomy.runOnce()]);
+        await ops.drain();
+      } finally {
+        await roomy.close();
+      }
+      assert.equal(limited.requests.length, 8);
+      const rows = await ctx.db.read
+        .selectFrom('webhook_attempts as a')
+        .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+        .select(['a.attempted_at', 'd.attempt_count'])
+        .where('d.subscription_id', '=', sub.id)
+        .orderBy('a.attempted_at')
+        .execute();
+      assert.equal(rows.length, 8);
+      for (const row of rows) assert.equal(row.attempt_count, 1, 'one attempt per delivery: waiting did not count');
+      const starts = rows.map((r) => Number(r.attempted_at));
+      const gaps = starts.slice(1).map((t, i) => t - (starts[i] as number));
+      // 100 ms apart at 10/s, less the few milliseconds between taking a start and sending
+      // (before, the busy worker's late sends went out 0–40 ms after the other's).
+      assert.ok(
+        gaps.every((gap) => gap >= 85),
+        `gaps of ${gaps.join(', ')} ms`,
+      );
+    });
   });
 }

@@ -20,6 +20,7 @@ import { forgetDeadWorkers, HEARTBEAT_MS, recordHeartbeat, removeWorker } from '
 import type { LocalDispatch } from './registry.js';
 import { type AttemptOutcome, Sender } from './sender.js';
 import type { SendableDelivery } from './target.js';
+import { takeSendStart } from './throttle.js';
 
 /** Poll for due retries this often when nothing wakes the dispatcher sooner. */
 const DEFAULT_POLL_MS = 200;
@@ -59,6 +60,8 @@ interface Lane {
   reserved: number;
   waiting: Queued[];
   held: Held[];
+  /** A throttled target's delivery is taking its shared send start (takeSharedStart); the next waits for it. */
+  starting: boolean;
 }
 
 export class Dispatcher implements Job, LocalDispatch {
@@ -189,7 +192,7 @@ export class Dispatcher implements Job, LocalDispatch {
   private lane(key: string): Lane {
     let lane = this.lanes.get(key);
     if (!lane) {
-      lane = { key, inflight: 0, reserved: 0, waiting: [], held: [] };
+      lane = { key, inflight: 0, reserved: 0, waiting: [], held: [], starting: false };
       this.lanes.set(key, lane);
     }
     return lane;
@@ -258,24 +261,31 @@ export class Dispatcher implements Job, LocalDispatch {
   /**
    * Starts what the lane's and the global slots allow. A throttled delivery also keeps its
    * target's spacing from the one started before it: slots that all passed while every global
-   * slot was busy would otherwise be sent together, faster than the rate.
+   * slot was busy would otherwise be sent together, faster than the rate. Where several
+   * processes send (PostgreSQL), its deliveries also take their starts from the database,
+   * one at a time (takeSharedStart).
    */
   private pump(lane: Lane): void {
     while (lane.waiting.length > 0 && lane.inflight < this.perTarget && this.sending < this.concurrency) {
-      const item = lane.waiting.shift() as Queued;
-      this.queued -= 1;
+      const item = lane.waiting[0] as Queued;
       const gap = item.delivery.slotGapMs;
       if (gap !== undefined) {
+        if (lane.starting) break;
         const now = this.ctx.clock.now();
         const last = this.throttledStarts.get(lane.key);
         const wait = last === undefined ? 0 : last + gap - now;
         if (wait > 0) {
+          lane.waiting.shift();
+          this.queued -= 1;
           item.delivery.notBefore = now + wait;
           this.hold(lane, item, wait);
           continue;
         }
-        this.noteThrottledStart(lane.key, now);
+        if (this.sharedStarts) lane.starting = true;
+        else this.noteThrottledStart(lane.key, now);
       }
+      lane.waiting.shift();
+      this.queued -= 1;
       lane.inflight += 1;
       this.sending += 1;
       const task: Promise<void> = this.attempt(lane, item).finally(() => this.attempts.delete(task));
@@ -366,10 +376,12 @@ export class Dispatcher implements Job, LocalDispatch {
     return claimed.length;
   }
 
-  private async attempt(lane: Lane, { delivery, details }: Queued): Promise<void> {
+  private async attempt(lane: Lane, item: Queued): Promise<void> {
+    const { delivery, details } = item;
     // Built only when something is logged: most attempts log nothing.
     const log = () => this.ctx.logger.child({ deliveryId: delivery.id, eventId: delivery.eventId });
     try {
+      if (lane.starting && !(await this.takeSharedStart(lane, item, delivery.slotGapMs ?? 0))) return;
       const attemptedAt = this.ctx.clock.now();
       if (delivery.unrecordedSends > MAX_UNRECORDED_SENDS) {
         this.freeSlot(lane);
@@ -405,6 +417,48 @@ export class Dispatcher implements Job, LocalDispatch {
       // (at most MAX_UNRECORDED_SENDS times in a row).
       log().error({ err: error }, 'could not record a delivery attempt');
     }
+  }
+
+  /** Several worker processes may send (PostgreSQL); SQLite runs one, whose own spacing is exact. */
+  private get sharedStarts(): boolean {
+    return this.ctx.db.dialect === 'postgres';
+  }
+
+  /**
+   * A throttled delivery's last check before its send, where several processes send: whether
+   * the target's interval has passed since its last send started in any of them (throttle.ts,
+   * takeSendStart). Slots alone do not keep the rate: a worker whose event loop or send slots
+   * are busy starts some sends after their slots, together with another worker's on-time
+   * ones. Refused, the delivery gives its send slots back and is held until the interval has
+   * passed. Either way the lane's next delivery may then take its turn.
+   */
+  private async takeSharedStart(lane: Lane, item: Queued, gap: number): Promise<boolean> {
+    let now = this.ctx.clock.now();
+    let wait: number;
+    try {
+      wait = await this.ctx.db.transact((trx) => {
+        // Read when the write runs, not when it waited for a connection.
+        now = this.ctx.clock.now();
+        return takeSendStart(trx, lane.key, gap, now);
+      });
+    } catch (error) {
+      // Without the shared start the rate cannot be kept: try again one interval later.
+      this.ctx.logger.error({ err: error }, 'could not take the start of a throttled send');
+      wait = gap;
+    }
+    lane.starting = false;
+    if (wait > 0) {
+      // The lane's next delivery is not due before this one.
+      this.noteThrottledStart(lane.key, now + wait - gap);
+      item.delivery.notBefore = now + wait;
+      this.hold(lane, item, wait);
+      this.freeSlot(lane);
+      return false;
+    }
+    // The send starts now: local spacing counts from here, however long the write took.
+    this.noteThrottledStart(lane.key, this.ctx.clock.now());
+    this.pump(lane);
+    return true;
   }
 
   private startHeartbeat(): () => void {

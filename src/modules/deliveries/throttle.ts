@@ -49,3 +49,37 @@ export async function reserveSendSlots(
     .execute();
   return slots;
 }
+
+/**
+ * Takes the start of a send to `key` for `now` if at least `interval` ms passed since the
+ * last send to it started in any process; otherwise returns how long to wait. Slots alone
+ * cannot keep the rate: a worker whose event loop or send slots are busy starts some sends
+ * after their slot, and another worker's on-time sends then go out together with them. One
+ * conditional write decides, so two workers can never both start within an interval
+ * (PostgreSQL locks the row for the upsert; SQLite has one writer).
+ */
+export async function takeSendStart(trx: Trx, key: string, interval: number, now: number): Promise<number> {
+  const taken = await trx
+    .insertInto('delivery_throttles')
+    .values({ target_key: key, next_slot_at: now, last_send_at: now })
+    .onConflict((oc) =>
+      oc
+        .column('target_key')
+        .doUpdateSet({ last_send_at: now })
+        .where((eb) =>
+          eb.or([
+            eb('delivery_throttles.last_send_at', 'is', null),
+            eb('delivery_throttles.last_send_at', '<=', now - interval),
+          ]),
+        ),
+    )
+    .returning('target_key')
+    .executeTakeFirst();
+  if (taken) return 0;
+  const row = await trx
+    .selectFrom('delivery_throttles')
+    .select('last_send_at')
+    .where('target_key', '=', key)
+    .executeTakeFirst();
+  return Math.max(1, Number(row?.last_send_at ?? now) + interval - now);
+}
