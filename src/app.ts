@@ -13,7 +13,7 @@ import { apiKeyHook, brandKeyLimit, keyedNotFound } from './http/auth.js';
 import { answerClientError, registerClientErrorAnswers } from './http/clientErrors.js';
 import { ApiError, registerErrorHandling, sendError, toApiError } from './http/errors.js';
 import { idempotency } from './http/idempotency.js';
-import { refuseUnacceptableInput } from './http/inputText.js';
+import { jsonShapeProblem, refuseUnacceptableInput } from './http/inputText.js';
 import { type OpenApiOptions, registerOpenApi } from './http/openapi.js';
 import { ErrorBody } from './http/schemas.js';
 import { registerValidators } from './http/validation.js';
@@ -262,6 +262,8 @@ function registerJsonParser(app: FastifyInstance): void {
       );
     }
     if (!isUtf8(bytes)) return done(new ApiError('invalid_json', 'The request body is not valid UTF-8.'), undefined);
+    const shape = jsonShapeProblem(bytes);
+    if (shape) return done(ApiError.validation([{ ...shape, path: shape.path || 'body' }]), undefined);
     const text = bytes.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     try {

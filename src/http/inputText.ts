@@ -39,6 +39,8 @@ declare global {
 
 /** Items of a list, or keys of an object, in any request body or query string. */
 export const MAX_ENTRIES = 1000;
+/** Lists and objects inside each other in a JSON body; no schema needs more than a few. */
+export const MAX_DEPTH = 32;
 
 const NUL = 'must not contain NUL characters';
 const LONE_SURROGATE = 'must be well-formed Unicode (no lone UTF-16 surrogates)';
@@ -65,15 +67,14 @@ export function refusedInputs(root: unknown): { problems: ErrorDetail[]; oversiz
       if (message) problems.push({ path, message });
     } else if (value instanceof URLSearchParams) {
       // Form bodies (the dashboard's) are checked like JSON ones.
+      if (value.size > MAX_ENTRIES) return oversized(path, false);
       for (const [key, inner] of value) stack.push({ value: inner, path: path ? `${path}.${key}` : key });
     } else if (value && typeof value === 'object') {
-      const entries = Object.entries(value);
-      if (entries.length > MAX_ENTRIES) {
-        const message = Array.isArray(value)
-          ? `must list at most ${MAX_ENTRIES} items`
-          : `must have at most ${MAX_ENTRIES} keys`;
-        return { problems: [{ path, message }], oversized: true };
+      // Counted before anything is listed: listing 100,000 keys costs more than refusing them.
+      if (Array.isArray(value) ? value.length > MAX_ENTRIES : keysExceed(value, MAX_ENTRIES)) {
+        return oversized(path, Array.isArray(value));
       }
+      const entries = Object.entries(value);
       // Pushed in reverse, so problems come out in the body's own order.
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, inner] = entries[i] as [string, unknown];
@@ -86,6 +87,88 @@ export function refusedInputs(root: unknown): { problems: ErrorDetail[]; oversiz
     }
   }
   return { problems, oversized: false };
+}
+
+function oversized(path: string, list: boolean): { problems: ErrorDetail[]; oversized: true } {
+  const message = list ? `must list at most ${MAX_ENTRIES} items` : `must have at most ${MAX_ENTRIES} keys`;
+  return { problems: [{ path, message }], oversized: true };
+}
+
+function keysExceed(value: object, limit: number): boolean {
+  let count = 0;
+  for (const key in value) if (Object.hasOwn(value, key) && ++count > limit) return true;
+  return false;
+}
+
+/** A list or object still open while jsonShapeProblem reads a body. */
+interface OpenContainer {
+  object: boolean;
+  /** Commas read at this level: the entries so far, less one. */
+  commas: number;
+  /** Objects: whether the next string is a key; the last key read (raw JSON text). */
+  expectKey: boolean;
+  key: Uint8Array | null;
+}
+
+/**
+ * What makes a JSON body too big to parse, read off its bytes before it is: lists and objects
+ * nested more than MAX_DEPTH deep, or one holding more than MAX_ENTRIES entries, named as
+ * refusedInputs names it. Parsing and walking 500,000 levels of `[[[…]]]` held the event loop
+ * for 2 s, and parsing 80,000 keys 0.2 s, within the 1 MB body limit. Text in strings does
+ * not count. A few nanoseconds a byte.
+ */
+export function jsonShapeProblem(bytes: Uint8Array): ErrorDetail | null {
+  const open: OpenContainer[] = [];
+  let stringStart = -1;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i];
+    if (stringStart !== -1) {
+      if (byte === 0x5c)
+        i++; // a backslash: the next byte is escaped
+      else if (byte === 0x22) {
+        const top = open[open.length - 1];
+        if (top?.expectKey) top.key = bytes.subarray(stringStart, i + 1);
+        stringStart = -1;
+      }
+    } else if (byte === 0x22) stringStart = i;
+    else if (byte === 0x5b || byte === 0x7b) {
+      if (open.length === MAX_DEPTH) {
+        return { path: '', message: `must not nest lists and objects more than ${MAX_DEPTH} levels deep` };
+      }
+      const object = byte === 0x7b;
+      open.push({ object, commas: 0, expectKey: object, key: null });
+    } else if (byte === 0x5d || byte === 0x7d) open.pop();
+    else if (byte === 0x3a) {
+      const top = open[open.length - 1];
+      if (top) top.expectKey = false;
+    } else if (byte === 0x2c) {
+      const top = open[open.length - 1];
+      if (!top) continue;
+      top.expectKey = top.object;
+      if (++top.commas >= MAX_ENTRIES) return oversized(pathOf(open), !top.object).problems[0] as ErrorDetail;
+    }
+  }
+  return null;
+}
+
+/** The path of the innermost open container: keys and list indexes, as refusedInputs writes them. */
+function pathOf(open: OpenContainer[]): string {
+  const parts: string[] = [];
+  for (let level = 0; level < open.length - 1; level++) {
+    const container = open[level] as OpenContainer;
+    if (!container.object) parts.push(String(container.commas));
+    else parts.push(container.key ? keyText(container.key) : '');
+  }
+  return parts.join('.');
+}
+
+function keyText(raw: Uint8Array): string {
+  const text = Buffer.from(raw).toString('utf8');
+  try {
+    return JSON.parse(text) as string;
+  } catch {
+    return text.slice(1, -1);
+  }
 }
 
 /** The first problem refusedInputs finds, or null. */

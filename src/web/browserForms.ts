@@ -10,9 +10,9 @@
  */
 import cookie from '@fastify/cookie';
 import csrfProtection from '@fastify/csrf-protection';
-import formBody from '@fastify/formbody';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { formValidatorCompiler } from '../http/validation.js';
+import { formBodies } from './formBodies.js';
 
 export interface BrowserFormsOptions {
   /** The area's path: its cookies are sent to it only. */
@@ -45,7 +45,7 @@ export async function browserForms(scope: FastifyInstance, options: BrowserForms
   // under the user's other open tabs, whose forms would then be refused.
   const defaults = { path: options.path, httpOnly: true, sameSite: 'lax', secure: options.secure } as const;
   await scope.register(cookie, { parseOptions: defaults });
-  await scope.register(formBody);
+  await formBodies(scope);
   await scope.register(csrfProtection, {
     cookieKey: options.csrfCookie,
     cookieOpts: defaults,

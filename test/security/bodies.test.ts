@@ -5,9 +5,43 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MAX_ENTRIES } from '../../src/http/inputText.js';
+import { jsonShapeProblem, MAX_DEPTH, MAX_ENTRIES } from '../../src/http/inputText.js';
 import { MAX_DETAILS } from '../../src/http/validationErrors.js';
+import { parseForm } from '../../src/web/formBodies.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
+
+const nested = (depth: number, inner = '') => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
+
+describe('bounds read off a body before it is parsed', () => {
+  it('reads the nesting and the entries of JSON text off its bytes, not counting text in strings', () => {
+    const shape = (value: unknown) => jsonShapeProblem(new TextEncoder().encode(JSON.stringify(value)));
+    const deep = `must not nest lists and objects more than ${MAX_DEPTH} levels deep`;
+    const text = (s: string) => jsonShapeProblem(new TextEncoder().encode(s));
+    assert.equal(text(nested(MAX_DEPTH)), null);
+    assert.deepEqual(text(nested(MAX_DEPTH + 1)), { path: '', message: deep });
+    assert.deepEqual(text(`{"a":{"b":${nested(MAX_DEPTH - 1)}}}`), { path: '', message: deep });
+    const list = Array.from({ length: MAX_ENTRIES }, () => 'x,]');
+    assert.equal(shape({ events: list }), null);
+    assert.deepEqual(shape({ url: 'u', events: [...list, 'x'] }), {
+      path: 'events',
+      message: `must list at most ${MAX_ENTRIES} items`,
+    });
+    const keys = Object.fromEntries(Array.from({ length: MAX_ENTRIES + 1 }, (_, i) => [`k${i}`, '{']));
+    assert.deepEqual(shape({ 'a."b': [0, { c: keys }] }), {
+      path: 'a."b.1.c',
+      message: `must have at most ${MAX_ENTRIES} keys`,
+    });
+    // Brackets, commas and colons in strings, escaped quotes included, are text.
+    assert.equal(shape({ name: `"${nested(100)}\\"[[${','.repeat(5000)}` }), null);
+  });
+
+  it(`reads a form no further than one field past ${MAX_ENTRIES}`, () => {
+    const fields = Array.from({ length: 100_000 }, (_, i) => `k${i}=v`).join('&');
+    assert.equal(Object.keys(parseForm(fields)).length, MAX_ENTRIES + 1);
+    assert.equal((parseForm('a=1&'.repeat(100_000)).a as string[]).length, MAX_ENTRIES + 1);
+    assert.deepEqual({ ...parseForm('a=b+c&z=caf%C3%A9&n') }, { a: 'b c', z: 'café', n: '' });
+  });
+});
 
 const HOOKS = '/api/public/webhooks';
 
@@ -53,6 +87,32 @@ for (const dialect of testedDialects()) {
       for (let i = 0; i < 60_000; i++) body[`k${i}`] = 'x';
       const error = expectError(await env.request('POST', '/api/v1/offers', { body }), 422, 'validation_error');
       assert.deepEqual(error.details, [{ path: 'body', message: `must have at most ${MAX_ENTRIES} keys` }]);
+    });
+
+    it(`refuses JSON nested more than ${MAX_DEPTH} levels deep as one problem, before parsing it`, async () => {
+      const before = (await env.request('GET', '/api/v1/offers?limit=100')).body.data.length;
+      for (const payload of [nested(500_000), `{"name":"x","metadata":{"a":${nested(MAX_DEPTH)}}}`]) {
+        const res = await raw('/api/v1/offers', payload);
+        assert.equal(res.statusCode, 422);
+        assert.deepEqual(res.json().error.details, [
+          { path: 'body', message: `must not nest lists and objects more than ${MAX_DEPTH} levels deep` },
+        ]);
+      }
+      // No key needed to send one: the public application form is refused alike.
+      const apply = await env.app.inject({
+        method: 'POST',
+        url: '/api/public/partners/apply',
+        payload: nested(200_000),
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(apply.statusCode, 422);
+      assert.equal(apply.json().error.details[0].path, 'body');
+      // Brackets in text are text.
+      const named = await env.request('POST', '/api/v1/offers', {
+        body: { name: nested(100), destinationUrl: 'https://shop.example/' },
+      });
+      assert.equal(named.status, 201, named.body?.error?.message);
+      assert.equal((await env.request('GET', '/api/v1/offers?limit=100')).body.data.length, before + 1);
     });
 
     it('answers 400 for bytes that are not UTF-8 instead of storing U+FFFD in their place', async () => {

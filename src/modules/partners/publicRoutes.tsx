@@ -2,7 +2,6 @@
  * The public side of partner applications: the JSON endpoint, and a plain HTML form that
  * works without JavaScript (a classic form post, answered with a page).
  */
-import formBody from '@fastify/formbody';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -11,6 +10,7 @@ import { enforceRateLimit } from '../../http/auth.js';
 import { ApiError, toApiError } from '../../http/errors.js';
 import { errorResponses, Resource } from '../../http/schemas.js';
 import { formValidatorCompiler } from '../../http/validation.js';
+import { formBodies } from '../../web/formBodies.js';
 import { sendPage } from '../../web/page.js';
 import { securityHeaders } from '../../web/securityHeaders.js';
 import { findBrandBySlug } from '../brands/repository.js';
@@ -68,7 +68,7 @@ export function partnerPublicRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
 function applicationPages(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (pages) => {
     await securityHeaders(pages);
-    await pages.register(formBody);
+    await formBodies(pages);
     pages.setValidatorCompiler(formValidatorCompiler);
 
     pages.get('/apply/:brandSlug', { schema: { hide: true, params: SlugParams } }, async (request, reply) => {
