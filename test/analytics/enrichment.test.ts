@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { type CountryRanges, loadCountryRanges } from '../../src/modules/analytics/countries.js';
 import { parseUserAgent, referrerHostOf } from '../../src/modules/analytics/enrichment.js';
+import { isPublicAddress } from '../../src/modules/deliveries/ssrf.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 
 const UA = {
@@ -39,7 +40,7 @@ describe('click enrichment', () => {
     countries = await loadCountryRanges();
   });
 
-  it('finds the country of IPv4 addresses exactly as a linear scan of the data does', () => {
+  it('finds the country of public IPv4 addresses exactly as a linear scan of the data does', () => {
     const ranges = referenceRanges();
     // The most specific range: the last one (in file order) starting at or before the address
     // that still holds it.
@@ -61,7 +62,7 @@ describe('click enrichment', () => {
     fc.assert(
       fc.property(fc.oneof(fc.integer({ min: 0, max: 2 ** 32 - 1 }), edge), (n) => {
         const ip = [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
-        assert.equal(countries.lookup(ip), scan(n), ip);
+        assert.equal(countries.lookup(ip), isPublicAddress(ip) ? scan(n) : null, ip);
       }),
       { numRuns: 300 },
     );
@@ -69,11 +70,32 @@ describe('click enrichment', () => {
 
   it('finds IPv6 countries and answers null for addresses in no range', () => {
     assert.equal(countries.lookup('2a00:1450:4001::1'), 'IE');
-    assert.equal(countries.lookup('2001:2::1'), 'JP');
+    assert.equal(countries.lookup('2001:200::1'), 'AU');
     assert.equal(countries.lookup('::1'), null);
     assert.equal(countries.lookup('127.0.0.1'), null);
     assert.equal(countries.lookup('10.1.2.3'), null);
     assert.equal(countries.lookup('not-an-ip'), null);
+  });
+
+  it('answers null for private, shared, documentation and other special-purpose addresses the data gives a country', () => {
+    // Each of these has a row in the data (192.168/16 and 172.16/12 as AU, the TEST-NETs as AU,
+    // 2001:db8::/32 and the benchmarking 2001:2::/48 as JP).
+    const special = [
+      '192.168.0.1',
+      '192.168.100.7',
+      '172.17.0.1',
+      '172.31.255.1',
+      '198.51.100.1',
+      '203.0.113.1',
+      '2001:db8::1',
+      '2001:2::1',
+    ];
+    for (const ip of special) assert.equal(countries.lookup(ip), null, ip);
+    for (const ip of ['10.1.1.1', '100.64.0.1', '169.254.169.254', '192.0.2.1', '240.0.0.1', 'fe80::1', 'fc00::1'])
+      assert.equal(countries.lookup(ip), null, ip);
+    // Their public neighbours keep their country.
+    assert.equal(countries.lookup('172.32.0.1'), 'US');
+    assert.equal(countries.lookup('8.8.8.8'), 'US');
   });
 
   it('reads device type, OS and browser from the User-Agent', () => {
@@ -137,6 +159,13 @@ for (const dialect of testedDialects()) {
         },
         { country: 'US', deviceType: 'mobile', os: 'iOS', browser: 'Mobile Safari', referrerHost: 'blog.example.org' },
       );
+    });
+
+    it('stores no country for a click from a private address (a Docker bridge)', async () => {
+      await click({ 'user-agent': UA.windowsChrome, 'x-forwarded-for': '172.17.0.1' });
+      const [stored] = (await env.request('GET', `/api/v1/clicks?offerId=${offerId}&limit=1`)).body.data;
+      assert.equal(stored.ip, '172.17.0.1');
+      assert.equal(stored.country, null);
     });
 
     it('passes the enrichment on to a conversion attributed by clickId, and reports by it', async () => {

@@ -181,6 +181,45 @@ for (const dialect of testedDialects()) {
     });
   });
 
+  describe(`partner API days in a brand time zone far from UTC (${dialect})`, () => {
+    let env: HttpEnv;
+    before(async () => {
+      env = await createHttpEnv(dialect, { env: { RATE_LIMIT_PER_MINUTE: '100000' } });
+    });
+    after(() => env.close());
+
+    it('filters the conversions list by the same brand-local days the report counts', async () => {
+      // UTC+14: the test clock's 2026-11-21T10:00Z is 2026-11-22 00:00 there.
+      const brand = await env.http('PATCH', '/api/v1/brand', { body: { timezone: 'Pacific/Kiritimati' } });
+      assert.equal(brand.status, 200, JSON.stringify(brand.body));
+      const offerId = (
+        await env.http('POST', '/api/v1/offers', {
+          body: { name: 'Far east', destinationUrl: 'https://shop.example/', payoutCents: 500 },
+        })
+      ).body.id;
+      const me = await invitedPartner(env, 'Kiritimati');
+      const { secret } = await createKey(me.client);
+      const made = await env.http('POST', '/api/v1/conversions', { body: { offerId, partnerId: me.partnerId } });
+      assert.equal(made.status, 201);
+      assert.equal(made.body.createdAt, '2026-11-21T10:00:00.000Z');
+
+      const ids = async (path: string, key?: string) =>
+        (await env.http('GET', path, { key })).body.data.map((c: { id: string }) => c.id);
+      const report = await env.http('GET', '/api/v1/partner/report?from=2026-11-22&to=2026-11-22', { key: secret });
+      assert.deepEqual(
+        report.body.totals.map((t: { conversions: number }) => t.conversions),
+        [1],
+      );
+      assert.deepEqual(await ids('/api/v1/partner/conversions?from=2026-11-22&to=2026-11-22', secret), [made.body.id]);
+      assert.deepEqual(await ids('/api/v1/partner/conversions?from=2026-11-21&to=2026-11-21', secret), []);
+      assert.deepEqual(
+        await ids(`/api/v1/conversions?from=2026-11-22&to=2026-11-22&partnerId=${me.partnerId}`),
+        [made.body.id],
+        "the brand's list agrees",
+      );
+    });
+  });
+
   describe(`partner API rate limit (${dialect})`, () => {
     let env: HttpEnv;
     before(async () => {

@@ -100,6 +100,20 @@ for (const dialect of testedDialects()) {
       assert.equal((await deliveries(sub.id, '?status=parked')).length, 1);
     });
 
+    it('ends the parked deliveries of a deleted subscription as failed, and keeps them in the log', async () => {
+      const { r, sub, rows } = await parked(2);
+      assert.equal((await ops.http.call('DELETE', `/api/public/webhooks/${sub.id}`, {})).status, 204);
+      for (const d of rows) {
+        const view = await ops.call('GET', `/api/public/webhook-deliveries/${d.id}`, 200);
+        assert.equal(view.status, 'failed', d.id);
+        assert.equal(view.nextAttemptAt, null);
+      }
+      assert.deepEqual((await ops.call('GET', '/api/public/webhook-deliveries?status=parked', 200)).data, []);
+      ops.env.clock.advance(3_600_000);
+      assert.equal(await ops.drain(), 0);
+      assert.equal(r.requests.length, 0);
+    });
+
     it('lets retries that were waiting when the subscription was disabled go on once it is enabled', async () => {
       let ok = false;
       const r = await ops.receiver(() => ({ status: ok ? 200 : 500 }));

@@ -81,6 +81,23 @@ for (const dialect of testedDialects()) {
       ]);
     });
 
+    it("sends a rotation's two-signature header in the form the OpenAPI webhooks section documents", async () => {
+      const { r, sub } = await signedSubscription();
+      await deliverOne();
+      await ops.call('POST', `/api/public/webhooks/${sub.id}/rotate-secret`, 200, { secret: NEW });
+      await deliverOne();
+      assert.equal(v1s(r.requests[1]).length, 2);
+      const doc = (await ops.env.request('GET', '/api/v1/openapi.json', { key: null })).body;
+      const parameter = doc.webhooks['partner.approved'].post.parameters.find(
+        (p: { name: string }) => p.name === 'X-Service-Signature',
+      );
+      // The way a receiver's OpenAPI request validator reads it (JSON Schema pattern = ECMA-262, unanchored).
+      const pattern = new RegExp(parameter.schema.pattern, 'u');
+      for (const q of r.requests) assert.match(header(q), pattern);
+      assert.doesNotMatch(`${header(r.requests[1])},`, pattern);
+      assert.match(parameter.description, /v1=<new>,v1=<old>|second `v1`/);
+    });
+
     it('drops the old signature once previousSecretExpiresIn has passed', async () => {
       const { r, sub } = await signedSubscription();
       await ops.call('POST', `/api/public/webhooks/${sub.id}/rotate-secret`, 200, {

@@ -10,11 +10,18 @@
  *   answer is the most specific: the last-starting range that holds the address. A running
  *   maximum of the ends lets the search step back over ranges that end too early and stop as
  *   soon as none before can reach the address (almost always at once).
+ * - Only globally routable addresses have a country. The data holds registrations for some
+ *   special-purpose blocks (192.168.0.0/16 and 172.16.0.0/12 as AU, the TEST-NETs as AU,
+ *   2001:db8::/32 as JP), which would count every click from a Docker bridge or an internal
+ *   proxy as Australian; so loopback, private, CGNAT, link-local, documentation, benchmarking
+ *   and reserved addresses answer null before the search, judged by the same "global unicast"
+ *   rule that guards outbound webhooks (one rule for "a public address" in the service).
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { isIPv4 } from 'node:net';
 import path from 'node:path';
+import { isPublicAddress } from '../deliveries/ssrf.js';
 
 /** Sorted ranges of one address family; keys are numbers (IPv4) or [high, low] 32-bit halves. */
 class Ranges {
@@ -68,8 +75,9 @@ export class CountryRanges {
     return this.v4.length + this.v6.length;
   }
 
-  /** The country of `ip` (a normalised address), or null when no range holds it. */
+  /** The country of `ip` (a normalised address), or null when it is not public or no range holds it. */
   lookup(ip: string): string | null {
+    if (!isPublicAddress(ip)) return null;
     let index: number;
     if (isIPv4(ip)) index = this.v4.find(0, ipv4ToUint(ip));
     else {

@@ -149,8 +149,10 @@ export async function deleteDeliveriesOf(q: Queryable, kind: string, targetId: s
 
 /**
  * A soft-deleted target's unfinished deliveries end as `failed` (nothing will send them
- * again); its finished ones stay in the log as they are. An attempt in flight loses its
- * lease here, so its outcome is not recorded over this state.
+ * again); its finished ones stay in the log as they are. Unfinished means scheduled (a
+ * `next_attempt_at`) or parked: parked rows have no time, and left alone they would stay
+ * `parked` for ever, waiting for an enable that a deleted subscription cannot get. An
+ * attempt in flight loses its lease here, so its outcome is not recorded over this state.
  */
 export async function finishDeliveriesOf(q: Queryable, kind: string, targetId: string, now: number): Promise<void> {
   await q
@@ -158,6 +160,6 @@ export async function finishDeliveriesOf(q: Queryable, kind: string, targetId: s
     .set({ status: 'failed', next_attempt_at: null, lease_until: null, lease_owner: null, updated_at: now })
     .where('subscription_id', '=', targetId)
     .where('kind', '=', kind)
-    .where('next_attempt_at', 'is not', null)
+    .where((eb) => eb.or([eb('next_attempt_at', 'is not', null), eb('status', '=', 'parked')]))
     .execute();
 }

@@ -59,29 +59,32 @@ export const PartnerConversionsQuery = Type.Object(
   {
     status: Type.Optional(ConversionStatus),
     offerId: Type.Optional(Type.String({ maxLength: 64 })),
-    from: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'First UTC day (YYYY-MM-DD).' })),
-    to: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Last UTC day, inclusive.' })),
+    from: Type.Optional(
+      Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'First day (brand time zone, YYYY-MM-DD).' }),
+    ),
+    to: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Last day, inclusive.' })),
     ...pageQuery('conv'),
   },
   { additionalProperties: false },
 );
 export type PartnerConversionsQuery = Static<typeof PartnerConversionsQuery>;
 
-const MS_PER_DAY = 86_400_000;
-
+/**
+ * `from`/`to` are days of the brand's time zone, matched against the conversion's brand-local
+ * creation day as the partner report and the brand's /conversions count them: the same days
+ * show the same conversions in the list and the report.
+ */
 export function partnerConversions(
   q: Queryable,
   scope: PartnerScope,
   f: { status?: ConversionRow['status']; offerId?: string; from?: string; to?: string; cursor?: string; limit: number },
 ): Promise<ConversionRow[]> {
-  const fromMs = f.from ? Date.parse(`${f.from}T00:00:00.000Z`) : undefined;
-  const toMs = f.to ? Date.parse(`${f.to}T00:00:00.000Z`) + MS_PER_DAY - 1 : undefined;
   return listConversions(q, scope.brandId, {
     status: f.status,
     offerId: f.offerId,
     partnerId: scope.partnerId,
-    fromMs: Number.isNaN(fromMs) ? undefined : fromMs,
-    toMs: Number.isNaN(toMs) ? undefined : toMs,
+    fromDay: f.from,
+    toDay: f.to,
     cursor: f.cursor,
     limit: f.limit,
   });

@@ -78,11 +78,11 @@ export function conversionPages(app: PortalApp, ctx: AppContext): void {
               </select>
             </div>
             <div>
-              <label for="from">From (UTC day)</label>
+              <label for="from">From (day, brand time zone)</label>
               <input id="from" name="from" type="date" value={escapeHtml(from ?? '')} />
             </div>
             <div>
-              <label for="to">To (UTC day)</label>
+              <label for="to">To (day, brand time zone)</label>
               <input id="to" name="to" type="date" value={escapeHtml(to ?? '')} />
             </div>
             <div>
