@@ -340,4 +340,34 @@ for (const dialect of testedDialects()) {
       assert.deepEqual(await attempts(client, email, direct), [...underLimit, 429]);
     });
   });
+
+  describe(`dashboard sign-in limit per client network (${dialect})`, () => {
+    let env: TestEnv;
+    before(async () => {
+      env = await createTestEnv(dialect);
+    });
+    after(() => env.close());
+    beforeEach(() => env.clock.advance(NEXT_WINDOW_MS));
+
+    it('counts every address of one IPv6 /64 as one client', async () => {
+      const email = await createDashboardUser(env);
+      const client = new DashboardClient(env);
+      await client.get('/dashboard/login');
+      const sameNetwork = tries(LOGIN_ATTEMPTS_PER_MINUTE + 1).map((i) => ({
+        remoteAddress: `2001:db8:5:6:${i.toString(16)}::${i + 1}`,
+      }));
+      assert.deepEqual(await attempts(client, email, sameNetwork), [...underLimit, 429]);
+      assert.deepEqual(await attempts(client, email, [{ remoteAddress: '2001:db8:5:7::1' }]), [422]);
+    });
+
+    it('counts an IPv4 client the same whether its address is written IPv4-mapped or not', async () => {
+      const email = await createDashboardUser(env);
+      const client = new DashboardClient(env);
+      await client.get('/dashboard/login');
+      const mixed = tries(LOGIN_ATTEMPTS_PER_MINUTE + 1).map((i) => ({
+        remoteAddress: i % 2 === 0 ? '::ffff:203.0.113.9' : '203.0.113.9',
+      }));
+      assert.deepEqual(await attempts(client, email, mixed), [...underLimit, 429]);
+    });
+  });
 }
