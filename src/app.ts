@@ -10,6 +10,7 @@ import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance, LogController, type RouteOptions } from 'fastify';
 import type { AppContext } from './context.js';
 import { apiKeyHook, brandKeyLimit, keyedNotFound } from './http/auth.js';
+import { fastifyTrustProxy } from './http/clientAddress.js';
 import { answerClientError, registerClientErrorAnswers } from './http/clientErrors.js';
 import { ApiError, registerErrorHandling, sendError, toApiError } from './http/errors.js';
 import { idempotency } from './http/idempotency.js';
@@ -54,7 +55,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     loggerInstance: ctx.logger,
     // Fastify's own two lines per request are replaced by one (onResponse hook below).
     logController: new LogController({ disableRequestLogging: true }),
-    trustProxy: ctx.config.trustProxy,
+    trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
     bodyLimit: ctx.config.bodyLimitBytes,
     requestIdHeader: false,
     genReqId: (req) => {

@@ -2,6 +2,7 @@
  * Configuration is read from the environment exactly once, validated, and passed down as a
  * typed object. Nothing else in the code reads `process.env` (STYLE §9).
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 export interface Config {
@@ -29,7 +30,8 @@ export interface Config {
   /** Attempts in flight at once in one worker, and per subscription. */
   webhookConcurrency: number;
   webhookConcurrencyPerSubscription: number;
-  trustProxy: boolean;
+  /** Which proxies' X-Forwarded-For is believed (TRUST_PROXY); null: none, the peer is the client. */
+  trustProxy: TrustProxy;
   logLevel: string;
   bodyLimitBytes: number;
   /** Time a client has to send a whole request (slow clients are cut off). */
@@ -53,6 +55,9 @@ export interface Config {
   /** Sends per second when parked or recovered deliveries are replayed (WEBHOOK_REPLAY_RATE). */
   webhookReplayRatePerSecond: number;
 }
+
+/** The nearest `hops` proxies, whoever they are; or only proxies at these addresses/CIDRs. */
+export type TrustProxy = { hops: number } | { proxies: string[] } | null;
 
 export class ConfigError extends Error {
   constructor(
@@ -92,6 +97,45 @@ function readBool(env: Env, name: string, fallback = false): boolean {
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(name, `expected true or false, got "${env[name]}"`);
+}
+
+/** More proxies than this in front of one service is a typo, not a deployment. */
+const MAX_PROXY_HOPS = 10;
+/** Named ranges Fastify's proxy-addr understands in a trusted-proxy list. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** `203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`: a plain address, optionally with a prefix length. */
+function isAddressOrCidr(text: string): boolean {
+  const [address = '', prefix, ...rest] = text.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * TRUST_PROXY: `false` (no proxy), a hop count, or a list of the proxies' addresses. `true`
+ * means one hop: trusting every hop would take the client IP from the left of
+ * X-Forwarded-For, which the client writes itself when a proxy appends to it.
+ */
+function readTrustProxy(env: Env, name: string): TrustProxy {
+  const raw = env[name]?.trim() ?? '';
+  const word = raw.toLowerCase();
+  if (['', 'false', 'no', 'off'].includes(word)) return null;
+  if (['true', 'yes', 'on'].includes(word)) return { hops: 1 };
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops > MAX_PROXY_HOPS) throw new ConfigError(name, `a hop count must be between 0 and ${MAX_PROXY_HOPS}`);
+    return hops === 0 ? null : { hops };
+  }
+  const proxies = raw.split(',').map((part) => part.trim());
+  if (proxies.some((p) => !isAddressOrCidr(p) && !PROXY_RANGE_NAMES.includes(p))) {
+    throw new ConfigError(
+      name,
+      `expected false, true, a hop count like 1, or proxy addresses/CIDRs like 10.0.0.0/8,127.0.0.1, got "${env[name]}"`,
+    );
+  }
+  return { proxies };
 }
 
 function readDuration(env: Env, name: string, fallback: number): number {
@@ -198,7 +242,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivateNetworks: readBool(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'),
     webhookConcurrency: readInt(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000),
     webhookConcurrencyPerSubscription: readInt(env, 'WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION', 16, 1, 10_000),
-    trustProxy: readBool(env, 'TRUST_PROXY'),
+    trustProxy: readTrustProxy(env, 'TRUST_PROXY'),
     logLevel,
     bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 1_048_576, 1024, 100 * 1_048_576),
     requestTimeoutMs: readDuration(env, 'REQUEST_TIMEOUT', 30_000),

@@ -269,4 +269,105 @@ for (const dialect of testedDialects()) {
       assert.equal(json.statusCode, 403);
     });
   });
+
+  /** Signs in with a wrong password once from each of `origins`; the statuses in order. */
+  async function attempts(client: DashboardClient, email: string, origins: DashboardClient['from'][]) {
+    const statuses: number[] = [];
+    for (const origin of origins) {
+      client.from = origin;
+      statuses.push((await client.post('/dashboard/login', { email, password: 'guess' })).status);
+    }
+    return statuses;
+  }
+
+  const PROXY = '10.0.0.5';
+  const CLIENT = '203.0.113.50';
+  const tries = (n: number) => Array.from({ length: n }, (_, i) => i);
+  const underLimit = tries(LOGIN_ATTEMPTS_PER_MINUTE).map(() => 422);
+
+  for (const setting of ['1', 'true']) {
+    describe(`dashboard sign-in behind one proxy, TRUST_PROXY=${setting} (${dialect})`, () => {
+      let env: TestEnv;
+      before(async () => {
+        env = await createTestEnv(dialect, { env: { TRUST_PROXY: setting } });
+      });
+      after(() => env.close());
+
+      it('counts a client by the address the proxy appended, whatever it wrote to the left of it', async () => {
+        const email = await createDashboardUser(env);
+        const client = new DashboardClient(env);
+        client.from = { remoteAddress: PROXY };
+        await client.get('/dashboard/login');
+        const forged = tries(LOGIN_ATTEMPTS_PER_MINUTE + 1).map((i) => ({
+          remoteAddress: PROXY,
+          headers: { 'x-forwarded-for': `198.51.100.${i}, ${CLIENT}` },
+        }));
+        assert.deepEqual(await attempts(client, email, forged), [...underLimit, 429]);
+        // Another client behind the same proxy has its own count, even naming the first.
+        const other = { remoteAddress: PROXY, headers: { 'x-forwarded-for': `${CLIENT}, 203.0.113.77` } };
+        assert.deepEqual(await attempts(client, email, [other]), [422]);
+      });
+    });
+  }
+
+  describe(`dashboard sign-in behind listed proxies, TRUST_PROXY=10.0.0.0/8,127.0.0.1 (${dialect})`, () => {
+    let env: TestEnv;
+    before(async () => {
+      env = await createTestEnv(dialect, { env: { TRUST_PROXY: '10.0.0.0/8,127.0.0.1' } });
+    });
+    after(() => env.close());
+    beforeEach(() => env.clock.advance(NEXT_WINDOW_MS));
+
+    it('counts a client by the address the nearest unlisted hop has, through listed proxies', async () => {
+      const email = await createDashboardUser(env);
+      const client = new DashboardClient(env);
+      await client.get('/dashboard/login');
+      const chained = tries(LOGIN_ATTEMPTS_PER_MINUTE + 1).map((i) => ({
+        remoteAddress: PROXY,
+        headers: { 'x-forwarded-for': `198.51.100.${i}, ${CLIENT}, 10.0.0.7` },
+      }));
+      assert.deepEqual(await attempts(client, email, chained), [...underLimit, 429]);
+    });
+
+    it('believes no X-Forwarded-For from a peer that is not a listed proxy', async () => {
+      const email = await createDashboardUser(env);
+      const client = new DashboardClient(env);
+      await client.get('/dashboard/login');
+      const direct = tries(LOGIN_ATTEMPTS_PER_MINUTE + 1).map((i) => ({
+        remoteAddress: '192.0.2.44',
+        headers: { 'x-forwarded-for': `198.51.100.${i}` },
+      }));
+      assert.deepEqual(await attempts(client, email, direct), [...underLimit, 429]);
+    });
+  });
+
+  describe(`dashboard sign-in limit per client network (${dialect})`, () => {
+    let env: TestEnv;
+    before(async () => {
+      env = await createTestEnv(dialect);
+    });
+    after(() => env.close());
+    beforeEach(() => env.clock.advance(NEXT_WINDOW_MS));
+
+    it('counts every address of one IPv6 /64 as one client', async () => {
+      const email = await createDashboardUser(env);
+      const client = new DashboardClient(env);
+      await client.get('/dashboard/login');
+      const sameNetwork = tries(LOGIN_ATTEMPTS_PER_MINUTE + 1).map((i) => ({
+        remoteAddress: `2001:db8:5:6:${i.toString(16)}::${i + 1}`,
+      }));
+      assert.deepEqual(await attempts(client, email, sameNetwork), [...underLimit, 429]);
+      assert.deepEqual(await attempts(client, email, [{ remoteAddress: '2001:db8:5:7::1' }]), [422]);
+    });
+
+    it('counts an IPv4 client the same whether its address is written IPv4-mapped or not', async () => {
+      const email = await createDashboardUser(env);
+      const client = new DashboardClient(env);
+      await client.get('/dashboard/login');
+      const mixed = tries(LOGIN_ATTEMPTS_PER_MINUTE + 1).map((i) => ({
+        remoteAddress: i % 2 === 0 ? '::ffff:203.0.113.9' : '203.0.113.9',
+      }));
+      assert.deepEqual(await attempts(client, email, mixed), [...underLimit, 429]);
+    });
+  });
 }

@@ -20,6 +20,8 @@ export interface PageResponse {
 export class DashboardClient {
   readonly cookies = new Map<string, string>();
   csrf = '';
+  /** Where the next requests come from: the socket's peer and any proxy headers it adds. */
+  from: { remoteAddress?: string; headers?: Record<string, string> } = {};
 
   constructor(private readonly env: TestEnv) {}
 
@@ -32,9 +34,11 @@ export class DashboardClient {
       method,
       url,
       payload,
+      ...(this.from.remoteAddress ? { remoteAddress: this.from.remoteAddress } : {}),
       headers: {
         ...(this.cookies.size > 0 ? { cookie: this.cookieHeader() } : {}),
         ...(payload !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        ...this.from.headers,
         ...headers,
       },
     });

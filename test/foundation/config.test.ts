@@ -15,7 +15,7 @@ describe('configuration', () => {
     assert.equal(config.webhookMaxAttempts, 6);
     assert.equal(config.webhookTimeoutMs, 10_000);
     assert.equal(config.webhookAllowPrivateNetworks, false);
-    assert.equal(config.trustProxy, false);
+    assert.equal(config.trustProxy, null);
   });
 
   it('takes the public URL from PUBLIC_URL, else from HOST and PORT as a browser opens them', () => {
@@ -35,6 +35,16 @@ describe('configuration', () => {
     assert.deepEqual(loadConfig({ WEBHOOK_RETRY_DELAYS: '10ms,20ms' }).webhookRetryDelaysMs, [10, 20]);
   });
 
+  it('reads TRUST_PROXY as no proxy, a hop count (true is one hop), or a list of proxy addresses', () => {
+    for (const value of ['', 'false', 'off', '0']) assert.equal(loadConfig({ TRUST_PROXY: value }).trustProxy, null);
+    for (const value of ['true', 'TRUE', 'yes', '1'])
+      assert.deepEqual(loadConfig({ TRUST_PROXY: value }).trustProxy, { hops: 1 });
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '2' }).trustProxy, { hops: 2 });
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,2001:db8::/32,loopback' }).trustProxy, {
+      proxies: ['10.0.0.0/8', '127.0.0.1', '2001:db8::/32', 'loopback'],
+    });
+  });
+
   for (const [variable, value] of [
     ['PORT', 'eighty'],
     ['DATABASE_URL', 'mysql://x'],
@@ -43,6 +53,13 @@ describe('configuration', () => {
     ['WEBHOOK_TIMEOUT', '10'],
     ['WEBHOOK_RETRY_DELAYS', '1s,,x'],
     ['TRUST_PROXY', 'maybe'],
+    ['TRUST_PROXY', '11'],
+    ['TRUST_PROXY', '-1'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '10.0.0.0/8,'],
+    ['TRUST_PROXY', '10.0.0.0/8/8'],
+    ['TRUST_PROXY', '0x7f.1'],
+    ['TRUST_PROXY', 'proxy.internal'],
     ['LOG_LEVEL', 'loud'],
     ['REDIS_URL', 'not a url'],
   ] as const) {

@@ -130,4 +130,9 @@ describe('start-up errors', () => {
     const result = await runCli(['serve'], { DATA_DIR: dataDir, WEBHOOK_TIMEOUT: 'soon' });
     assert.match(assertFailure(result, { exitCode: 2, code: 'invalid_config', json: false }), /WEBHOOK_TIMEOUT/);
   });
+
+  it('names TRUST_PROXY and exits 2 for a proxy list that is not addresses or CIDRs', async () => {
+    const result = await runCli(['serve'], { DATA_DIR: dataDir, TRUST_PROXY: '10.0.0.0/33,127.0.0.1' });
+    assert.match(assertFailure(result, { exitCode: 2, code: 'invalid_config', json: false }), /TRUST_PROXY/);
+  });
 });

@@ -117,6 +117,22 @@ for (const dialect of testedDialects()) {
         });
         assert.equal(other.statusCode, 201);
       });
+
+      it('counts every address of one IPv6 /64 as one client', async () => {
+        const body = { brandSlug: env.brand.slug, name: 'Roaming', email: 'roaming@example.com' };
+        const from = (remoteAddress: string) =>
+          env.app.inject({
+            method: 'POST',
+            url: APPLY,
+            headers: { 'content-type': 'application/json' },
+            payload: JSON.stringify(body),
+            remoteAddress,
+          });
+        const statuses: number[] = [];
+        for (let i = 0; i <= APPLY_LIMIT; i++) statuses.push((await from(`2001:db8:9:9::${i + 1}`)).statusCode);
+        assert.deepEqual(statuses, [...Array(APPLY_LIMIT).fill(201), 429]);
+        assert.equal((await from('2001:db8:9:a::1')).statusCode, 201, 'the next /64 is another client');
+      });
     });
 
     describe('GET /apply/:brandSlug', () => {

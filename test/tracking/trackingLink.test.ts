@@ -329,21 +329,57 @@ for (const dialect of testedDialects()) {
     });
   });
 
-  describe(`GET /t/:offerId/:partnerId behind a trusted proxy (${dialect})`, () => {
+  /** The IP recorded for one visit of a fresh link. */
+  async function recordedIp(env: TestEnv, forwardedFor: string, remoteAddress: string) {
+    const offerId = await newOffer(env);
+    const partnerId = await newPartner(env);
+    const res = await visit(env, `/t/${offerId}/${partnerId}`, { 'x-forwarded-for': forwardedFor }, remoteAddress);
+    assert.equal(res.statusCode, 302);
+    const [click] = (await clicksOf(env, `offerId=${offerId}`)).data;
+    return click?.ip;
+  }
+
+  for (const setting of ['true', '1']) {
+    describe(`GET /t/:offerId/:partnerId behind one trusted proxy, TRUST_PROXY=${setting} (${dialect})`, () => {
+      let env: TestEnv;
+      before(async () => {
+        env = await createTestEnv(dialect, { env: { ...NO_LIMIT, TRUST_PROXY: setting } });
+      });
+      after(() => env.close());
+
+      it('takes the client IP from X-Forwarded-For when TRUST_PROXY is set', async () => {
+        const offerId = await newOffer(env);
+        const partnerId = await newPartner(env);
+        const res = await visit(env, `/t/${offerId}/${partnerId}`, { 'x-forwarded-for': AWS_IP }, '10.0.0.5');
+        assert.equal(res.statusCode, 302);
+        const [click] = (await clicksOf(env, `offerId=${offerId}`)).data;
+        assert.equal(click?.ip, AWS_IP);
+        assert.deepEqual(click?.fraudSignals, ['datacenter_ip']);
+      });
+
+      it('records the address the proxy appended, not one the client wrote before it', async () => {
+        assert.equal(await recordedIp(env, `${HOME_IP}, ${AWS_IP}`, '10.0.0.5'), AWS_IP);
+      });
+
+      it('keeps the full IPv6 address of a click (limits count a /64, clicks do not)', async () => {
+        assert.equal(await recordedIp(env, '2001:db8:5:6:a:b:c:d', '10.0.0.5'), '2001:db8:5:6:a:b:c:d');
+      });
+    });
+  }
+
+  describe(`GET /t/:offerId/:partnerId behind listed proxies, TRUST_PROXY=10.0.0.0/8,127.0.0.1 (${dialect})`, () => {
     let env: TestEnv;
     before(async () => {
-      env = await createTestEnv(dialect, { env: { ...NO_LIMIT, TRUST_PROXY: 'true' } });
+      env = await createTestEnv(dialect, { env: { ...NO_LIMIT, TRUST_PROXY: '10.0.0.0/8,127.0.0.1' } });
     });
     after(() => env.close());
 
-    it('takes the client IP from X-Forwarded-For when TRUST_PROXY is set', async () => {
-      const offerId = await newOffer(env);
-      const partnerId = await newPartner(env);
-      const res = await visit(env, `/t/${offerId}/${partnerId}`, { 'x-forwarded-for': AWS_IP }, '10.0.0.5');
-      assert.equal(res.statusCode, 302);
-      const [click] = (await clicksOf(env, `offerId=${offerId}`)).data;
-      assert.equal(click?.ip, AWS_IP);
-      assert.deepEqual(click?.fraudSignals, ['datacenter_ip']);
+    it('records the address in front of the nearest listed proxies', async () => {
+      assert.equal(await recordedIp(env, `${HOME_IP}, ${AWS_IP}, 10.0.0.7`, '10.0.0.5'), AWS_IP);
+    });
+
+    it('records the peer when the peer is not a listed proxy, whatever it forwards', async () => {
+      assert.equal(await recordedIp(env, AWS_IP, HOME_IP), HOME_IP);
     });
   });
 }
