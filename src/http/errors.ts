@@ -77,22 +77,15 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).type('application/json; charset=utf-8').send({ error: body });
 }
 
-/** Error codes of a database that is down or restarting (PostgreSQL SQLSTATE class 08/57P, sockets, SQLite locks). */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  '57P01',
-  '57P02',
-  '57P03',
-  '08000',
-  '08001',
-  '08003',
-  '08004',
-  '08006',
-  'SQLITE_BUSY',
-]);
+/** Sockets to the database failing, and SQLite's writer lock held by another process. */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'SQLITE_BUSY']);
+/**
+ * PostgreSQL refusing or dropping the connection: SQLSTATE class 08 (connection), 28 (the
+ * role may not log in), 57P (shut down, restarting), 53300 (too many connections), 3D000
+ * (the database is gone, renamed) and 55000 (the database does not allow connections). Each
+ * comes back on its own or with an operator's fix, never from the request.
+ */
+const PG_UNAVAILABLE = /^(08|28|57P)|^(53300|3D000|55000)$/;
 
 /** True when the storage is unreachable rather than the request wrong: the client may retry. */
 export function isStorageUnavailable(error: unknown): boolean {
@@ -101,7 +94,7 @@ export function isStorageUnavailable(error: unknown): boolean {
   // An error with an HTTP status is about the request: a client that hung up mid-body
   // (ECONNRESET "aborted", status 400) is not a database outage.
   if (typeof e.statusCode === 'number') return false;
-  if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+  if (typeof e.code === 'string' && (UNAVAILABLE_CODES.has(e.code) || PG_UNAVAILABLE.test(e.code))) return true;
   return (
     typeof e.message === 'string' &&
     /Connection terminated|connection timeout|Client has encountered a connection error/i.test(e.message)

@@ -23,6 +23,18 @@ describe('domain errors at the HTTP edge', () => {
     assert.deepEqual([toApiError(dropped).status, toApiError(dropped).code], [503, 'service_unavailable']);
   });
 
+  it('maps PostgreSQL refusing connections to 503, whatever the reason it gives', () => {
+    // Too many connections, the role refused, the database renamed or closed to connections
+    // (ALLOW_CONNECTIONS false), an admin shutdown, a connection failure: pg's own codes.
+    for (const code of ['53300', '28P01', '28000', '3D000', '55000', '57P01', '57P03', '08006']) {
+      const refused = Object.assign(new Error(`refused (${code})`), { code, severity: 'FATAL' });
+      assert.deepEqual([toApiError(refused).status, toApiError(refused).code], [503, 'service_unavailable'], code);
+    }
+    // A statement the database refuses is not an outage.
+    const wrong = Object.assign(new Error('division by zero'), { code: '22012' });
+    assert.equal(toApiError(wrong).status, 500);
+  });
+
   it("maps a conflict to 409 conflict with the service's words", () => {
     const error = toApiError(new ConflictError('This partner is already banned.'));
     assert.deepEqual([error.status, error.code, error.message], [409, 'conflict', 'This partner is already banned.']);
