@@ -138,15 +138,19 @@ function readTrustProxy(env: Env, name: string): TrustProxy {
   return { proxies };
 }
 
+const DAY_MS = 86_400_000;
+/** Node's timers hold at most 2^31 - 1 ms (24.8 days): a longer time-out fired at once. */
+const MAX_TIMER_DAYS = 24;
+
 function readDuration(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = parseDuration(raw);
-  if (value === null || value <= 0) throw new ConfigError(name, `expected a duration like 10s, got "${raw}"`);
+  if (value === null || value <= 0 || value > MAX_TIMER_DAYS * DAY_MS) {
+    throw new ConfigError(name, `expected a duration like 10s, at most ${MAX_TIMER_DAYS}d, got "${raw}"`);
+  }
   return value;
 }
-
-const DAY_MS = 86_400_000;
 
 /** A retention window: a duration (`30d`), or `off` to keep rows for ever. At least a day. */
 function readRetention(env: Env, name: string, fallbackDays: number): number | null {

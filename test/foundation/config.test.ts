@@ -51,6 +51,8 @@ describe('configuration', () => {
     ['RATE_LIMIT_PER_MINUTE', '0'],
     ['WEBHOOK_TIMEOUT', 'soon'],
     ['WEBHOOK_TIMEOUT', '10'],
+    ['WEBHOOK_TIMEOUT', '25d'],
+    ['REQUEST_TIMEOUT', '30d'],
     ['WEBHOOK_RETRY_DELAYS', '1s,,x'],
     ['TRUST_PROXY', 'maybe'],
     ['TRUST_PROXY', '11'],
