@@ -296,6 +296,23 @@ for (const dialect of testedDialects()) {
           const box = await body.boundingBox();
           assert.ok(box, 'the response body is shown');
           assert.ok(box.width >= size.width * 0.5, `the body is ${box.width} px wide at ${size.width} px`);
+          // Its label stands above it, not under it (a stacked card's labels sit beside their values).
+          const label = await page.evaluate<{
+            shown: boolean;
+            position: string;
+            bottom: number;
+            bodyTop: number;
+          }>(`(() => {
+            const pre = document.querySelector('table pre');
+            const cell = pre.closest('td');
+            const style = getComputedStyle(cell, '::before');
+            const shown = style.content !== 'none' && style.content !== 'normal' && style.display !== 'none';
+            const bottom = cell.getBoundingClientRect().top + (shown ? parseFloat(style.height) : 0);
+            return { shown, position: style.position, bottom, bodyTop: pre.getBoundingClientRect().top };
+          })()`);
+          if (label.shown) assert.equal(label.position, 'static', 'the label takes its own line');
+          const { bodyTop, bottom: labelBottom } = label;
+          assert.ok(bodyTop >= labelBottom, `the body starts at ${bodyTop} px, its label ends at ${labelBottom} px`);
         });
       });
     }
