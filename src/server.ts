@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { type Config, localUrl } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
+import { holdServeLock } from './db/serveLock.js';
 import { releaseAbandonedClaims } from './http/idempotency.js';
 import { loadCountryRanges } from './modules/analytics/countries.js';
 import { bootstrapDefaultBrand } from './modules/brands/bootstrap.js';
@@ -21,7 +22,9 @@ const DEFAULT_LOCAL_URL = localUrl('127.0.0.1', 3000);
 export async function serve(config: Config, role: Role): Promise<void> {
   const ctx = createContext(config);
   let app: FastifyInstance | null = null;
+  let releaseLock = () => {};
   try {
+    if (ctx.db.dialect === 'sqlite') releaseLock = holdServeLock(config.dataDir);
     const { applied } = await migrateToLatest(ctx.db);
     if (applied.length > 0) ctx.logger.info({ applied }, 'migrations applied');
 
@@ -51,12 +54,14 @@ export async function serve(config: Config, role: Role): Promise<void> {
     // The caller prints one line and exits; close what was opened so nothing is left half-done.
     await app?.close();
     await closeContext(ctx);
+    releaseLock();
     throw error;
   }
   // A worker-only process has no API port: its metrics need METRICS_PORT.
   const metricsServer = await startMetricsServer(ctx).catch(async (error) => {
     await app?.close();
     await closeContext(ctx);
+    releaseLock();
     throw error;
   });
   const worker = role === 'api' ? null : new Worker(createJobs(ctx), ctx.logger);
@@ -73,6 +78,7 @@ export async function serve(config: Config, role: Role): Promise<void> {
     metricsServer?.close();
     await worker?.stop();
     await closeContext(ctx);
+    releaseLock();
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));

@@ -75,6 +75,40 @@ describe('start-up errors', () => {
     });
   });
 
+  it('refuses a second server on the same SQLite DATA_DIR, and takes it once the first is killed', async () => {
+    const port = await freePort();
+    const env = { DATA_DIR: path.join(dataDir, 'shared'), PORT: String(port) };
+    const up = async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => null))?.ok === true;
+    const start = () => {
+      const server = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
+        cwd: ROOT,
+        env: childEnv(env),
+        stdio: 'ignore',
+      });
+      return { server, exited: new Promise((resolve) => server.once('exit', resolve)) };
+    };
+    const first = start();
+    try {
+      await waitFor('the first server', up, 30_000, 100);
+      const second = await runCli(['serve', '--json'], { ...env, PORT: '0' });
+      const message = assertFailure(second, { exitCode: 1, code: 'data_dir_in_use', json: true, logsOnStdout: true });
+      assert.match(message, /another affitrack server is running on the SQLite database in .*shared \(DATA_DIR\)/);
+      // The CLI's own commands still work beside the server.
+      assert.equal((await runCli(['brands', 'create', '--name', 'Beside', '--json'], env)).code, 0);
+    } finally {
+      first.server.kill('SIGKILL');
+      await first.exited;
+    }
+    // The system dropped the dead server's lock: the next one starts.
+    const third = start();
+    try {
+      await waitFor('a server after the kill', up, 30_000, 100);
+    } finally {
+      third.server.kill('SIGTERM');
+      await third.exited;
+    }
+  });
+
   it('names DATA_DIR in one line when the SQLite directory is not writable', async (t) => {
     const locked = path.join(dataDir, 'locked');
     mkdirSync(locked);
