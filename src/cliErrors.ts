@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { type Config, ConfigError } from './config.js';
 import { DomainError } from './errors.js';
-import { ApiError, toApiError } from './http/errors.js';
+import { ApiError, PG_UNAVAILABLE, toApiError } from './http/errors.js';
 
 /** The command could not run where it is: the port, the database, or a bug. Trying again may help. */
 export const EXIT_FAILURE = 1;
@@ -59,8 +59,6 @@ function reasonOf(error: SystemError): string {
   return REASONS[code] ?? (String(error.message ?? '') || code || 'unknown error');
 }
 
-/** PostgreSQL refusing us before any statement: SQLSTATE 08 (connection), 28 (auth), 3D000 (no such database), 57P03 (starting up). */
-const PG_UNAVAILABLE = /^(08|28)|^3D000$|^57P03$/;
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',

@@ -5,6 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { AuthenticatedKey } from '../modules/apiKeys/service.js';
+import { ipLimitKey } from './clientAddress.js';
 import { ApiError, noRoute, sendError } from './errors.js';
 import type { RateDecision } from './rateLimit.js';
 
@@ -63,6 +64,20 @@ export async function enforceRateLimit(
       { 'Retry-After': String(decision.resetSeconds) },
     );
   }
+}
+
+/**
+ * A limit per client address (sign-in forms, the application form): `scope` counted for the
+ * request's client, an IPv6 one by its /64 (clientAddress.ts).
+ */
+export function enforceClientRateLimit(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  scope: string,
+  limit: number,
+): Promise<void> {
+  return enforceRateLimit(ctx, request, reply, `${scope}:${ipLimitKey(request.ip)}`, limit);
 }
 
 /** The kind of limit a counter key belongs to (`postback:…`, `portal:…`; a bare key id is an API key's). */

@@ -83,9 +83,10 @@ const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
  * PostgreSQL refusing or dropping the connection: SQLSTATE class 08 (connection), 28 (the
  * role may not log in), 57P (shut down, restarting), 53300 (too many connections), 3D000
  * (the database is gone, renamed) and 55000 (the database does not allow connections). Each
- * comes back on its own or with an operator's fix, never from the request.
+ * comes back on its own or with an operator's fix, never from the request: 503 for a request,
+ * `database_unavailable` for a command (cliErrors.ts).
  */
-const PG_UNAVAILABLE = /^(08|28|57P)|^(53300|3D000|55000)$/;
+export const PG_UNAVAILABLE = /^(08|28|57P)|^(53300|3D000|55000)$/;
 
 /** True when the storage is unreachable rather than the request wrong: the client may retry. */
 export function isStorageUnavailable(error: unknown): boolean {

@@ -270,6 +270,14 @@ for (const dialect of testedDialects()) {
     });
   });
 
+  /** A dashboard user, and a browser on the sign-in page (its CSRF cookie and token). */
+  async function signInPage(env: TestEnv) {
+    const email = await createDashboardUser(env);
+    const client = new DashboardClient(env);
+    await client.get('/dashboard/login');
+    return { email, client };
+  }
+
   /** Signs in with a wrong password once from each of `origins`; the statuses in order. */
   async function attempts(client: DashboardClient, email: string, origins: DashboardClient['from'][]) {
     const statuses: number[] = [];
@@ -319,9 +327,7 @@ for (const dialect of testedDialects()) {
     beforeEach(() => env.clock.advance(NEXT_WINDOW_MS));
 
     it('counts a client by the address the nearest unlisted hop has, through listed proxies', async () => {
-      const email = await createDashboardUser(env);
-      const client = new DashboardClient(env);
-      await client.get('/dashboard/login');
+      const { email, client } = await signInPage(env);
       const chained = tries(LOGIN_ATTEMPTS_PER_MINUTE + 1).map((i) => ({
         remoteAddress: PROXY,
         headers: { 'x-forwarded-for': `198.51.100.${i}, ${CLIENT}, 10.0.0.7` },
@@ -330,9 +336,7 @@ for (const dialect of testedDialects()) {
     });
 
     it('believes no X-Forwarded-For from a peer that is not a listed proxy', async () => {
-      const email = await createDashboardUser(env);
-      const client = new DashboardClient(env);
-      await client.get('/dashboard/login');
+      const { email, client } = await signInPage(env);
       const direct = tries(LOGIN_ATTEMPTS_PER_MINUTE + 1).map((i) => ({
         remoteAddress: '192.0.2.44',
         headers: { 'x-forwarded-for': `198.51.100.${i}` },
@@ -350,9 +354,7 @@ for (const dialect of testedDialects()) {
     beforeEach(() => env.clock.advance(NEXT_WINDOW_MS));
 
     it('counts every address of one IPv6 /64 as one client', async () => {
-      const email = await createDashboardUser(env);
-      const client = new DashboardClient(env);
-      await client.get('/dashboard/login');
+      const { email, client } = await signInPage(env);
       const sameNetwork = tries(LOGIN_ATTEMPTS_PER_MINUTE + 1).map((i) => ({
         remoteAddress: `2001:db8:5:6:${i.toString(16)}::${i + 1}`,
       }));
@@ -361,9 +363,7 @@ for (const dialect of testedDialects()) {
     });
 
     it('counts an IPv4 client the same whether its address is written IPv4-mapped or not', async () => {
-      const email = await createDashboardUser(env);
-      const client = new DashboardClient(env);
-      await client.get('/dashboard/login');
+      const { email, client } = await signInPage(env);
       const mixed = tries(LOGIN_ATTEMPTS_PER_MINUTE + 1).map((i) => ({
         remoteAddress: i % 2 === 0 ? '::ffff:203.0.113.9' : '203.0.113.9',
       }));

@@ -6,8 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { enforceRateLimit } from '../../http/auth.js';
-import { ipLimitKey } from '../../http/clientAddress.js';
+import { enforceClientRateLimit } from '../../http/auth.js';
 import { ApiError, toApiError } from '../../http/errors.js';
 import { errorResponses, Resource } from '../../http/schemas.js';
 import { formValidatorCompiler } from '../../http/validation.js';
@@ -35,7 +34,7 @@ type ApplicationForm = Static<typeof ApplicationForm>;
 
 function limitPerIp(ctx: AppContext) {
   return (request: FastifyRequest, reply: FastifyReply) =>
-    enforceRateLimit(ctx, request, reply, `apply:${ipLimitKey(request.ip)}`, ctx.config.applyRateLimitPerMinute);
+    enforceClientRateLimit(ctx, request, reply, 'apply', ctx.config.applyRateLimitPerMinute);
 }
 
 export function partnerPublicRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {

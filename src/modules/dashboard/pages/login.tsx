@@ -3,8 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
-import { enforceRateLimit } from '../../../http/auth.js';
-import { ipLimitKey } from '../../../http/clientAddress.js';
+import { enforceClientRateLimit } from '../../../http/auth.js';
 import { ApiError } from '../../../http/errors.js';
 import { sendPage } from '../../../web/page.js';
 import { endSession, findSession, signIn } from '../../users/sessions.js';
@@ -80,13 +79,7 @@ export function loginRoutes(app: DashboardApp, ctx: AppContext): void {
     const email = text(request.body.email).slice(0, 254);
     const next = safeDashboardPath(text(request.body.next));
     try {
-      await enforceRateLimit(
-        ctx,
-        request,
-        reply,
-        `dashboard-login:${ipLimitKey(request.ip)}`,
-        LOGIN_ATTEMPTS_PER_MINUTE,
-      );
+      await enforceClientRateLimit(ctx, request, reply, 'dashboard-login', LOGIN_ATTEMPTS_PER_MINUTE);
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 429) throw error;
       if (error.headers) reply.headers(error.headers);

@@ -4,8 +4,7 @@ import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
-import { enforceRateLimit } from '../../../http/auth.js';
-import { ipLimitKey } from '../../../http/clientAddress.js';
+import { enforceClientRateLimit } from '../../../http/auth.js';
 import { ApiError } from '../../../http/errors.js';
 import { sendPage } from '../../../web/page.js';
 import { FormBody, Query, text } from '../../dashboard/forms.js';
@@ -131,13 +130,7 @@ export function accessRoutes(app: PortalApp, ctx: AppContext): void {
   app.post('/login', { schema: { body: LoginForm } }, async (request, reply) => {
     const email = text(request.body.email).slice(0, 254);
     try {
-      await enforceRateLimit(
-        ctx,
-        request,
-        reply,
-        `portal-login:${ipLimitKey(request.ip)}`,
-        PORTAL_LOGIN_ATTEMPTS_PER_MINUTE,
-      );
+      await enforceClientRateLimit(ctx, request, reply, 'portal-login', PORTAL_LOGIN_ATTEMPTS_PER_MINUTE);
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 429) throw error;
       if (error.headers) reply.headers(error.headers);
