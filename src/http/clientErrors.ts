@@ -30,12 +30,17 @@ function errorJson(code: ErrorCode, message: string, requestId: string): string 
  * Fastify's `clientErrorHandler`: the socket carries no parsed request, so the answer is
  * written as raw bytes, and the connection closed (the parser cannot resynchronise).
  */
-export function answerClientError(log: FastifyBaseLogger, error: Error & { code?: string }, socket: Duplex): void {
+export function answerClientError(
+  log: FastifyBaseLogger,
+  error: Error & { code?: string; reason?: string },
+  socket: Duplex,
+): void {
   // A reset connection has nobody left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const { code, message } = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED;
   const status = ERROR_CODES[code];
-  log.debug({ err: error, status }, 'malformed request refused');
+  // Not the error itself: the parser's `rawPacket` holds the request's bytes, Authorization and Cookie included.
+  log.debug({ code: error.code, reason: error.reason, status }, 'malformed request refused');
   if (socket.writable) {
     const requestId = randomUUID();
     const body = errorJson(code, message, requestId);
