@@ -477,10 +477,12 @@ export interface AnalyticsPairRollupTable {
 export interface IdempotencyKeyTable {
   /** The API key's id, or `ip:<address>` on the public routes that take none. */
   scope: string;
+  /** SHA-256 of the Idempotency-Key (db/idempotencyAtRest.ts). */
   key: string;
   /** SHA-256 of the method, URL and body: the same key with another request is refused. */
   fingerprint: string;
   status_code: number | null;
+  /** The answer, sealed with a key derived from the Idempotency-Key. */
   response_body: string | null;
   work_committed: number;
   locked_until: number;

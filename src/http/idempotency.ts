@@ -7,7 +7,8 @@
  * either replays the answer or does the work for the first time, never twice. A later request
  * with the key and the same method, URL and body gets the stored status and body with
  * `Idempotent-Replayed: true`; with another request it is 422 `idempotency_key_reused`.
- * Keys are kept 24 hours per API key (per client IP on the public form, which takes none).
+ * Keys are kept 24 hours per API key (per client IP on the public form, which takes none),
+ * hashed, with their answers sealed (db/idempotencyAtRest.ts): an answer can hold a secret.
  *
  * Without the header a request pays one header lookup: the hooks are attached to POST routes
  * only, and the binding below (an AsyncLocalStorage) is switched off while no keyed request runs.
@@ -16,6 +17,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import type { AppContext } from '../context.js';
 import { type TransactionBinding, type TransactWork, type Trx, transactionBinding } from '../db/database.js';
+import { openAnswer, sealAnswer, sealingKeyOf, storedKeyOf } from '../db/idempotencyAtRest.js';
 import { ApiError } from './errors.js';
 
 /** How long a key is remembered (Stripe: 24 hours). */
@@ -51,7 +53,9 @@ class KeyedRun implements TransactionBinding {
 
   constructor(
     readonly scope: string,
+    /** The key as stored (its hash). */
     readonly key: string,
+    readonly sealingKey: Buffer,
   ) {}
 
   transact<T>(work: TransactWork<T>, run: <U>(work: TransactWork<U>) => Promise<U>): Promise<T> {
@@ -111,7 +115,11 @@ class KeyedRun implements TransactionBinding {
 async function recordOutcome(trx: Trx, run: KeyedRun, answer: Answer | null): Promise<void> {
   await trx
     .updateTable('idempotency_keys')
-    .set(answer ? { work_committed: 1, status_code: answer.status, response_body: answer.body } : { work_committed: 1 })
+    .set(
+      answer
+        ? { work_committed: 1, status_code: answer.status, response_body: sealAnswer(run.sealingKey, answer.body) }
+        : { work_committed: 1 },
+    )
     .where('scope', '=', run.scope)
     .where('key', '=', run.key)
     .execute();
@@ -160,8 +168,7 @@ function inUse(): ApiError {
 /** Claims the key, or tells what to answer instead: a stored answer to replay, or an error. */
 async function claim(
   ctx: AppContext,
-  scope: string,
-  key: string,
+  { scope, key, sealingKey }: KeyedRun,
   fingerprint: string,
   leaseMs: number,
 ): Promise<Answer | null> {
@@ -196,7 +203,7 @@ async function claim(
           'This Idempotency-Key was used with a different request (method, URL or body). Use a new key for a new request.',
         );
       }
-      if (row.status_code !== null) return { status: row.status_code, body: row.response_body ?? '' };
+      if (row.status_code !== null) return { status: row.status_code, body: storedBody(row.response_body, sealingKey) };
       if (row.work_committed === 1 || row.locked_until > now) throw inUse();
     }
     // Expired, or claimed by a request that died before committing anything: start afresh.
@@ -242,6 +249,14 @@ export async function sweepIdempotencyKeys(ctx: AppContext): Promise<number> {
   return Number(result.numDeletedRows);
 }
 
+/** The stored answer's body; one that does not open (altered in the database) is not replayed as something else. */
+function storedBody(stored: string | null, sealingKey: Buffer): string {
+  if (stored === null) return '';
+  const body = openAnswer(sealingKey, stored);
+  if (body === null) throw new Error('A stored idempotent answer does not open with its key.');
+  return body;
+}
+
 function serviceUnavailable(reply: FastifyReply): string {
   reply.code(503).header('Retry-After', '1').type('application/json; charset=utf-8');
   return JSON.stringify({
@@ -285,7 +300,8 @@ export function idempotency(ctx: AppContext) {
       return;
     }
     const scope = request.auth?.keyId ?? `ip:${request.ip}`;
-    claim(ctx, scope, key, fingerprintOf(request), leaseMs).then(
+    const run = new KeyedRun(scope, storedKeyOf(key), sealingKeyOf(scope, key));
+    claim(ctx, run, fingerprintOf(request), leaseMs).then(
       (stored) => {
         if (stored) {
           reply.code(stored.status).header('Idempotent-Replayed', 'true');
@@ -294,7 +310,6 @@ export function idempotency(ctx: AppContext) {
             .type('application/json; charset=utf-8')
             .send(withThisRequestId(stored.body, stored.status, request.id));
         }
-        const run = new KeyedRun(scope, key);
         request.idempotency = run;
         inFlight += 1;
         transactionBinding.run(run, done);

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { ManualClock } from '../../src/clock.js';
+import { openAnswer, sealingKeyOf, storedKeyOf } from '../../src/db/idempotencyAtRest.js';
 import { sweepIdempotencyKeys } from '../../src/http/idempotency.js';
-import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
+import { createTestDatabase, createTestEnv, migrateTestDatabaseTo, type TestEnv, testedDialects } from '../helpers.js';
 import { listen, type WireClient } from './http.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -41,7 +44,7 @@ for (const dialect of testedDialects()) {
       assert.equal((await offersNamed('Once')).length, 1);
     });
 
-    it('stores the answer with the work, in the same transaction', async () => {
+    it('stores the answer with the work, in the same transaction, sealed under the key', async () => {
       const key = randomUUID();
       const res = await http.call('POST', '/api/v1/offers', {
         body: { name: 'Stored', destinationUrl: 'https://shop.example/s' },
@@ -50,12 +53,32 @@ for (const dialect of testedDialects()) {
       const row = await env.ctx.db.read
         .selectFrom('idempotency_keys')
         .selectAll()
-        .where('key', '=', key)
+        .where('key', '=', storedKeyOf(key))
         .executeTakeFirstOrThrow();
       assert.equal(row.scope, env.brand.keyId);
       assert.equal(row.status_code, 201);
       assert.equal(row.work_committed, 1);
-      assert.deepEqual(JSON.parse(row.response_body ?? ''), res.body);
+      assert.ok(!row.response_body?.includes(res.body.id), 'the answer is not stored in clear');
+      const opened = openAnswer(sealingKeyOf(row.scope, key), row.response_body ?? '');
+      assert.deepEqual(JSON.parse(opened ?? ''), res.body);
+      assert.equal(openAnswer(sealingKeyOf(row.scope, randomUUID()), row.response_body ?? ''), null);
+    });
+
+    it('replays a portal invite link that the database does not hold in clear', async () => {
+      const key = randomUUID();
+      const url = `/api/v1/partners/${partnerId}/invite`;
+      const first = await http.call('POST', url, { headers: keyed(key) });
+      assert.equal(first.status, 201);
+      const token = new URL(first.body.url).searchParams.get('token') ?? '';
+      assert.ok(token.length > 20);
+      const again = await http.call('POST', url, { headers: keyed(key) });
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      assert.equal(again.body.url, first.body.url);
+      const rows = await env.ctx.db.read.selectFrom('idempotency_keys').selectAll().execute();
+      const stored = JSON.stringify(rows);
+      assert.ok(stored.includes(storedKeyOf(key)), 'the key is stored, hashed');
+      assert.ok(!stored.includes(key), 'the Idempotency-Key is not stored as sent');
+      assert.ok(!stored.includes(token), 'the invite token is not stored in clear');
     });
 
     it('answers 422 idempotency_key_reused for the same key with another body', async () => {
@@ -172,7 +195,7 @@ for (const dialect of testedDialects()) {
         await trx
           .updateTable('idempotency_keys')
           .set({ status_code: null, response_body: null, work_committed: 0, locked_until: env.clock.now() + 60_000 })
-          .where('key', '=', key)
+          .where('key', '=', storedKeyOf(key))
           .execute();
         await trx.deleteFrom('offers').where('id', '=', first.body.id).execute();
       });
@@ -216,7 +239,7 @@ for (const dialect of testedDialects()) {
         trx
           .updateTable('idempotency_keys')
           .set({ status_code: null, response_body: null, locked_until: 0 })
-          .where('key', '=', key)
+          .where('key', '=', storedKeyOf(key))
           .execute(),
       );
       const res = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
@@ -264,6 +287,46 @@ for (const dialect of testedDialects()) {
       await http.call('POST', '/api/v1/offers', { body: { name: 'No key', destinationUrl: 'https://shop.example/n' } });
       const afterCount = (await env.ctx.db.read.selectFrom('idempotency_keys').select('key').execute()).length;
       assert.equal(afterCount, before);
+    });
+  });
+
+  describe(`Idempotency keys stored before migration 0031 (${dialect})`, () => {
+    it('replays an answer stored in clear before the upgrade, and leaves it hashed and sealed', async () => {
+      const database = await createTestDatabase(dialect);
+      let env: TestEnv | undefined;
+      try {
+        await migrateTestDatabaseTo(database, '0030_throttle_last_send');
+        const key = randomUUID();
+        const body = { brandSlug: 'legacy', name: 'Applicant', email: 'a@example.com' };
+        // As http/idempotency.ts fingerprinted a request: method, URL and the body's members in key order.
+        const canonical = JSON.stringify(Object.fromEntries(Object.entries(body).sort()));
+        const fingerprint = createHash('sha256')
+          .update(`POST /api/public/partners/apply\n`)
+          .update(canonical)
+          .digest('hex');
+        const answer = JSON.stringify({ id: 'prt_storedbeforeupgrade', status: 'applicant' });
+        await sql`
+          insert into idempotency_keys (scope, key, fingerprint, status_code, response_body, work_committed, locked_until, created_at)
+          values ('ip:127.0.0.1', ${key}, ${fingerprint}, 201, ${answer}, 1, 0, ${Date.now()})`.execute(
+          database.db.admin,
+        );
+        env = await createTestEnv(dialect, { database, clock: new ManualClock(Date.now()) });
+        const row = await env.ctx.db.read.selectFrom('idempotency_keys').selectAll().executeTakeFirstOrThrow();
+        assert.equal(row.key, storedKeyOf(key));
+        assert.ok(!row.response_body?.includes('prt_storedbeforeupgrade'));
+        const http = await listen(env);
+        const replay = await http.call('POST', '/api/public/partners/apply', {
+          body,
+          key: null,
+          headers: { 'idempotency-key': key },
+        });
+        assert.equal(replay.status, 201);
+        assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+        assert.deepEqual(replay.body, JSON.parse(answer));
+      } finally {
+        await env?.close();
+        await database.drop();
+      }
     });
   });
 }

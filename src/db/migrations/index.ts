@@ -34,6 +34,7 @@ import * as m0027 from './0027_pair_rollup_weeks.js';
 import * as m0028 from './0028_high_risk_partner_index.js';
 import * as m0029 from './0029_held_conversions_index.js';
 import * as m0030 from './0030_throttle_last_send.js';
+import * as m0031 from './0031_idempotency_at_rest.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -66,6 +67,7 @@ const migrations: Record<string, Migration> = {
   '0028_high_risk_partner_index': m0028,
   '0029_held_conversions_index': m0029,
   '0030_throttle_last_send': m0030,
+  '0031_idempotency_at_rest': m0031,
 };
 
 export const migrationProvider: MigrationProvider = {
