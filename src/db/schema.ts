@@ -359,6 +359,11 @@ export interface PartnerAccountTable {
   brand_id: string;
   /** `scrypt$N$r$p$salt$hash`; null until the partner accepts an invite. */
   password_hash: string | null;
+  /**
+   * The password's key salted by the partner's e-mail (passwords.ts, lookupKey): what sign-in
+   * looks the account up by. Null for a password set before migration 0032, until its next sign-in.
+   */
+  sign_in_key: string | null;
   payout_method: string | null;
   payout_account: string | null;
   created_at: number;

@@ -113,6 +113,57 @@ for (const dialect of testedDialects()) {
         assert.equal((await fresh.get('/portal/earnings')).status, 200);
       });
 
+      it("signs a partner in whatever accounts other brands made under the partner's e-mail", async () => {
+        env.clock.advance(61_000);
+        const { email } = await invitedPartner(env, 'Sought after');
+        const other = await env.createBrand('Other Brand');
+        // Six accounts of another brand under the same e-mail, each signed in to since.
+        for (let i = 0; i < 6; i++) {
+          const created = await env.http('POST', '/api/v1/partners', {
+            key: other.apiKey,
+            body: { name: `Squatter ${i}`, email: email.toUpperCase() },
+          });
+          const link = await invite(env, created.body.id, other.apiKey);
+          const token = new URLSearchParams(link.split('?')[1]).get('token') ?? '';
+          const squatter = new PortalClient(env.base);
+          await squatter.get(link);
+          const password = `squatter password ${i}`;
+          assert.equal((await squatter.post('/portal/invite', { token, password, confirm: password })).status, 303);
+          env.clock.advance(1000);
+        }
+        env.clock.advance(61_000);
+        const partner = new PortalClient(env.base);
+        assert.equal((await partner.signIn(email)).status, 303);
+        assert.match((await partner.get('/portal')).body, /Test Brand · partner portal/);
+        const squatter = new PortalClient(env.base);
+        assert.equal((await squatter.signIn(email, 'squatter password 3')).status, 303);
+        assert.match((await squatter.get('/portal')).body, /Other Brand · partner portal/);
+        env.clock.advance(61_000);
+      });
+
+      it('signs in an account whose password was set before sign-in keys, and keys it', async () => {
+        env.clock.advance(61_000);
+        const { partnerId, email } = await invitedPartner(env, 'Set long ago');
+        const keyOf = async () =>
+          (
+            await env.ctx.db.read
+              .selectFrom('partner_accounts')
+              .select('sign_in_key')
+              .where('partner_id', '=', partnerId)
+              .executeTakeFirstOrThrow()
+          ).sign_in_key;
+        assert.notEqual(await keyOf(), null, 'an accepted invite keys the account');
+        await env.ctx.db.transact((trx) =>
+          trx.updateTable('partner_accounts').set({ sign_in_key: null }).where('partner_id', '=', partnerId).execute(),
+        );
+        assert.equal((await new PortalClient(env.base).signIn(email, 'not the password')).status, 422);
+        assert.equal(await keyOf(), null);
+        assert.equal((await new PortalClient(env.base).signIn(email)).status, 303);
+        assert.notEqual(await keyOf(), null, 'keyed by the sign-in');
+        assert.equal((await new PortalClient(env.base).signIn(email)).status, 303);
+        env.clock.advance(61_000);
+      });
+
       it('refuses an expired invite and one replaced by a newer invite', async () => {
         const created = await env.http('POST', '/api/v1/partners', { body: { name: 'Exp', email: 'exp@example.com' } });
         const first = await invite(env, created.body.id);

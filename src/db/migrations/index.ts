@@ -35,6 +35,7 @@ import * as m0028 from './0028_high_risk_partner_index.js';
 import * as m0029 from './0029_held_conversions_index.js';
 import * as m0030 from './0030_throttle_last_send.js';
 import * as m0031 from './0031_idempotency_at_rest.js';
+import * as m0032 from './0032_partner_sign_in_key.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '0029_held_conversions_index': m0029,
   '0030_throttle_last_send': m0030,
   '0031_idempotency_at_rest': m0031,
+  '0032_partner_sign_in_key': m0032,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -8,7 +8,7 @@ import type { AppContext } from '../../context.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findPartner, type PartnerRow } from '../partners/repository.js';
-import { hashPassword, MIN_PASSWORD_LENGTH } from '../users/passwords.js';
+import { hashPassword, lookupKey, MIN_PASSWORD_LENGTH } from '../users/passwords.js';
 import { hashSessionToken, newToken } from '../users/sessions.js';
 
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
@@ -86,7 +86,10 @@ export function passwordProblem(password: string, confirmation: string): string 
 export async function acceptInvite(ctx: AppContext, token: string, password: string): Promise<PartnerRow | null> {
   const found = await findInvite(ctx, token);
   if (!found) return null;
-  const passwordHash = await hashPassword(password);
+  const [passwordHash, signInKey] = await Promise.all([
+    hashPassword(password),
+    lookupKey(password, found.partner.email.trim().toLowerCase()),
+  ]);
   const now = ctx.clock.now();
   return ctx.db.transact(async (trx) => {
     // Guarded by used_at: of two tabs accepting one invite at once, one wins.
@@ -106,7 +109,7 @@ export async function acceptInvite(ctx: AppContext, token: string, password: str
     if (existing) {
       await trx
         .updateTable('partner_accounts')
-        .set({ password_hash: passwordHash, updated_at: now })
+        .set({ password_hash: passwordHash, sign_in_key: signInKey, updated_at: now })
         .where('partner_id', '=', partner.id)
         .execute();
     } else {
@@ -116,6 +119,7 @@ export async function acceptInvite(ctx: AppContext, token: string, password: str
           partner_id: partner.id,
           brand_id: partner.brand_id,
           password_hash: passwordHash,
+          sign_in_key: signInKey,
           payout_method: null,
           payout_account: null,
           created_at: now,

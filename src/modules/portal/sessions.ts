@@ -3,21 +3,20 @@
  * (/portal). As there, the browser holds a random 256-bit token and the database only its
  * SHA-256 and the session's CSRF secret. A banned partner's sessions stop working at once.
  */
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import type { BrandRow } from '../brands/repository.js';
 import type { PartnerRow } from '../partners/repository.js';
-import { hashPassword, verifyPassword } from '../users/passwords.js';
+import { lookupKey, verifyPassword } from '../users/passwords.js';
 import { hashSessionToken, newToken } from '../users/sessions.js';
 
 export const PARTNER_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 /**
- * One person may partner with several brands under one email: the sign-in tries the
- * password against at most this many of their accounts (each try costs one scrypt).
+ * Accounts whose password was set before migration 0032 have no sign-in key yet: the sign-in
+ * tries the password against at most this many of them (each try costs one scrypt).
  */
-const MAX_ACCOUNTS_PER_EMAIL = 5;
+const MAX_UNKEYED_ACCOUNTS = 5;
 
 export interface PartnerSession {
   id: string;
@@ -26,11 +25,51 @@ export interface PartnerSession {
   brand: BrandRow;
 }
 
-let decoyHash: Promise<string> | null = null;
-/** Verified against when no account matches, so timing does not reveal which emails exist. */
-function decoy(): Promise<string> {
-  decoyHash ??= hashPassword(randomBytes(16).toString('hex'));
-  return decoyHash;
+interface Account {
+  partner_id: string;
+  brand_id: string;
+}
+
+/**
+ * The account the e-mail and password open. One person may partner with several brands under
+ * one e-mail, and any brand may name any e-mail: the account is found by the password's key
+ * salted by the e-mail (one scrypt, whatever the number of accounts, so neither the time taken
+ * nor accounts another brand made under the e-mail can keep a partner out). Of two accounts
+ * with the same e-mail and password, the one signed in to last.
+ */
+async function accountOf(ctx: AppContext, email: string, password: string): Promise<Account | undefined> {
+  const key = await lookupKey(password, email);
+  if (!email) return undefined;
+  const accounts = () =>
+    ctx.db.read
+      .selectFrom('partner_accounts as a')
+      .innerJoin('partners as p', 'p.id', 'a.partner_id')
+      .select(['a.partner_id', 'a.brand_id', 'a.password_hash'])
+      .where(sql<string>`lower(p.email)`, '=', email)
+      .where('p.status', '=', 'active')
+      .orderBy(sql`coalesce(a.last_login_at, 0)`, 'desc')
+      .orderBy('a.partner_id', 'desc');
+  const keyed = await accounts().where('a.sign_in_key', '=', key).executeTakeFirst();
+  if (keyed) return keyed;
+  // A password set before sign-in keys: verified as before, and keyed once it opens.
+  const unkeyed = await accounts()
+    .where('a.sign_in_key', 'is', null)
+    .where('a.password_hash', 'is not', null)
+    .limit(MAX_UNKEYED_ACCOUNTS)
+    .execute();
+  for (const account of unkeyed) {
+    if (await verifyPassword(password, account.password_hash ?? '')) {
+      await ctx.db.transact((trx) =>
+        trx
+          .updateTable('partner_accounts')
+          .set({ sign_in_key: key })
+          .where('partner_id', '=', account.partner_id)
+          .execute(),
+      );
+      return account;
+    }
+  }
+  return undefined;
 }
 
 export async function signInPartner(
@@ -38,28 +77,7 @@ export async function signInPartner(
   email: string,
   password: string,
 ): Promise<{ token: string; partnerId: string } | null> {
-  const normalised = email.trim().toLowerCase();
-  const accounts = normalised
-    ? await ctx.db.read
-        .selectFrom('partner_accounts as a')
-        .innerJoin('partners as p', 'p.id', 'a.partner_id')
-        .select(['a.partner_id', 'a.brand_id', 'a.password_hash'])
-        .where(sql<string>`lower(p.email)`, '=', normalised)
-        .where('p.status', '=', 'active')
-        .where('a.password_hash', 'is not', null)
-        .orderBy(sql`coalesce(a.last_login_at, 0)`, 'desc')
-        .orderBy('a.partner_id', 'desc')
-        .limit(MAX_ACCOUNTS_PER_EMAIL)
-        .execute()
-    : [];
-  let match: (typeof accounts)[number] | undefined;
-  for (const account of accounts) {
-    if (await verifyPassword(password, account.password_hash ?? '')) {
-      match = account;
-      break;
-    }
-  }
-  if (accounts.length === 0) await verifyPassword(password, await decoy());
+  const match = await accountOf(ctx, email.trim().toLowerCase(), password);
   if (!match) return null;
   const { partner_id: partnerId, brand_id: brandId } = match;
   const token = newToken();

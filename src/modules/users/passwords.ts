@@ -1,5 +1,5 @@
 /** Password hashing with scrypt (node:crypto), parameters stored with each hash. */
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
 const N = 16_384;
 const R = 8;
@@ -27,4 +27,15 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const expected = Buffer.from(hash, 'base64url');
   const key = await derive(password, Buffer.from(salt, 'base64url'), Number(n), Number(r), Number(p));
   return key.length === expected.length && timingSafeEqual(key, expected);
+}
+
+/**
+ * The password's key under a salt derived from `context` (an e-mail address) instead of a
+ * random one: the same password and context always give the same key, so an account can be
+ * found by it (one scrypt, however many accounts share the context). Per context it costs a
+ * guesser what a random salt does.
+ */
+export async function lookupKey(password: string, context: string): Promise<string> {
+  const salt = createHash('sha256').update(`affitrack lookup key\0${context}`).digest();
+  return (await derive(password, salt, N, R, P)).toString('base64url');
 }
