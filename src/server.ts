@@ -27,6 +27,7 @@ export async function serve(config: Config, role: Role): Promise<void> {
     if (ctx.db.dialect === 'sqlite') releaseLock = holdServeLock(config.dataDir);
     const { applied } = await migrateToLatest(ctx.db);
     if (applied.length > 0) ctx.logger.info({ applied }, 'migrations applied');
+    ctx.db.waitForLocksBetweenTries();
 
     if (role !== 'worker' && ctx.db.dialect === 'sqlite') {
       const released = await releaseAbandonedClaims(ctx);

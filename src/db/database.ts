@@ -51,7 +51,7 @@ interface SettleHook {
 /** Pause before a lost LISTEN connection is re-opened. */
 const LISTEN_RETRY_MS = 1000;
 
-/** How long a SQLite writer waits for another process's lock before failing. */
+/** How long SQLite waits for another process's lock inside its busy handler (blocking the thread) before failing. */
 const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 // PostgreSQL returns BIGINT (20) and NUMERIC (1700, e.g. SUM of BIGINT) as strings so no
@@ -80,6 +80,8 @@ export class Database {
   readonly read: Kysely<Schema>;
   private readonly write: Kysely<Schema>;
   private readonly committer: GroupCommitter | null;
+  /** SQLite: the writer's own connection. */
+  private readonly writer: SQLite.Database | null = null;
   /**
    * Set while a unit of work of `transact` runs (through every await inside it): its
    * commit/rollback hooks. Refuses nested `transact` calls and gives `afterCommit` the unit
@@ -136,6 +138,7 @@ export class Database {
       // 20). In memory it is a few pages per unit, dropped at its release. The reader keeps
       // the default: its big sorts (dashboard lists, CSV exports) may need the disk.
       writer.pragma('temp_store = MEMORY');
+      this.writer = writer;
       const reader = openSqlite(file);
       this.write = new Kysely<Schema>({ dialect: watchingChanges(new SharedFileSqliteDialect(writer), this.changes) });
       this.read = new Kysely<Schema>({ dialect: new LiteralLimitSqliteDialect(reader) });
@@ -143,6 +146,16 @@ export class Database {
       this.committer = new GroupCommitter(this.write, writer);
       this.dataVersion = writer.prepare('PRAGMA data_version').pluck();
     }
+  }
+
+  /**
+   * SQLite, for a process serving requests (after its migrations): a write transaction that
+   * finds another process's write lock (a CLI command's) waits between tries, off the event
+   * loop (sqliteDialect.ts), instead of in SQLite's busy handler, which would freeze every
+   * request meanwhile. Fails as before after SQLITE_LOCK_WAIT_MS.
+   */
+  waitForLocksBetweenTries(): void {
+    this.writer?.pragma('busy_timeout = 0');
   }
 
   /** Reports the size of every SQLite group-commit batch to `listener` (metrics); PostgreSQL has none. */

@@ -11,10 +11,14 @@
  * The writer's dialect is made for a file shared by several processes (the server and a CLI
  * command, or two servers starting together):
  * - write transactions begin IMMEDIATE, taking the write lock up front, so a transaction
- *   waits (busy_timeout) for another process instead of failing when it first writes;
+ *   waits for another process instead of failing when it first writes. It waits between
+ *   tries, not in SQLite's busy handler (the writer's busy_timeout is 0, database.ts): that
+ *   one sleeps on the event loop's thread, and while a CLI command held the lock every
+ *   request of the server, reads and redirects too, stood still for up to 5 s;
  * - migrations run inside such a transaction (SQLite does support transactional DDL), so a
  *   second process migrating at the same time waits and then finds nothing left to do.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type SQLite from 'better-sqlite3';
 import {
   CompiledQuery,
@@ -65,11 +69,26 @@ class TransactionalDdlSqliteAdapter extends SqliteAdapter {
   }
 }
 
+/** How long a write transaction waits for another process's write lock before failing with SQLITE_BUSY. */
+export const SQLITE_LOCK_WAIT_MS = 5000;
+/** The longest pause between two tries (they start at 1 ms and double). */
+const LOCK_RETRY_MAX_MS = 25;
+const BEGIN = CompiledQuery.raw('begin immediate');
+
 export class SharedFileSqliteDialect extends LiteralLimitSqliteDialect {
   override createDriver(): Driver {
     const driver = super.createDriver();
     driver.beginTransaction = async (connection: DatabaseConnection) => {
-      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+      const giveUpAt = Date.now() + SQLITE_LOCK_WAIT_MS;
+      for (let pause = 1; ; pause = Math.min(2 * pause, LOCK_RETRY_MAX_MS)) {
+        try {
+          await connection.executeQuery(BEGIN);
+          return;
+        } catch (error) {
+          if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= giveUpAt) throw error;
+        }
+        await sleep(pause);
+      }
     };
     return driver;
   }

@@ -5,32 +5,35 @@
  * is legitimate — sequential, concurrent, and after-commit transactions — still runs.
  */
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import SQLite from 'better-sqlite3';
 import { NestedTransactionError } from '../../src/db/database.js';
 import { createTestDatabase, migrateTestDatabase, type TestDatabase, testedDialects } from '../helpers.js';
 
 /** A guard only: a nested call on SQLite used to hang, and a hang must fail the test, not the run. */
 const GUARD = { timeout: 20_000 };
 
+let counter = 0;
+const insertBrand = (name: string) => ({
+  id: `brd_tx${++counter}`,
+  name,
+  slug: `tx-${counter}`,
+  timezone: 'UTC',
+  currency: 'USD',
+  fraud_threshold: 75,
+  auto_ban_high_risk_clicks: null,
+  auto_ban_window_minutes: null,
+  created_at: 0,
+  updated_at: 0,
+});
+
 for (const dialect of testedDialects()) {
   describe(`transactions inside transactions (${dialect})`, () => {
     let database: TestDatabase;
     const names = async () =>
       (await database.db.read.selectFrom('brands').select('name').orderBy('name').execute()).map((r) => r.name);
-    let counter = 0;
-    const insertBrand = (name: string) => ({
-      id: `brd_tx${++counter}`,
-      name,
-      slug: `tx-${counter}`,
-      timezone: 'UTC',
-      currency: 'USD',
-      fraud_threshold: 75,
-      auto_ban_high_risk_clicks: null,
-      auto_ban_window_minutes: null,
-      created_at: 0,
-      updated_at: 0,
-    });
     before(async () => {
       database = await createTestDatabase(dialect);
       await migrateTestDatabase(database.db);
@@ -93,3 +96,33 @@ for (const dialect of testedDialects()) {
     });
   });
 }
+
+describe("a write that finds another process's write lock (SQLite)", () => {
+  let database: TestDatabase;
+  before(async () => {
+    database = await createTestDatabase('sqlite');
+    await migrateTestDatabase(database.db);
+  });
+  after(() => database.drop());
+
+  it('waits off the event loop, serving reads meanwhile, and commits once the lock is released', GUARD, async () => {
+    database.db.waitForLocksBetweenTries();
+    // As a CLI command holds it: another connection to the file, inside a write transaction.
+    const other = new SQLite(path.join(database.dataDir, 'affitrack.db'));
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const write = database.db.transact((trx) => trx.insertInto('brands').values(insertBrand('Waited')).execute());
+      // In SQLite's busy handler the thread slept for up to 5 s and the write then failed: this
+      // timer could not run to release the lock in time.
+      await sleep(200);
+      const read = await database.db.read.selectFrom('brands').select('id').execute();
+      assert.deepEqual(read, [], 'reads are answered while the write waits');
+      other.exec('COMMIT');
+      await write;
+      const written = await database.db.read.selectFrom('brands').select('name').execute();
+      assert.deepEqual(written, [{ name: 'Waited' }]);
+    } finally {
+      other.close();
+    }
+  });
+});
