@@ -310,10 +310,32 @@ for (const dialect of testedDialects()) {
           values ('ip:127.0.0.1', ${key}, ${fingerprint}, 201, ${answer}, 1, 0, ${Date.now()})`.execute(
           database.db.admin,
         );
+        // More keys than the migration copies at once, one of them claimed by a request still running.
+        const others = Array.from({ length: 1200 }, (_, i) => ({
+          scope: `key_${i % 7}`,
+          key: `other-${i}`,
+          fingerprint: 'f',
+          status_code: i === 0 ? null : 200,
+          response_body: i === 0 ? null : `{"n":${i}}`,
+          work_committed: i === 0 ? 0 : 1,
+          locked_until: 0,
+          created_at: Date.now(),
+        }));
+        for (let i = 0; i < others.length; i += 200) {
+          await database.db.admin
+            .insertInto('idempotency_keys')
+            .values(others.slice(i, i + 200))
+            .execute();
+        }
         env = await createTestEnv(dialect, { database, clock: new ManualClock(Date.now()) });
-        const row = await env.ctx.db.read.selectFrom('idempotency_keys').selectAll().executeTakeFirstOrThrow();
-        assert.equal(row.key, storedKeyOf(key));
-        assert.ok(!row.response_body?.includes('prt_storedbeforeupgrade'));
+        const rows = await env.ctx.db.read.selectFrom('idempotency_keys').selectAll().execute();
+        assert.equal(rows.length, 1201);
+        const last = rows.find((r) => r.key === storedKeyOf('other-1199'));
+        assert.equal(openAnswer(sealingKeyOf('key_2', 'other-1199'), last?.response_body ?? ''), '{"n":1199}');
+        assert.equal(rows.find((r) => r.key === storedKeyOf('other-0'))?.response_body, null);
+        const row = rows.find((r) => r.scope === 'ip:127.0.0.1');
+        assert.equal(row?.key, storedKeyOf(key));
+        assert.ok(!row?.response_body?.includes('prt_storedbeforeupgrade'));
         const http = await listen(env);
         const replay = await http.call('POST', '/api/public/partners/apply', {
           body,
