@@ -1,7 +1,10 @@
 /** `affitrack serve`: migrate, bootstrap, then run the API and/or the worker until a signal. */
+
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
+import { ListenError } from './cliErrors.js';
 import { type Config, localUrl } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { holdServeLock } from './db/serveLock.js';
@@ -22,6 +25,7 @@ const DEFAULT_LOCAL_URL = localUrl('127.0.0.1', 3000);
 export async function serve(config: Config, role: Role): Promise<void> {
   const ctx = createContext(config);
   let app: FastifyInstance | null = null;
+  let metricsServer: Server | null = null;
   let releaseLock = () => {};
   try {
     if (ctx.db.dialect === 'sqlite') releaseLock = holdServeLock(config.dataDir);
@@ -40,30 +44,32 @@ export async function serve(config: Config, role: Role): Promise<void> {
         loadCountryRanges().catch((error) => ctx.logger.error({ err: error }, 'could not load country ranges')),
       ]);
       app = await buildApp(ctx);
-      await app.listen({ port: config.port, host: config.host });
+      // Ready first, so that whatever `listen` throws is about the port.
+      await app.ready();
+      await app.listen({ port: config.port, host: config.host }).catch((error) => {
+        throw new ListenError('PORT', config.port, config.host, error);
+      });
       // With PORT=0 the system picked the port: links must carry that one, not 0. The app
       // reads `config.publicUrl` per request, so this one update reaches every page and link.
       const { port } = app.server.address() as AddressInfo;
       if (!config.publicUrlIsExplicit) config.publicUrl = localUrl(config.host, port);
     }
-    // Only once the port is ours: a key shown by a server that then failed to start would be
+    // A worker-only process has no API port: its metrics need METRICS_PORT.
+    metricsServer = await startMetricsServer(ctx).catch((error) => {
+      throw new ListenError('METRICS_PORT', config.metricsPort ?? 0, config.host, error);
+    });
+    // Only once the ports are ours: a key shown by a server that then failed to start would be
     // the one key of the Default brand, printed before an error and easily lost.
     const first = await bootstrapDefaultBrand(ctx);
     if (first) showFirstKey(first.secret, first.brand.id, config.publicUrl);
   } catch (error) {
     // The caller prints one line and exits; close what was opened so nothing is left half-done.
+    metricsServer?.close();
     await app?.close();
     await closeContext(ctx);
     releaseLock();
     throw error;
   }
-  // A worker-only process has no API port: its metrics need METRICS_PORT.
-  const metricsServer = await startMetricsServer(ctx).catch(async (error) => {
-    await app?.close();
-    await closeContext(ctx);
-    releaseLock();
-    throw error;
-  });
   const worker = role === 'api' ? null : new Worker(createJobs(ctx), ctx.logger);
   worker?.start();
   ctx.logger.info({ role, database: ctx.db.dialect, ...(app ? { url: config.publicUrl } : {}) }, 'affitrack started');
