@@ -51,6 +51,7 @@ const REASONS: Record<string, string> = {
   EHOSTUNREACH: 'host unreachable',
   ENETUNREACH: 'network unreachable',
   ETIMEDOUT: 'connection timed out',
+  EAI_FAIL: 'host name lookup failed',
 };
 
 function reasonOf(error: SystemError): string {
@@ -143,6 +144,15 @@ function listenError({ variable, port: configured, host: configuredHost, cause }
       );
     case 'EADDRNOTAVAIL':
       return new CommandError('host_unavailable', `HOST ${host} is not an address of this machine`, EXIT_FAILURE);
+    // HOST is a name the system could not look up (listen resolves it first).
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+      return new CommandError(
+        'host_unavailable',
+        `HOST ${host} cannot be resolved (${reasonOf(error)}): set HOST to a name or address of this machine`,
+        EXIT_FAILURE,
+      );
     default:
       return new CommandError(
         'listen_failed',

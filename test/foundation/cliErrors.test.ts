@@ -47,6 +47,16 @@ describe('what a failed command says', () => {
     assert.equal(failure.message, 'HOST 192.0.2.1 is not an address of this machine');
   });
 
+  it('names HOST when looking its name up failed for the time being', () => {
+    const cause = systemError('getaddrinfo EAI_AGAIN api.internal', { code: 'EAI_AGAIN', syscall: 'getaddrinfo' });
+    const failure = toCommandError(new ListenError('PORT', 80, 'api.internal', cause), sqlite);
+    assert.deepEqual([failure.code, failure.exitCode], ['host_unavailable', EXIT_FAILURE]);
+    assert.equal(
+      failure.message,
+      'HOST api.internal cannot be resolved (host name lookup failed): set HOST to a name or address of this machine',
+    );
+  });
+
   it('names DATABASE_URL, not its password, when PostgreSQL refuses the login', () => {
     const failure = toCommandError(
       systemError('password authentication failed for user "app"', { code: '28P01' }),

@@ -120,6 +120,21 @@ describe('start-up errors', () => {
     }
   });
 
+  it('names HOST in one line and exits 1 when it is a name that cannot be resolved', async () => {
+    // .invalid never resolves (RFC 6761), on any resolver.
+    const env = {
+      DATA_DIR: path.join(dataDir, 'bad-host'),
+      PORT: String(await freePort()),
+      HOST: 'no-such-host.invalid',
+    };
+    const result = await runCli(['serve', '--json'], env);
+    const message = assertFailure(result, { exitCode: 1, code: 'host_unavailable', json: true, logsOnStdout: true });
+    assert.match(
+      message,
+      /^HOST no-such-host\.invalid cannot be resolved \((host not found|host name lookup failed)\)/,
+    );
+  });
+
   it('names DATA_DIR in one line when the SQLite directory is not writable', async (t) => {
     const locked = path.join(dataDir, 'locked');
     mkdirSync(locked);
