@@ -61,7 +61,7 @@ export async function serve(config: Config, role: Role): Promise<void> {
     // Only once the ports are ours: a key shown by a server that then failed to start would be
     // the one key of the Default brand, printed before an error and easily lost.
     const first = await bootstrapDefaultBrand(ctx);
-    if (first) showFirstKey(first.secret, first.brand.id, config.publicUrl);
+    if (first) showFirstKey(first.secret, first.brand.id, config, role);
   } catch (error) {
     // The caller prints one line and exits; close what was opened so nothing is left half-done.
     metricsServer?.close();
@@ -91,15 +91,24 @@ export async function serve(config: Config, role: Role): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'));
 }
 
+/** A value as a POSIX shell reads it back unchanged: bare when safe, else in single quotes. */
+function shellWord(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
 /**
  * The first key is printed once, for a person, and never into the structured log (which
  * goes to stdout, where log shippers would keep it): on the terminal when stdout is one,
  * otherwise on stderr, beside the process's other human-readable messages.
  */
-function showFirstKey(apiKey: string, brandId: string, publicUrl: string): void {
+function showFirstKey(apiKey: string, brandId: string, config: Config, role: Role): void {
   const out = process.stdout.isTTY ? process.stdout : process.stderr;
+  // A worker serves no HTTP: its own address answers nothing, so only a PUBLIC_URL (where
+  // the API servers are) is worth pointing at.
+  const apiUrl = role !== 'worker' || config.publicUrlIsExplicit ? config.publicUrl : null;
   // `users create` prints the dashboard URL of its own environment: hand it this server's.
-  const cliEnv = publicUrl === DEFAULT_LOCAL_URL ? '' : `PUBLIC_URL=${publicUrl} `;
+  const cliEnv = apiUrl !== null && apiUrl !== DEFAULT_LOCAL_URL ? `PUBLIC_URL=${shellWord(apiUrl)} ` : '';
+  const usersCreate = `${cliEnv}npx affitrack users create --brand ${brandId} --email you@example.com`;
   out.write(
     [
       '',
@@ -107,11 +116,13 @@ function showFirstKey(apiKey: string, brandId: string, publicUrl: string): void 
       '',
       `    ${apiKey}`,
       '',
-      `  Try: curl -H "Authorization: Bearer ${apiKey}" ${publicUrl}/api/v1/brand`,
+      apiUrl === null
+        ? '  This worker serves no HTTP: try the key on an API server (affitrack serve --role api) on this database.'
+        : `  Try: curl -H "Authorization: Bearer ${apiKey}" ${apiUrl}/api/v1/brand`,
       '',
       '  To sign in to the dashboard, create a user:',
-      `    ${cliEnv}npx affitrack users create --brand ${brandId} --email you@example.com`,
-      `  then open ${publicUrl}/dashboard`,
+      `    ${usersCreate}`,
+      apiUrl === null ? '  then open /dashboard on an API server' : `  then open ${apiUrl}/dashboard`,
       '',
       '',
     ].join('\n'),

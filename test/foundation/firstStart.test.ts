@@ -1,6 +1,7 @@
 /**
  * The first `serve` on an empty database prints the new API key once, for a person: on the
  * terminal when stdout is one, otherwise on stderr — never among the JSON log lines on stdout.
+ * A worker (which serves no HTTP) suggests no request to its own address.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -11,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { CLI, ROOT } from '../chaos/service.js';
 import { freePort } from '../net.js';
 import { waitFor } from '../wait.js';
+import { childEnv } from './cliProcess.js';
 
 const KEY = /afk_[A-Za-z0-9_-]+/g;
 
@@ -106,5 +108,45 @@ describe('the first API key on first start', () => {
     assert.equal(new Set(terminal.match(KEY) ?? []).size, 1, terminal);
     assert.match(terminal, /shown once/);
     assert.doesNotMatch(readFileSync(errFile, 'utf8'), KEY);
+  });
+
+  /** Starts `serve` (args after it) on a fresh database with only `extra` set, and collects its output. */
+  function startServe(args: string[], extra: Record<string, string>) {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve', ...args], {
+      cwd: ROOT,
+      env: childEnv({ LOG_LEVEL: 'info', ...extra }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = { stdout: '', stderr: '' };
+    child.stdout.on('data', (chunk) => {
+      output.stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      output.stderr += chunk;
+    });
+    return { child, output };
+  }
+
+  it('suggests no request to a worker, which serves no HTTP', async () => {
+    const port = await freePort();
+    const { child, output } = startServe(['--role', 'worker'], {
+      DATA_DIR: path.join(dataDir, 'worker'),
+      PORT: String(port),
+    });
+    let reachable = true;
+    await whileStarted(
+      child,
+      () => output.stdout,
+      async () => {
+        reachable = await fetch(`http://127.0.0.1:${port}/health`).then(
+          () => true,
+          () => false,
+        );
+      },
+    );
+    assert.equal(reachable, false, 'nothing listens on the port a worker was given');
+    assert.equal(new Set(output.stderr.match(KEY) ?? []).size, 1, output.stderr);
+    assert.doesNotMatch(output.stderr, /curl|127\.0\.0\.1/, output.stderr);
+    assert.match(output.stderr, /This worker serves no HTTP/);
   });
 });
