@@ -2,10 +2,11 @@
 
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ListenError } from './cliErrors.js';
-import { type Config, localUrl } from './config.js';
+import { type Config, DEFAULT_DATA_DIR, localUrl } from './config.js';
 import { migrateToLatest } from './db/migrate.js';
 import { holdServeLock } from './db/serveLock.js';
 import { releaseAbandonedClaims } from './http/idempotency.js';
@@ -106,8 +107,15 @@ function showFirstKey(apiKey: string, brandId: string, config: Config, role: Rol
   // A worker serves no HTTP: its own address answers nothing, so only a PUBLIC_URL (where
   // the API servers are) is worth pointing at.
   const apiUrl = role !== 'worker' || config.publicUrlIsExplicit ? config.publicUrl : null;
-  // `users create` prints the dashboard URL of its own environment: hand it this server's.
-  const cliEnv = apiUrl !== null && apiUrl !== DEFAULT_LOCAL_URL ? `PUBLIC_URL=${shellWord(apiUrl)} ` : '';
+  // `users create` must open this server's database and print the dashboard URL of its own
+  // environment: the command carries whatever of that differs from a bare `affitrack`'s. A
+  // DATABASE_URL is not printed (it may hold a password), but named.
+  const cliEnv = [
+    config.databaseUrl === null && config.dataDir !== path.resolve(DEFAULT_DATA_DIR)
+      ? `DATA_DIR=${shellWord(config.dataDir)} `
+      : '',
+    apiUrl !== null && apiUrl !== DEFAULT_LOCAL_URL ? `PUBLIC_URL=${shellWord(apiUrl)} ` : '',
+  ].join('');
   const usersCreate = `${cliEnv}npx affitrack users create --brand ${brandId} --email you@example.com`;
   out.write(
     [
@@ -120,7 +128,9 @@ function showFirstKey(apiKey: string, brandId: string, config: Config, role: Rol
         ? '  This worker serves no HTTP: try the key on an API server (affitrack serve --role api) on this database.'
         : `  Try: curl -H "Authorization: Bearer ${apiKey}" ${apiUrl}/api/v1/brand`,
       '',
-      '  To sign in to the dashboard, create a user:',
+      config.databaseUrl === null
+        ? '  To sign in to the dashboard, create a user:'
+        : "  To sign in to the dashboard, create a user (with this server's DATABASE_URL set):",
       `    ${usersCreate}`,
       apiUrl === null ? '  then open /dashboard on an API server' : `  then open ${apiUrl}/dashboard`,
       '',
