@@ -36,7 +36,10 @@ export function answerClientError(log: FastifyBaseLogger, error: Error & { code?
   const { code, message } = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED;
   const status = ERROR_CODES[code];
   log.debug({ err: error, status }, 'malformed request refused');
-  if (socket.writable) {
+  // A response whose head is already on the wire (Node keeps it as the socket's
+  // `_httpMessage`) cannot be followed by another: Node's own answer makes the same check.
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
     const requestId = randomUUID();
     const body = errorJson(code, message, requestId);
     socket.write(
