@@ -17,6 +17,7 @@ import { idempotency } from './http/idempotency.js';
 import { jsonShapeProblem, refuseUnacceptableInput } from './http/inputText.js';
 import { type OpenApiOptions, registerOpenApi } from './http/openapi.js';
 import { ErrorBody } from './http/schemas.js';
+import { serverTimeouts } from './http/timeouts.js';
 import { registerValidators } from './http/validation.js';
 import { brandRoutes } from './modules/brands/routes.js';
 import { clickRoutes, trackingRoutes } from './modules/clicks/routes.js';
@@ -51,6 +52,7 @@ const REQUEST_LOG_LEVELS = new Set(['trace', 'debug', 'info']);
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
+  const timeouts = serverTimeouts(ctx.config.requestTimeoutMs);
   const app = Fastify({
     loggerInstance: ctx.logger,
     // Fastify's own two lines per request are replaced by one (onResponse hook below).
@@ -65,13 +67,18 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // Ids longer than find-my-way's default 100 characters still reach their route, which
     // answers its own 404 with the usual headers (a request id, rate-limit counters).
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
-    // Slow clients must not hold sockets for ever.
-    connectionTimeout: ctx.config.requestTimeoutMs,
-    requestTimeout: ctx.config.requestTimeoutMs,
+    // Slow clients must not hold sockets for ever, and are told so with a 408 (http/timeouts.ts).
+    connectionTimeout: timeouts.idleTimeout,
+    requestTimeout: timeouts.requestTimeout,
     // Requests the HTTP parser refuses, and the two checks Node and Fastify would answer in
     // their own shapes, are answered in the API's error shape (http/clientErrors.ts).
     clientErrorHandler: (error, socket) => answerClientError(ctx.logger, error, socket),
-    http: { requireHostHeader: false },
+    http: {
+      requireHostHeader: false,
+      requestTimeout: timeouts.requestTimeout,
+      headersTimeout: timeouts.headersTimeout,
+      connectionsCheckingInterval: timeouts.connectionsCheckingInterval,
+    },
     return503OnClosing: false,
     // Errors the router raises before any handler (bad percent-encoding, over-long
     // parameters) are answered in the API's error shape too.

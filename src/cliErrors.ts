@@ -51,6 +51,7 @@ const REASONS: Record<string, string> = {
   EHOSTUNREACH: 'host unreachable',
   ENETUNREACH: 'network unreachable',
   ETIMEDOUT: 'connection timed out',
+  EAI_FAIL: 'host name lookup failed',
 };
 
 function reasonOf(error: SystemError): string {
@@ -105,26 +106,59 @@ function databaseError(error: SystemError, config: Config): CommandError | null 
   );
 }
 
-function listenError(error: SystemError, config: Config): CommandError {
-  const port = typeof error.port === 'number' ? error.port : config.port;
-  const host = typeof error.address === 'string' ? error.address : config.host;
+/** The variables naming a port `serve` listens on (both on HOST). */
+export type PortVariable = 'PORT' | 'METRICS_PORT';
+
+/**
+ * `serve` could not listen on the port `variable` names. The system's error alone cannot say
+ * which of the server's ports it was (PORT and METRICS_PORT may even hold the same number),
+ * so the caller that listened says it.
+ */
+export class ListenError extends Error {
+  constructor(
+    readonly variable: PortVariable,
+    readonly port: number,
+    readonly host: string,
+    cause: unknown,
+  ) {
+    super(`cannot listen on ${host}:${port} (${variable})`, { cause });
+  }
+}
+
+function listenError({ variable, port: configured, host: configuredHost, cause }: ListenError): CommandError {
+  const error = (cause ?? {}) as SystemError;
+  const port = typeof error.port === 'number' ? error.port : configured;
+  const host = typeof error.address === 'string' ? error.address : configuredHost;
   switch (error.code) {
     case 'EADDRINUSE':
       return new CommandError(
         'port_in_use',
-        `PORT ${port} is already in use on ${host}: stop the process holding it or set PORT to a free port`,
+        `${variable} ${port} is already in use on ${host}: stop the process holding it or set ${variable} to a free port`,
         EXIT_FAILURE,
       );
     case 'EACCES':
       return new CommandError(
         'port_not_permitted',
-        `PORT ${port} on ${host} needs privileges this process does not have: set PORT to 1024 or above`,
+        `${variable} ${port} on ${host} needs privileges this process does not have: set ${variable} to 1024 or above`,
         EXIT_FAILURE,
       );
     case 'EADDRNOTAVAIL':
       return new CommandError('host_unavailable', `HOST ${host} is not an address of this machine`, EXIT_FAILURE);
+    // HOST is a name the system could not look up (listen resolves it first).
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+      return new CommandError(
+        'host_unavailable',
+        `HOST ${host} cannot be resolved (${reasonOf(error)}): set HOST to a name or address of this machine`,
+        EXIT_FAILURE,
+      );
     default:
-      return new CommandError('listen_failed', `cannot listen on ${host}:${port}: ${reasonOf(error)}`, EXIT_FAILURE);
+      return new CommandError(
+        'listen_failed',
+        `cannot listen on ${host}:${port} (${variable}): ${reasonOf(error)}`,
+        EXIT_FAILURE,
+      );
   }
 }
 
@@ -143,7 +177,7 @@ export function toCommandError(error: unknown, config: Config | null): CommandEr
     const [problem] = String(system.message).split(/\.(?:\s|$)/);
     return usageError(problem || 'Invalid arguments');
   }
-  if (config && system.syscall === 'listen') return listenError(system, config);
+  if (error instanceof ListenError) return listenError(error);
   const database = config ? databaseError(system, config) : null;
   if (database) return database;
   const message = error instanceof Error ? error.message : String(error);

@@ -212,6 +212,9 @@ function readUrl(env: Env, name: string, protocols: string[]): string | null {
   return raw;
 }
 
+/** Where the SQLite database lives without DATA_DIR, relative to the working directory. */
+export const DEFAULT_DATA_DIR = './data';
+
 /** Addresses that mean "every interface": a browser cannot open them, their loopback twin it can. */
 const WILDCARD_HOSTS: Record<string, string> = { '0.0.0.0': '127.0.0.1', '::': '[::1]' };
 
@@ -233,7 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     publicUrl,
     publicUrlIsExplicit: explicitUrl !== null,
-    dataDir: path.resolve(env.DATA_DIR?.trim() || './data'),
+    dataDir: path.resolve(env.DATA_DIR?.trim() || DEFAULT_DATA_DIR),
     databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databaseNamedStatements: readBool(env, 'DATABASE_NAMED_STATEMENTS', true),
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),

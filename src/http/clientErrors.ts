@@ -41,7 +41,10 @@ export function answerClientError(
   const status = ERROR_CODES[code];
   // Not the error itself: the parser's `rawPacket` holds the request's bytes, Authorization and Cookie included.
   log.debug({ code: error.code, reason: error.reason, status }, 'malformed request refused');
-  if (socket.writable) {
+  // A response whose head is already on the wire (Node keeps it as the socket's
+  // `_httpMessage`) cannot be followed by another: Node's own answer makes the same check.
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (socket.writable && !inFlight?.headersSent) {
     const requestId = randomUUID();
     const body = errorJson(code, message, requestId);
     socket.write(

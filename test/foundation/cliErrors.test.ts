@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EXIT_FAILURE, EXIT_USER_ERROR, toCommandError } from '../../src/cliErrors.js';
+import { EXIT_FAILURE, EXIT_USER_ERROR, ListenError, toCommandError } from '../../src/cliErrors.js';
 import { loadConfig } from '../../src/config.js';
 import { ApiError } from '../../src/http/errors.js';
 
@@ -18,22 +18,43 @@ function systemError(message: string, fields: Record<string, unknown>): Error {
 
 describe('what a failed command says', () => {
   it('names PORT when binding it needs privileges', () => {
-    const failure = toCommandError(
-      systemError('listen EACCES', { code: 'EACCES', syscall: 'listen', address: '0.0.0.0', port: 80 }),
-      sqlite,
-    );
+    const cause = systemError('listen EACCES', { code: 'EACCES', syscall: 'listen', address: '0.0.0.0', port: 80 });
+    const failure = toCommandError(new ListenError('PORT', 80, '0.0.0.0', cause), sqlite);
     assert.equal(failure.code, 'port_not_permitted');
     assert.equal(failure.exitCode, EXIT_FAILURE);
     assert.match(failure.message, /^PORT 80 on 0\.0\.0\.0 needs privileges/);
   });
 
-  it('names HOST when it is not an address of this machine', () => {
-    const failure = toCommandError(
-      systemError('listen EADDRNOTAVAIL', { code: 'EADDRNOTAVAIL', syscall: 'listen', address: '192.0.2.1', port: 80 }),
-      sqlite,
+  it('names METRICS_PORT when binding the metrics port needs privileges, even on the number PORT has', () => {
+    const cause = systemError('listen EACCES', { code: 'EACCES', syscall: 'listen', address: '0.0.0.0', port: 80 });
+    const failure = toCommandError(new ListenError('METRICS_PORT', 80, '0.0.0.0', cause), sqlite);
+    assert.equal(failure.code, 'port_not_permitted');
+    assert.equal(
+      failure.message,
+      'METRICS_PORT 80 on 0.0.0.0 needs privileges this process does not have: set METRICS_PORT to 1024 or above',
     );
+  });
+
+  it('names HOST when it is not an address of this machine', () => {
+    const cause = systemError('listen EADDRNOTAVAIL', {
+      code: 'EADDRNOTAVAIL',
+      syscall: 'listen',
+      address: '192.0.2.1',
+      port: 80,
+    });
+    const failure = toCommandError(new ListenError('PORT', 80, '192.0.2.1', cause), sqlite);
     assert.equal(failure.code, 'host_unavailable');
     assert.equal(failure.message, 'HOST 192.0.2.1 is not an address of this machine');
+  });
+
+  it('names HOST when looking its name up failed for the time being', () => {
+    const cause = systemError('getaddrinfo EAI_AGAIN api.internal', { code: 'EAI_AGAIN', syscall: 'getaddrinfo' });
+    const failure = toCommandError(new ListenError('PORT', 80, 'api.internal', cause), sqlite);
+    assert.deepEqual([failure.code, failure.exitCode], ['host_unavailable', EXIT_FAILURE]);
+    assert.equal(
+      failure.message,
+      'HOST api.internal cannot be resolved (host name lookup failed): set HOST to a name or address of this machine',
+    );
   });
 
   it('names DATABASE_URL, not its password, when PostgreSQL refuses the login', () => {

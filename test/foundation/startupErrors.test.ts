@@ -54,6 +54,17 @@ describe('start-up errors', () => {
       });
     }
 
+    it('names METRICS_PORT, not PORT, when the metrics port is the one held, before any key is shown', async () => {
+      const env = { DATA_DIR: path.join(dataDir, 'metrics-busy'), PORT: String(await freePort()) };
+      const result = await runCli(['serve', '--json'], { ...env, METRICS_PORT: String(port) });
+      // One line on stderr: the first key was not printed (and used up) by a server that then failed.
+      const message = assertFailure(result, { exitCode: 1, code: 'port_in_use', json: true, logsOnStdout: true });
+      assert.equal(
+        message,
+        `METRICS_PORT ${port} is already in use on 127.0.0.1: stop the process holding it or set METRICS_PORT to a free port`,
+      );
+    });
+
     it('has not used up the first API key: the next start, on a free port, prints it', async () => {
       const env = { DATA_DIR: path.join(dataDir, 'first-key'), PORT: String(port) };
       assertFailure(await runCli(['serve'], env), { exitCode: 1, code: 'port_in_use', json: false });
@@ -107,6 +118,21 @@ describe('start-up errors', () => {
       third.server.kill('SIGTERM');
       await third.exited;
     }
+  });
+
+  it('names HOST in one line and exits 1 when it is a name that cannot be resolved', async () => {
+    // .invalid never resolves (RFC 6761), on any resolver.
+    const env = {
+      DATA_DIR: path.join(dataDir, 'bad-host'),
+      PORT: String(await freePort()),
+      HOST: 'no-such-host.invalid',
+    };
+    const result = await runCli(['serve', '--json'], env);
+    const message = assertFailure(result, { exitCode: 1, code: 'host_unavailable', json: true, logsOnStdout: true });
+    assert.match(
+      message,
+      /^HOST no-such-host\.invalid cannot be resolved \((host not found|host name lookup failed)\)/,
+    );
   });
 
   it('names DATA_DIR in one line when the SQLite directory is not writable', async (t) => {
