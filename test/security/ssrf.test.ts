@@ -126,6 +126,38 @@ for (const dialect of testedDialects()) {
     });
   });
 
+  describe(`Outbound URLs on this service's own host are refused (${dialect})`, () => {
+    let env: TestEnv;
+    before(async () => {
+      env = await createTestEnv(dialect, { env: { ...UNLIMITED, PUBLIC_URL: 'https://track.example.com' } });
+    });
+    after(() => env.close());
+
+    it('refuses its tracking links and pixel as webhook and postback URLs, any scheme or case (they would click, record or loop)', async () => {
+      const partner = await env.request('POST', '/api/v1/partners', { body: { name: 'P', email: 'p@example.com' } });
+      const control = await env.request('POST', WEBHOOKS, {
+        body: { url: 'https://hooks.example.com/h', events: ['cap.reached'] },
+      });
+      assert.equal(control.status, 201, 'control: another host is accepted');
+      for (const url of [
+        'https://track.example.com/t/off_1/prt_1',
+        'http://TRACK.example.com/postback?token=pbt_x&click_id={click_id}',
+      ]) {
+        const attempts = {
+          'POST webhooks': await env.request('POST', WEBHOOKS, { body: { url, events: ['cap.reached'] } }),
+          'PATCH webhooks/:id': await env.request('PATCH', `${WEBHOOKS}/${control.body.id}`, { body: { url } }),
+          'POST postbacks': await env.request('POST', `/api/v1/partners/${partner.body.id}/postbacks`, {
+            body: { url, events: ['conversion.created'] },
+          }),
+        };
+        for (const [where, res] of Object.entries(attempts)) {
+          const error = expectError(res, 422, 'validation_error');
+          assert.match(error.details?.[0]?.message ?? '', /this service itself/, `${where} ${url}`);
+        }
+      }
+    });
+  });
+
   describe(`SSRF: redirects and changing DNS answers (${dialect})`, () => {
     it('records a 302 or 307 as a failed attempt and never follows it to the Location', async () => {
       const env = await createTestEnv(dialect);
