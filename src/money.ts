@@ -5,6 +5,12 @@
  * dashboard's forms, its CSV exports and the amounts the pages show (dashboard/format.ts).
  */
 
+/**
+ * The largest amount of one conversion, offer or payout minimum, in minor units: ten billion
+ * in major units, beyond any real payout, and far enough below 2^53 that sums of many stay exact.
+ */
+export const MAX_AMOUNT_CENTS = 1_000_000_000_000;
+
 const decimalsByCurrency = new Map<string, number>();
 
 /** Digits after the decimal point of a currency (2 for USD, 0 for JPY, 3 for KWD); 2 for a code Intl does not know. */

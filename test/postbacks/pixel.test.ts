@@ -255,6 +255,47 @@ for (const dialect of testedDialects()) {
         assert.equal((await h.conversions(offerId)).length, 0);
       });
 
+      it('refuses amounts above the API bound (10,000,000,000.00), as POST /conversions does', async () => {
+        const { offerId, clickId, token } = await h.setup();
+        for (const field of ['amount', 'payout']) {
+          const res = await h.pixel({ token, click_id: clickId, [field]: '10000000000.01' });
+          const error = expectError(res, 422, 'validation_error');
+          assert.deepEqual(
+            [error.details?.[0]?.path, error.details?.[0]?.message],
+            [`query.${field}`, 'must be at most 10000000000.00, as on POST /api/v1/conversions'],
+          );
+        }
+        assert.equal((await h.pixel({ token, click_id: clickId, amount: '10000000000.00' })).status, 200);
+        assert.deepEqual(
+          (await h.conversions(offerId)).map((c) => c.revenueCents),
+          [1_000_000_000_000],
+        );
+      });
+
+      it('leaves a conversion whose payout the pixel set pending for a person, on an offer that starts approved', async () => {
+        const { offerId, clickId, token } = await h.setup({ conversionStatus: 'approved', holdSeconds: 60 });
+        assert.equal((await h.pixel({ token, click_id: clickId, amount: '20.00', txn_id: 'OFFER-PAY' })).status, 200);
+        const set = await h.pixel({ token, click_id: clickId, amount: '20.00', payout: '5000.00', txn_id: 'SET-PAY' });
+        assert.equal(set.status, 200);
+        const byTxn = Object.fromEntries(
+          (await h.conversions(offerId)).map((c) => [c.externalTxnId, [c.status, c.payoutCents, c.holdUntil]]),
+        );
+        assert.deepEqual(byTxn, { 'OFFER-PAY': ['approved', 300, null], 'SET-PAY': ['pending', 500000, null] });
+      });
+
+      it("refuses a request from this service's own sender (a postback pointed at its pixel would loop)", async () => {
+        const { offerId, clickId, token } = await h.setup();
+        const res = await env.app.inject({
+          url: `/postback?${new URLSearchParams({ token, click_id: clickId, txn_id: 'LOOP-1' })}`,
+          headers: { 'user-agent': 'Affitrack-Webhooks/1.0' },
+        });
+        assert.equal(
+          expectError({ status: res.statusCode, body: res.json() }, 422, 'validation_error').details?.[0]?.path,
+          'header.User-Agent',
+        );
+        assert.equal((await h.conversions(offerId)).length, 0);
+      });
+
       it('never accepts the API key in place of the token, not even with the key also in the header', async () => {
         const { offerId, clickId } = await h.setup();
         expectError(await h.pixel({ token: env.brand.apiKey, click_id: clickId }), 401, 'unauthorized');

@@ -15,8 +15,9 @@ import { NotFoundError } from '../../errors.js';
 import { enforceRateLimit } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import { errorResponses, KEYED_ERRORS, Resource } from '../../http/schemas.js';
-import { currencyDecimals, formatMajorUnits, parseMajorUnits } from '../../money.js';
+import { currencyDecimals, formatMajorUnits, MAX_AMOUNT_CENTS, parseMajorUnits } from '../../money.js';
 import { findClick } from '../clicks/repository.js';
+import { isOwnSender } from '../deliveries/userAgent.js';
 import { findOffer, type OfferRow } from '../offers/repository.js';
 import { isCurrencyCode } from '../validation.js';
 import { type AmountNames, recordConversion, relabelledAmountProblems } from './service.js';
@@ -117,6 +118,15 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
       },
       async (request, reply) => {
         const q = request.query;
+        if (isOwnSender(request.headers['user-agent'])) {
+          // A partner postback or webhook pointed at this pixel: each conversion would record the next.
+          throw ApiError.validation([
+            {
+              path: 'header.User-Agent',
+              message: "is this service's own sender: a postback cannot record conversions with its own pixel",
+            },
+          ]);
+        }
         // Limited per token (hashed: the counter key need not hold the secret itself).
         const tokenKey = createHash('sha256').update(q.token).digest('base64url');
         await enforceRateLimit(ctx, request, reply, `postback:${tokenKey}`, ctx.config.postbackRateLimitPerMinute);
@@ -142,30 +152,36 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
           const text = q[field];
           if (text === undefined || text === '') continue;
           const cents = parseMajorUnits(text, currency);
-          if (cents === null) {
-            throw ApiError.validation([
-              {
-                path: `query.${field}`,
-                message: `must be an amount in ${currency} such as ${exampleAmount(currency)}`,
-              },
-            ]);
+          if (cents === null || cents > MAX_AMOUNT_CENTS) {
+            const message =
+              cents === null
+                ? `must be an amount in ${currency} such as ${exampleAmount(currency)}`
+                : `must be at most ${formatMajorUnits(MAX_AMOUNT_CENTS, currency)}, as on POST /api/v1/conversions`;
+            throw ApiError.validation([{ path: `query.${field}`, message }]);
           }
           amounts[key] = cents;
         }
         // As on POST /conversions, named by this route's parameters.
         const relabelled = relabelledAmountProblems(q.currency, offer, amounts, PIXEL_AMOUNTS);
         if (relabelled.length > 0) throw ApiError.validation(relabelled);
-        await recordConversion(ctx, offer.brand_id, {
-          clickId: click.id,
-          ...amounts,
-          ...(q.currency ? { currency: q.currency } : {}),
-          ...(q.txn_id ? { externalTxnId: q.txn_id } : {}),
-          ...(q.sub1 ? { sub1: q.sub1 } : {}),
-          ...(q.sub2 ? { sub2: q.sub2 } : {}),
-          ...(q.sub3 ? { sub3: q.sub3 } : {}),
-          ...(q.sub4 ? { sub4: q.sub4 } : {}),
-          ...(q.sub5 ? { sub5: q.sub5 } : {}),
-        });
+        // Whoever sees the pixel's URL (it sits in public pages) could set the partner's pay with it.
+        const needsReview = amounts.payoutCents !== undefined;
+        await recordConversion(
+          ctx,
+          offer.brand_id,
+          {
+            clickId: click.id,
+            ...amounts,
+            ...(q.currency ? { currency: q.currency } : {}),
+            ...(q.txn_id ? { externalTxnId: q.txn_id } : {}),
+            ...(q.sub1 ? { sub1: q.sub1 } : {}),
+            ...(q.sub2 ? { sub2: q.sub2 } : {}),
+            ...(q.sub3 ? { sub3: q.sub3 } : {}),
+            ...(q.sub4 ? { sub4: q.sub4 } : {}),
+            ...(q.sub5 ? { sub5: q.sub5 } : {}),
+          },
+          { needsReview },
+        );
         reply.header('cache-control', 'no-store');
         if (q.pixel === '1' || q.pixel === 'true') return reply.type('image/gif').send(TRANSPARENT_GIF);
         return reply.type('text/plain; charset=utf-8').send('OK');

@@ -1,10 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { MAX_AMOUNT_CENTS as MAX_CENTS } from '../../money.js';
 import { FormatQuery } from '../analytics/csv.js';
 import { VisitorFields } from '../analytics/schemas.js';
 import { Metadata, MetadataInput } from '../metadata.js';
 
-const MAX_CENTS = 1_000_000_000_000;
 const Sub = Type.String({ maxLength: 255 });
 
 export const ConversionStatus = Type.Union([

@@ -34,10 +34,21 @@ import {
 } from './repository.js';
 import type { CreateConversionBody } from './schemas.js';
 
+/** How a conversion is recorded beyond its body. */
+export interface RecordOptions {
+  /**
+   * Its amounts come from a caller that need not be the brand (the pixel postback, whose URL
+   * sits in public pages): it starts pending and waits for a person, as one from a high-risk
+   * click does, rather than approve itself.
+   */
+  needsReview?: boolean;
+}
+
 export async function recordConversion(
   ctx: AppContext,
   brandId: string,
   input: CreateConversionBody,
+  options: RecordOptions = {},
 ): Promise<RecordResult> {
   const problems: Problem[] = [];
   if (input.currency !== undefined && !isCurrencyCode(input.currency)) {
@@ -53,9 +64,9 @@ export async function recordConversion(
   // PostgreSQL, on an offer without caps: the conversion writes only its row, its fact, its
   // event and that event's deliveries, batched with the conversions arriving alongside it.
   if (ctx.db.batchesWrites && !hasCaps(parties.offer)) {
-    return conversionBatcher(ctx).record(conversionRow(parties, input, ctx.clock.now()));
+    return conversionBatcher(ctx).record(conversionRow(parties, input, ctx.clock.now(), options));
   }
-  return ctx.db.transact((trx) => recordConversionInTrx(ctx, trx, parties, input));
+  return ctx.db.transact((trx) => recordConversionInTrx(ctx, trx, parties, input, options));
 }
 
 /** What the amounts of a conversion are called where they were given: the API's fields, or a pixel's parameters. */
@@ -122,10 +133,11 @@ function conversionRow(
   { brand, offer, partner, click }: Parties,
   input: CreateConversionBody,
   now: number,
+  options: RecordOptions,
 ): ConversionRow {
-  // A conversion from a high-risk click waits for a person: pending, no automatic approval.
-  const highRisk = click?.high_risk === 1;
-  const status = highRisk ? 'pending' : offer.conversion_status;
+  // A conversion from a high-risk click, or one to review, waits for a person: pending, no automatic approval.
+  const forReview = click?.high_risk === 1 || options.needsReview === true;
+  const status = forReview ? 'pending' : offer.conversion_status;
   const sub = (n: 1 | 2 | 3 | 4 | 5) => input[`sub${n}`] ?? click?.[`sub${n}`] ?? null;
   return {
     id: newId('conv', now),
@@ -147,7 +159,7 @@ function conversionRow(
     cap_periods: null,
     // Hold time only means something for conversions that start pending.
     hold_until:
-      status === 'pending' && !highRisk && offer.hold_seconds !== null ? now + offer.hold_seconds * 1000 : null,
+      status === 'pending' && !forReview && offer.hold_seconds !== null ? now + offer.hold_seconds * 1000 : null,
     approved_at: status === 'approved' ? now : null,
     approved_by: null,
     rejected_at: null,
@@ -169,11 +181,12 @@ async function recordConversionInTrx(
   trx: Trx,
   parties: Parties,
   input: CreateConversionBody,
+  options: RecordOptions,
 ): Promise<RecordResult> {
   const { brand, offer } = parties;
   const brandId = brand.id;
   const now = ctx.clock.now();
-  const row = conversionRow(parties, input, now);
+  const row = conversionRow(parties, input, now, options);
 
   const existing = await insertConversionOnce(trx, row);
   if (existing) return { row: existing, created: false };

@@ -1,9 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { MAX_AMOUNT_CENTS as MAX_CENTS } from '../../money.js';
 import { Metadata, MetadataInput, MetadataPatch } from '../metadata.js';
 import { MAX_URL_LENGTH } from '../urls.js';
 
-const MAX_CENTS = 1_000_000_000_000; // ten billion in major units: far above any real payout
 const MAX_HOLD_SECONDS = 365 * 24 * 3600;
 const MAX_CAP = 1_000_000_000;
 

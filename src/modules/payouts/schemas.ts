@@ -1,8 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
-
-/** Beyond any real payout, and exact in a double. */
-const MAX_CENTS = 1_000_000_000_000;
+import { MAX_AMOUNT_CENTS as MAX_CENTS } from '../../money.js';
 
 export const PayoutStatus = Type.Union([Type.Literal('created'), Type.Literal('paid'), Type.Literal('cancelled')]);
 

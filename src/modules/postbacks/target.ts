@@ -4,14 +4,15 @@
  * global ones) becomes a delivery whose URL is filled in now, from the conversion as it
  * stands in the event's transaction, and sent with GET, no body. Postbacks are never paused.
  */
+
 import { prepared } from '../../db/prepared.js';
 import type { Queryable } from '../../db/types.js';
 import type { ConversionRow } from '../conversions/repository.js';
 import type { DeliverableEvent, DeliveryTarget, PlannedDelivery } from '../deliveries/target.js';
+import { SENDER_USER_AGENT } from '../deliveries/userAgent.js';
 import { fillPostbackMacros } from './macros.js';
 import { POSTBACK_EVENTS } from './schemas.js';
 
-const USER_AGENT = 'Affitrack-Webhooks/1.0';
 const isPostbackEvent = (type: string) => (POSTBACK_EVENTS as readonly string[]).includes(type);
 
 const TEMPLATE_COLUMNS = ['id', 'partner_id', 'offer_id', 'url', 'events'] as const;
@@ -76,7 +77,7 @@ export const postbackTarget: DeliveryTarget<null> = {
     return {
       url: delivery.requestUrl ?? '',
       method: delivery.method ?? 'GET',
-      headers: { 'User-Agent': USER_AGENT },
+      headers: { 'User-Agent': SENDER_USER_AGENT },
       body: null,
     };
   },

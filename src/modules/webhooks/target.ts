@@ -11,11 +11,10 @@ import type { AppContext } from '../../context.js';
 import { prepared } from '../../db/prepared.js';
 import type { Queryable } from '../../db/types.js';
 import type { DeliveryTarget } from '../deliveries/target.js';
+import { SENDER_USER_AGENT } from '../deliveries/userAgent.js';
 import { eventMatches } from '../events/schemas.js';
 import { recordHealth } from './health.js';
 import { computeSignature, signatureHeader } from './signature.js';
-
-const USER_AGENT = 'Affitrack-Webhooks/1.0';
 
 export interface SubscriptionDetails {
   url: string;
@@ -124,7 +123,7 @@ export const webhookTarget: DeliveryTarget<SubscriptionDetails, AppContext> = {
     // receiver may look them up as written.
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
-      'User-Agent': USER_AGENT,
+      'User-Agent': SENDER_USER_AGENT,
       'X-Service-Event': delivery.event,
       'X-Service-Webhook-Id': delivery.id,
     };
