@@ -134,6 +134,17 @@ for (const dialect of testedDialects()) {
       assert.equal((await statusOf(env, conversion.id)).approvedAt, conversion.approvedAt);
     });
 
+    it('leaves a conversion of a partner banned during its hold pending, for a person', async () => {
+      const banned = await newPartner(env);
+      const conversion = await record(env, heldOffer, banned);
+      const ban = await env.request('POST', `/api/v1/partners/${banned}/ban`, { body: { reason: 'fraud ring' } });
+      assert.equal(ban.status, 200, JSON.stringify(ban.body));
+      env.clock.advance(HOLD_SECONDS * 1000);
+      assert.equal(await approveExpiredHolds(env.ctx), 0);
+      assert.equal((await statusOf(env, conversion.id)).status, 'pending');
+      assert.equal((await approvedEvents(env, conversion.id)).length, 0);
+    });
+
     it('leaves a conversion rejected during its hold rejected', async () => {
       const conversion = await record(env, heldOffer, partnerId);
       await env.request('POST', `/api/v1/conversions/${conversion.id}/reject`, { body: { reason: 'refund' } });

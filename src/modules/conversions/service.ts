@@ -279,19 +279,29 @@ async function decideManually(
 const HOLD_BATCH = 200;
 
 /**
- * Approves pending conversions whose hold time has passed (never those over a cap).
+ * Approves pending conversions whose hold time has passed (never those over a cap, nor those
+ * of a partner banned meanwhile: a ban is the brand's verdict, and they wait for a person).
  * Returns how many this call approved; safe to run in several workers at once.
  */
 export async function approveExpiredHolds(ctx: AppContext): Promise<number> {
   const now = ctx.clock.now();
   const due = await ctx.db.read
-    .selectFrom('conversions')
-    .selectAll()
+    .selectFrom('conversions as c')
+    .selectAll('c')
     // A literal, as conversions_held_idx (migration 0029) states it, so SQLite can use it.
-    .where('status', '=', sql.lit('pending'))
-    .where('hold_until', '<=', now)
-    .where('cap_exceeded', '=', 0)
-    .orderBy('hold_until')
+    .where('c.status', '=', sql.lit('pending'))
+    .where('c.hold_until', '<=', now)
+    .where('c.cap_exceeded', '=', 0)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('partners as p')
+          .select('p.id')
+          .whereRef('p.id', '=', 'c.partner_id')
+          .where('p.status', '=', 'active'),
+      ),
+    )
+    .orderBy('c.hold_until')
     .limit(HOLD_BATCH)
     .execute();
   if (due.length === 0) return 0;

@@ -8,7 +8,7 @@ const CREDENTIALS_PROBLEM =
   'must not contain a user name or password: authenticate deliveries with a signing secret, or a token in the path or query';
 
 const OWN_URL_PROBLEM =
-  "must not point at this service itself (PUBLIC_URL): a postback to its own tracking links or pixel would record clicks or conversions, and could feed on itself";
+  'must not point at this service itself (PUBLIC_URL): a postback to its own tracking links or pixel would record clicks or conversions, and could feed on itself';
 
 /** Of a URL httpUrlProblem passed (so it parses). */
 function hasCredentials(url: string): boolean {
