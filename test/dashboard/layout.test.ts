@@ -317,7 +317,7 @@ for (const dialect of testedDialects()) {
       });
     }
 
-    describeOrSkip('between the phone and the desk layouts', { skip: false }, () => {
+    describeOrSkip('at other widths and font settings', { skip: false }, () => {
       let context: BrowserContext;
       let page: Page;
 
@@ -349,6 +349,34 @@ for (const dialect of testedDialects()) {
             assert.ok(scrollWidth <= clientWidth, `${url} at ${width} px: ${scrollWidth} px wide in ${clientWidth} px`);
           }
         }
+      });
+
+      it("follows the reader's font size setting instead of fixing the root at 15 px", async () => {
+        await page.setViewportSize({ width: 1280, height: 900 });
+        const cdp = await context.newCDPSession(page);
+        const sizes: Record<number, { root: number; heading: number; field: number }> = {};
+        try {
+          for (const standard of [16, 24]) {
+            await cdp.send('Page.setFontSizes', { fontSizes: { standard } });
+            await page.goto(`${base}/dashboard/partners`);
+            sizes[standard] = await page.evaluate(`({
+              root: parseFloat(getComputedStyle(document.documentElement).fontSize),
+              heading: parseFloat(getComputedStyle(document.querySelector('h1')).fontSize),
+              field: parseFloat(getComputedStyle(document.querySelector('input#q')).fontSize),
+            })`);
+          }
+        } finally {
+          await cdp.send('Page.setFontSizes', { fontSizes: { standard: 16 } });
+          await cdp.detach();
+        }
+        // The default look is unchanged: 15 px text at the browsers' default 16 px.
+        assert.equal(sizes[16]?.root, 15);
+        assert.equal(sizes[24]?.root, 22.5, `root ${JSON.stringify(sizes)}`);
+        assert.ok(
+          (sizes[24]?.heading ?? 0) > (sizes[16]?.heading ?? 0) * 1.4,
+          `headings scale: ${JSON.stringify(sizes)}`,
+        );
+        assert.ok((sizes[24]?.field ?? 0) > (sizes[16]?.field ?? 0) * 1.4, `fields scale: ${JSON.stringify(sizes)}`);
       });
     });
   });
