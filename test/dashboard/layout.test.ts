@@ -290,6 +290,27 @@ for (const dialect of testedDialects()) {
           );
         });
 
+        it('keeps every Copy button on one line, inside the screen', async () => {
+          for (const url of [`/dashboard/offers/${ids.offer}`, `/dashboard/partners/${ids.partner}`]) {
+            await page.goto(base + url);
+            const buttons = await page.evaluate<
+              Array<{ lines: number; right: number }>
+            >(`[...document.querySelectorAll('button[data-copy]')]
+              .filter((b) => !b.hidden)
+              .map((b) => {
+                const text = document.createRange();
+                text.selectNodeContents(b);
+                return { lines: text.getClientRects().length, right: b.getBoundingClientRect().right };
+              })`);
+            assert.ok(buttons.length > 0, `${url} has Copy buttons`);
+            assert.deepEqual(
+              buttons.filter((b) => b.lines !== 1 || b.right > size.width),
+              [],
+              `${url}: Copy buttons wrapped or off the screen`,
+            );
+          }
+        });
+
         it("gives a delivery's response body most of the screen's width", async () => {
           await page.goto(`${base}/dashboard/deliveries/${ids.delivery}`);
           const body = page.locator('table pre').first();

@@ -98,6 +98,32 @@ for (const dialect of testedDialects()) {
       assert.equal(await page.evaluate('navigator.clipboard.readText()'), link);
     });
 
+    it('keeps each Copy button on one line on a phone and a desk', async () => {
+      try {
+        for (const width of [390, 1280]) {
+          await page.setViewportSize({ width, height: 900 });
+          for (const path of ['/portal/offers', `/portal/offers/${offerId}`]) {
+            await page.goto(`${env.base}${path}`);
+            const lines = await page.evaluate<number[]>(`[...document.querySelectorAll('button[data-copy]')]
+              .filter((b) => !b.hidden)
+              .map((b) => {
+                const text = document.createRange();
+                text.selectNodeContents(b);
+                return text.getClientRects().length;
+              })`);
+            assert.ok(lines.length > 0, `${path} has a Copy button`);
+            assert.deepEqual(
+              lines,
+              lines.map(() => 1),
+              `${path} at ${width} px: lines of each Copy button`,
+            );
+          }
+        }
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 900 });
+      }
+    });
+
     it('lists own conversions and earnings without the brand revenue', async () => {
       await nav('Conversions').click();
       await page.getByLabel('Status').selectOption('approved');
