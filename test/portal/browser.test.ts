@@ -124,6 +124,34 @@ for (const dialect of testedDialects()) {
       }
     });
 
+    it("keeps a phone card's column names inside their cells, clear of the next label and its field", async () => {
+      try {
+        await page.setViewportSize({ width: 390, height: 900 });
+        await page.goto(`${env.base}/portal/offers`);
+        const labels = await page.evaluate<Array<{ name: string; label: number; cell: number; line: number }>>(`
+          [...document.querySelectorAll('table.stack td[data-label], table.stack th[data-label]')].flatMap((cell) => {
+            const style = getComputedStyle(cell, '::before');
+            if (style.content === 'none' || style.content === 'normal' || style.display === 'none') return [];
+            return [{
+              name: cell.getAttribute('data-label'),
+              label: parseFloat(style.height),
+              cell: cell.getBoundingClientRect().height,
+              line: parseFloat(style.lineHeight),
+            }];
+          })`);
+        // "Payout per conversion" takes two lines in a card's label column: the case that ran over.
+        const twoLines = labels.filter((l) => l.label > l.line * 1.5);
+        assert.ok(twoLines.length > 0, `a column name of two lines: ${JSON.stringify(labels)}`);
+        assert.deepEqual(
+          labels.filter((l) => l.label > l.cell + 0.5),
+          [],
+          'labels taller than their cell run over the next one',
+        );
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 900 });
+      }
+    });
+
     it('lists own conversions and earnings without the brand revenue', async () => {
       await nav('Conversions').click();
       await page.getByLabel('Status').selectOption('approved');
