@@ -338,7 +338,7 @@ for (const dialect of testedDialects()) {
       });
     }
 
-    describeOrSkip('at other widths and font settings', { skip: false }, () => {
+    describeOrSkip('at other widths and font sizes, and to a screen reader', { skip: false }, () => {
       let context: BrowserContext;
       let page: Page;
 
@@ -370,6 +370,45 @@ for (const dialect of testedDialects()) {
             assert.ok(scrollWidth <= clientWidth, `${url} at ${width} px: ${scrollWidth} px wide in ${clientWidth} px`);
           }
         }
+      });
+
+      it('names each row button after its row, so a list of buttons does not repeat one name', async () => {
+        await env.app.inject({
+          method: 'POST',
+          url: '/api/public/partners/apply',
+          payload: { brandSlug: env.brand.slug, name: 'Second Applicant', email: 'second@example.com' },
+        });
+        await api('POST', '/api/v1/fraud/blocklist', { type: 'ip', value: '203.0.113.7' });
+        await api('POST', '/api/v1/fraud/blocklist', { type: 'userAgent', value: 'BadBot/1.0' });
+        await api('POST', `/api/v1/partners/${ids.partner}/postbacks`, {
+          url: `${receiver.url}?second={conversion_id}`,
+          events: ['conversion.approved'],
+        });
+        await page.setViewportSize({ width: 1280, height: 900 });
+        const checks: Array<[url: string, table: string, expected: RegExp[]]> = [
+          ['/dashboard/partners?status=applicant', 'Partners', [/^Approve Applicant Ads$/, /^Ban Second Applicant$/]],
+          ['/dashboard/settings/blocklist', 'Blocklist entries', [/^Remove 203\.0\.113\.7$/, /^Remove BadBot\/1\.0$/]],
+          [`/dashboard/partners/${ids.partner}`, 'Postback URLs', [/^Send test .*second=/, /^Delete .*cid=/]],
+        ];
+        for (const [url, table, expected] of checks) {
+          await page.goto(base + url);
+          const snapshot = await page.locator(`section.table-wrap[aria-label^="${table}"]`).ariaSnapshot();
+          const names = [...snapshot.matchAll(/- '?button "([^"]+)"/g)].map((m) => m[1] ?? '');
+          assert.ok(names.length >= 2, `${url}: two rows of buttons, got ${snapshot}`);
+          assert.equal(new Set(names).size, names.length, `${url}: button names repeat: ${JSON.stringify(names)}`);
+          for (const name of expected)
+            assert.ok(
+              names.some((n) => name.test(n)),
+              `${url}: ${name} in ${names}`,
+            );
+        }
+        // What a sighted user reads stays the short label.
+        await page.goto(`${base}/dashboard/settings/blocklist`);
+        const visible = await page.locator('section.table-wrap button').allInnerTexts();
+        assert.deepEqual(
+          visible.map((t) => t.trim()),
+          visible.map(() => 'Remove'),
+        );
       });
 
       it("follows the reader's font size setting instead of fixing the root at 15 px", async () => {

@@ -169,7 +169,9 @@ for (const dialect of testedDialects()) {
       await page.getByLabel('URL').fill(`${receiver.origin}/pb?c={click_id}&p={payout}`);
       await page.getByRole('button', { name: 'Add' }).click();
       assert.match(await flash(), /added/);
-      await page.getByRole('button', { name: 'Send test' }).click();
+      await page
+        .getByRole('button', { name: `Send test ${receiver.origin}/pb?c={click_id}&p={payout}`, exact: true })
+        .click();
       assert.match(await flash(), /HTTP 200 in \d+ ms\. Response: received/);
       assert.deepEqual(
         receiver.requests.map((r) => r.path),
@@ -189,6 +191,9 @@ for (const dialect of testedDialects()) {
       await page.getByRole('button', { name: 'Create key' }).click();
       const secret = await page.getByLabel('API key “Browser key”').inputValue();
       assert.match(secret, /^afp_/);
+      // The row's Revoke names its key to a screen reader; the button still reads "Revoke".
+      const revoke = page.getByRole('button', { name: `Revoke Browser key (${secret.slice(0, 10)}…)`, exact: true });
+      assert.equal((await revoke.innerText()).trim(), 'Revoke');
       const res = await env.http('GET', '/api/v1/partner/offers', { key: secret });
       assert.equal(res.status, 200);
     });

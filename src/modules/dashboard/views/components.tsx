@@ -67,7 +67,11 @@ export function CsrfField({ token }: { token: string }) {
   return <input type="hidden" name="_csrf" value={token} />;
 }
 
-/** A one-button form posting to `action` (no JavaScript needed). */
+/**
+ * A one-button form posting to `action` (no JavaScript needed). In a list, `row` names the
+ * row it acts on ("Approve Jane Media"): a screen reader's list of buttons would otherwise
+ * offer the same "Approve" for every row. Sighted users see `label` only.
+ */
 export function ActionButton(props: {
   csrf: string;
   action: string;
@@ -76,6 +80,7 @@ export function ActionButton(props: {
   confirm?: string;
   fields?: Record<string, string>;
   small?: boolean;
+  row?: string;
 }) {
   const classes = [props.tone, props.small ? 'small' : ''].filter(Boolean).join(' ');
   return (
@@ -84,7 +89,12 @@ export function ActionButton(props: {
       {Object.entries(props.fields ?? {}).map(([name, value]) => (
         <input type="hidden" name={name} value={escapeHtml(value)} />
       ))}
-      <button type="submit" class={classes} safe>
+      <button
+        type="submit"
+        class={classes}
+        aria-label={props.row === undefined ? undefined : escapeHtml(`${props.label} ${props.row}`)}
+        safe
+      >
         {props.label}
       </button>
     </form>

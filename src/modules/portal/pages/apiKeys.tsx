@@ -73,6 +73,7 @@ export function apiKeyPages(app: PortalApp, ctx: AppContext): void {
                         label="Revoke"
                         tone="danger"
                         small
+                        row={`${k.name} (${k.prefix}…)`}
                         confirm="Revoke this key? Programs using it stop working."
                       />
                     ) : (
