@@ -411,6 +411,36 @@ for (const dialect of testedDialects()) {
         );
       });
 
+      it('brings the focus to what went wrong when a form is refused, each field pointing at its message', async () => {
+        await page.setViewportSize({ width: 1280, height: 900 });
+        await page.goto(`${base}/dashboard/settings/blocklist`);
+        await page.getByLabel('Value').fill('not an address');
+        const [response] = await Promise.all([
+          page.waitForResponse((r) => r.request().method() === 'POST'),
+          page.getByRole('button', { name: 'Add', exact: true }).click(),
+        ]);
+        assert.equal(response.status(), 422);
+        await page.waitForLoadState('load');
+        const focused = await page.evaluate<{ id: string; role: string | null; text: string }>(`({
+          id: document.activeElement.id,
+          role: document.activeElement.getAttribute('role'),
+          text: document.activeElement.textContent,
+        })`);
+        assert.equal(focused.id, 'error-summary', `focus on ${JSON.stringify(focused)}`);
+        assert.equal(focused.role, 'alert');
+        assert.match(focused.text, /Value/);
+        const field = page.getByLabel('Value');
+        assert.equal(await field.getAttribute('aria-invalid'), 'true');
+        assert.equal(await field.inputValue(), 'not an address', 'the value entered is kept');
+        const described = await page.evaluate<string[]>(`document.getElementById('value')
+          .getAttribute('aria-describedby').split(' ')
+          .map((id) => document.getElementById(id)?.textContent ?? 'missing #' + id)`);
+        assert.deepEqual(described, ['must be an IPv4 or IPv6 address']);
+        // The summary's link leads to the field.
+        await page.getByRole('link', { name: 'Value' }).click();
+        assert.equal(await page.evaluate('location.hash'), '#value');
+      });
+
       it("follows the reader's font size setting instead of fixing the root at 15 px", async () => {
         await page.setViewportSize({ width: 1280, height: 900 });
         const cdp = await context.newCDPSession(page);

@@ -28,6 +28,17 @@ for (const dialect of testedDialects()) {
     const nav = (name: string) =>
       page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
     const flash = async () => ((await page.locator('.flash').first().textContent()) ?? '').trim();
+    /** The focused element after a refused form, and the texts its aria-describedby points at. */
+    const focusAfterRefusal = () =>
+      page.evaluate<{ id: string; invalid: string | null; described: string[] }>(`(() => {
+        const e = document.activeElement;
+        return {
+          id: e.id,
+          invalid: e.getAttribute('aria-invalid'),
+          described: (e.getAttribute('aria-describedby') ?? '').split(' ').filter(Boolean)
+            .map((id) => document.getElementById(id)?.textContent.trim() ?? 'missing #' + id),
+        };
+      })()`);
 
     before(async () => {
       env = await createHttpEnv(dialect, { env: { RATE_LIMIT_PER_MINUTE: '100000' } });
@@ -72,6 +83,15 @@ for (const dialect of testedDialects()) {
     it('sets a password from the invite link and lands on the overview with a chart', async () => {
       const link = await invite(env, partnerId);
       await page.goto(`${env.base}${link}`);
+      // A refused password comes back with the focus on the field, which names the problem.
+      await page.getByLabel('New password').fill(PARTNER_PASSWORD);
+      await page.getByLabel('Repeat the password').fill(`${PARTNER_PASSWORD} typo`);
+      await page.getByRole('button', { name: 'Save and sign in' }).click();
+      await page.waitForLoadState('load');
+      const refused = await focusAfterRefusal();
+      assert.equal(refused.id, 'password');
+      assert.equal(refused.invalid, 'true');
+      assert.match(refused.described.join(' | '), /not the same.*\| At least/, JSON.stringify(refused));
       await page.getByLabel('New password').fill(PARTNER_PASSWORD);
       await page.getByLabel('Repeat the password').fill(PARTNER_PASSWORD);
       await page.getByRole('button', { name: 'Save and sign in' }).click();
@@ -187,6 +207,16 @@ for (const dialect of testedDialects()) {
       await page.getByRole('button', { name: 'Save' }).click();
       assert.match(await flash(), /saved/);
       await nav('API keys').click();
+      // A name past the field's maxlength (a pasted or scripted value) is refused beside the field.
+      await page.getByLabel('Key name').evaluate((e) => e.removeAttribute('maxlength'));
+      await page.getByLabel('Key name').fill('k'.repeat(101));
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.waitForLoadState('load');
+      const refused = await focusAfterRefusal();
+      assert.equal(refused.id, 'error-summary', JSON.stringify(refused));
+      assert.equal(await page.locator('#error-summary').getAttribute('role'), 'alert');
+      assert.equal(await page.getByLabel('Key name').getAttribute('aria-invalid'), 'true');
+      assert.equal(await page.getByLabel('Key name').inputValue(), 'k'.repeat(101));
       await page.getByLabel('Key name').fill('Browser key');
       await page.getByRole('button', { name: 'Create key' }).click();
       const secret = await page.getByLabel('API key “Browser key”').inputValue();
@@ -266,6 +296,14 @@ for (const dialect of testedDialects()) {
       await page.waitForURL(/\/portal\/login/);
       await page.goto(`${env.base}/portal/earnings`);
       assert.equal(new URL(page.url()).pathname, '/portal/login');
+      await page.getByLabel('Email').fill('bp@example.com');
+      await page.getByLabel('Password').fill('not the password');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForLoadState('load');
+      const refused = await focusAfterRefusal();
+      assert.equal(refused.id, 'email');
+      assert.equal(refused.invalid, 'true');
+      assert.deepEqual(refused.described, ['The email or password is not correct.']);
       assert.deepEqual(problems, []);
     });
   });

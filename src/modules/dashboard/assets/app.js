@@ -79,5 +79,10 @@ document.addEventListener('change', (event) => {
   if (counter) counter.textContent = `${selected} selected`;
 });
 
+// A refused form's error summary has `autofocus`; a browser that honours it on fields only
+// still moves the focus there.
+const summary = document.getElementById('error-summary');
+if (summary && document.activeElement === document.body) summary.focus();
+
 for (const b of document.querySelectorAll('[data-copy]')) b.hidden = false;
 for (const b of document.querySelectorAll('[data-needs-selection]')) b.disabled = true;

@@ -18,6 +18,7 @@ import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
 import { EmptyState } from '../views/components.js';
+import { AUTOFOCUS } from '../views/form.js';
 import { num, Table } from '../views/table.js';
 
 /** Bars in the chart: the rows with the most clicks. */
@@ -237,7 +238,7 @@ export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
             </div>
           </form>
           {problem ? (
-            <div class="flash error" role="alert" safe>
+            <div class="flash error" role="alert" tabindex="-1" {...AUTOFOCUS} safe>
               {problem}
             </div>
           ) : (
