@@ -441,6 +441,54 @@ for (const dialect of testedDialects()) {
         assert.equal(await page.evaluate('location.hash'), '#value');
       });
 
+      it('brings a refused payout run back to its form, with the values entered and the problem beside its field', async () => {
+        await page.setViewportSize({ width: 1280, height: 900 });
+        const expectRefusal = async (field: string, value: string, problem: RegExp) => {
+          const input = page.locator(`form[action="/dashboard/payouts/new"] #${field}`);
+          assert.equal(await input.inputValue(), value, `${field} keeps ${value}`);
+          assert.equal(await input.getAttribute('aria-invalid'), 'true', `${field} is marked invalid`);
+          assert.match((await page.locator(`#${field}-error`).textContent()) ?? '', problem);
+          assert.equal(await page.evaluate('document.activeElement.id'), 'error-summary');
+          assert.ok(await page.getByRole('button', { name: 'Preview' }).isVisible(), 'the form can be sent again');
+        };
+        // Typed into the form.
+        await page.goto(`${base}/dashboard/payouts`);
+        await page.getByLabel('Minimum per currency').fill('12.50');
+        const [typed] = await Promise.all([
+          page.waitForResponse((r) => r.url().includes('/dashboard/payouts/new')),
+          page.getByRole('button', { name: 'Preview' }).click(),
+        ]);
+        assert.equal(typed.status(), 422);
+        await page.waitForLoadState('load');
+        await expectRefusal('minimum', '12.50', /whole number/);
+        // A day in the future (a form left open past midnight elsewhere, or an edited link).
+        const future = await page.goto(`${base}/dashboard/payouts/new?day=2999-01-01&minimum=500`);
+        assert.equal(future?.status(), 422);
+        await expectRefusal('day', '2999-01-01', /future/);
+        assert.equal(await page.getByLabel('Minimum per currency').inputValue(), '500');
+        // A partner that is not the brand's.
+        const unknown = await page.goto(`${base}/dashboard/payouts/new?day=2026-01-01&partnerId=prt_unknown`);
+        assert.equal(unknown?.status(), 422);
+        assert.equal(await page.getByLabel('Up to (day)').inputValue(), '2026-01-01');
+        assert.equal(await page.getByLabel('Partner').getAttribute('aria-invalid'), 'true');
+        assert.match((await page.locator('#partnerId-error').textContent()) ?? '', /no partner/);
+        // The confirmation refused (its instant has become the future): back to the form, not a flash.
+        await page.goto(`${base}/dashboard/payouts`);
+        await page.getByRole('button', { name: 'Preview' }).click();
+        await page.waitForURL(/\/dashboard\/payouts\/new/);
+        await page.evaluate(`(() => {
+          document.querySelector('input[name=upTo]').value = '2999-01-01T00:00:00.000Z';
+          document.querySelector('form[action="/dashboard/payouts"] button').disabled = false;
+        })()`);
+        const [confirmed] = await Promise.all([
+          page.waitForResponse((r) => r.request().method() === 'POST'),
+          page.getByRole('button', { name: /^Create/ }).click(),
+        ]);
+        assert.equal(confirmed.status(), 422);
+        await page.waitForLoadState('load');
+        await expectRefusal('day', '2999-01-01', /future/);
+      });
+
       it("follows the reader's font size setting instead of fixing the root at 15 px", async () => {
         await page.setViewportSize({ width: 1280, height: 900 });
         const cdp = await context.newCDPSession(page);
