@@ -14,7 +14,7 @@ import axe from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { createTestEnv, describeOrSkip, type TestEnv, testedDialects } from '../helpers.js';
-import { CHROMIUM_MISSING, launchChromium, startReceiver } from './browser.js';
+import { CHART_LABELS_SCRIPT, CHROMIUM_MISSING, type ChartLabels, launchChromium, startReceiver } from './browser.js';
 import { createDashboardUser, PASSWORD } from './client.js';
 import { seedRealisticBrand } from './seed.js';
 
@@ -288,6 +288,28 @@ for (const dialect of testedDialects()) {
             caption && table && caption.width >= table.width * 0.8,
             `caption ${caption?.width} of ${table?.width} px`,
           );
+        });
+
+        it('draws every chart label inside its chart, a cut one with its full text in a tooltip', async () => {
+          const cut: ChartLabels['cut'] = [];
+          for (const url of [
+            '/dashboard',
+            '/dashboard/reports?by=offer&by=partner',
+            '/dashboard/reports?time=day',
+            '/dashboard/analytics?d1=offer&d2=partner',
+          ]) {
+            await page.goto(base + url);
+            const labels = await page.evaluate<ChartLabels>(CHART_LABELS_SCRIPT);
+            assert.ok(labels.labels.length > 0, `${url} has a chart with labels`);
+            assert.deepEqual(labels.problems, [], `${url}: labels clipped or overlapping`);
+            cut.push(...labels.cut);
+          }
+          // "Spring Sale with a rather long offer name · Jane Media" does not fit under its bar.
+          assert.ok(cut.length > 0, 'some label was cut');
+          for (const { shown, title } of cut) {
+            assert.ok(title.startsWith(shown.slice(0, -1).trimEnd()), `"${shown}" has its full text "${title}"`);
+            assert.ok(title.length > shown.length - 1, `"${title}" is longer than "${shown}"`);
+          }
         });
 
         it('keeps every Copy button on one line, inside the screen', async () => {

@@ -7,7 +7,13 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { CHROMIUM_MISSING, launchChromium, screenshot } from '../dashboard/browser.js';
+import {
+  CHART_LABELS_SCRIPT,
+  CHROMIUM_MISSING,
+  type ChartLabels,
+  launchChromium,
+  screenshot,
+} from '../dashboard/browser.js';
 import { createDashboardUser, PASSWORD } from '../dashboard/client.js';
 import { describeOrSkip, testedDialects } from '../helpers.js';
 import { createHttpEnv, type HttpEnv } from '../payouts/http.js';
@@ -289,6 +295,36 @@ for (const dialect of testedDialects()) {
       await brandContext.close();
       await nav('Earnings').click();
       assert.match((await page.locator('main').textContent()) ?? '', /SEPA-1/);
+    });
+
+    it("draws a large earner's chart amounts whole, inside the chart", async () => {
+      const big = await invitedPartner(env, 'Big Earner');
+      const earned = await env.http('POST', '/api/v1/conversions', {
+        body: { offerId, partnerId: big.partnerId, payoutCents: 1_234_567 },
+      });
+      assert.equal(earned.status, 201, JSON.stringify(earned.body));
+      const other = await browser.newContext();
+      try {
+        const tab = await other.newPage();
+        await tab.goto(`${env.base}/portal/login`);
+        await tab.getByLabel('Email').fill(big.email);
+        await tab.getByLabel('Password').fill(PARTNER_PASSWORD);
+        await tab.getByRole('button', { name: 'Sign in' }).click();
+        await tab.waitForURL(`${env.base}/portal`);
+        for (const width of [390, 1280]) {
+          await tab.setViewportSize({ width, height: 900 });
+          await tab.reload();
+          const chart = await tab.evaluate<ChartLabels>(CHART_LABELS_SCRIPT);
+          // $12,345.67 in a day: the earnings axis reads up to $14,000.00 in full.
+          assert.ok(
+            chart.labels.some((l) => /^\$1\d,\d{3}\.00$/.test(l)),
+            `an amount over $10,000 on the axis: ${chart.labels}`,
+          );
+          assert.deepEqual(chart.problems, [], `at ${width} px`);
+        }
+      } finally {
+        await other.close();
+      }
     });
 
     it('signs out, and ran without script errors or CSP violations', async () => {
