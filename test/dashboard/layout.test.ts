@@ -411,6 +411,7 @@ for (const dialect of testedDialects()) {
           ['/dashboard/partners?status=applicant', 'Partners', [/^Approve Applicant Ads$/, /^Ban Second Applicant$/]],
           ['/dashboard/settings/blocklist', 'Blocklist entries', [/^Remove 203\.0\.113\.7$/, /^Remove BadBot\/1\.0$/]],
           [`/dashboard/partners/${ids.partner}`, 'Postback URLs', [/^Send test .*second=/, /^Delete .*cid=/]],
+          [`/dashboard/offers/${ids.offer}`, 'Tracking links', [/^Copy Tracking link for Jane Media$/]],
         ];
         for (const [url, table, expected] of checks) {
           await page.goto(base + url);

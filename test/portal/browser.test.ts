@@ -117,7 +117,7 @@ for (const dialect of testedDialects()) {
       await page.getByLabel('sub1').fill('newsletter');
       await page.getByLabel('sub2').fill('a b');
       await page.getByRole('button', { name: 'Build link' }).click();
-      const link = await page.getByLabel('Your tracking link').inputValue();
+      const link = await page.getByLabel('Your tracking link', { exact: true }).inputValue();
       assert.equal(link, `http://127.0.0.1:3000/t/${offerId}/${partnerId}?sub1=newsletter&sub2=a+b`);
       await page.getByRole('button', { name: 'Copy' }).click();
       await page.getByRole('button', { name: 'Copied' }).waitFor();
@@ -225,7 +225,7 @@ for (const dialect of testedDialects()) {
       assert.equal(await page.getByLabel('Key name').inputValue(), 'k'.repeat(101));
       await page.getByLabel('Key name').fill('Browser key');
       await page.getByRole('button', { name: 'Create key' }).click();
-      const secret = await page.getByLabel('API key “Browser key”').inputValue();
+      const secret = await page.getByLabel('API key “Browser key”', { exact: true }).inputValue();
       assert.match(secret, /^afp_/);
       // The row's Revoke names its key to a screen reader; the button still reads "Revoke".
       const revoke = page.getByRole('button', { name: `Revoke Browser key (${secret.slice(0, 10)}…)`, exact: true });

@@ -26,10 +26,13 @@ function copy(button) {
   const text = source.value !== undefined ? source.value : source.textContent;
   const done = () => {
     const label = button.textContent;
+    const name = button.getAttribute('aria-label');
     button.textContent = 'Copied';
+    if (name) button.setAttribute('aria-label', 'Copied');
     announce('Copied to the clipboard');
     setTimeout(() => {
       button.textContent = label;
+      if (name) button.setAttribute('aria-label', name);
     }, 1500);
   };
   if (navigator.clipboard && window.isSecureContext) {

@@ -169,7 +169,11 @@ export function Tabs({
   );
 }
 
-/** A read-only text field with a Copy button (the button appears once the script runs). */
+/**
+ * A read-only text field with a Copy button (the button appears once the script runs), named
+ * after its field for screen readers ("Copy Tracking link for Spring Sale"): a list's rows or
+ * a page's fields would otherwise offer the same "Copy" each.
+ */
 export function CopyField(props: { id: string; label: string; value: string; visibleLabel?: boolean }) {
   return (
     <div>
@@ -178,7 +182,13 @@ export function CopyField(props: { id: string; label: string; value: string; vis
       </label>
       <div class="copy">
         <input id={props.id} value={escapeHtml(props.value)} readonly spellcheck="false" />
-        <button type="button" class="secondary small" data-copy={props.id} hidden>
+        <button
+          type="button"
+          class="secondary small"
+          data-copy={props.id}
+          aria-label={escapeHtml(`Copy ${props.label}`)}
+          hidden
+        >
           Copy
         </button>
       </div>
