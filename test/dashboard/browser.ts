@@ -32,6 +32,41 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
+/** What `chartLabelProblems` finds in the page's SVG charts. */
+export interface ChartLabels {
+  /** The labels drawn (y and x axes, every chart), as shown. */
+  labels: string[];
+  /** Labels outside their chart's box (clipped), or overlapping their neighbour. */
+  problems: string[];
+  /** Labels cut with an ellipsis, with the full text of their tooltip. */
+  cut: Array<{ shown: string; title: string }>;
+}
+
+/** Run in the page: every axis label of every `svg.chart`, measured. */
+export const CHART_LABELS_SCRIPT = `(() => {
+  const result = { labels: [], problems: [], cut: [] };
+  for (const svg of document.querySelectorAll('svg.chart')) {
+    const box = svg.viewBox.baseVal;
+    const below = [];
+    for (const text of svg.querySelectorAll('text.axis')) {
+      const b = text.getBBox();
+      const shown = [...text.childNodes].filter((n) => n.nodeType === 3).map((n) => n.textContent).join('');
+      result.labels.push(shown);
+      if (b.x < box.x - 0.5 || b.x + b.width > box.x + box.width + 0.5) {
+        result.problems.push(shown + ' spans ' + b.x.toFixed(1) + '..' + (b.x + b.width).toFixed(1));
+      }
+      if (shown.endsWith('…')) result.cut.push({ shown, title: text.querySelector('title')?.textContent ?? '' });
+      if (text.getAttribute('text-anchor') === 'middle') below.push([shown, b]);
+    }
+    for (let i = 1; i < below.length; i++) {
+      const [a, ab] = below[i - 1];
+      const [c, cb] = below[i];
+      if (cb.x < ab.x + ab.width) result.problems.push(a + ' overlaps ' + c);
+    }
+  }
+  return result;
+})()`;
+
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });

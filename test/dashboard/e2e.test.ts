@@ -200,7 +200,7 @@ for (const dialect of testedDialects()) {
       const confirmed = page.waitForEvent('dialog');
       await page
         .getByRole('row', { name: new RegExp(ids['order-1002']!) })
-        .getByRole('button', { name: 'Reject', exact: true })
+        .getByRole('button', { name: `Reject ${ids['order-1002']}`, exact: true })
         .click();
       assert.match((await confirmed).message(), new RegExp(`Reject conversion ${ids['order-1002']}`));
       assert.equal(await flash(), 'Conversion rejected.');

@@ -14,7 +14,7 @@ import axe from 'axe-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { createTestEnv, describeOrSkip, type TestEnv, testedDialects } from '../helpers.js';
-import { CHROMIUM_MISSING, launchChromium, startReceiver } from './browser.js';
+import { CHART_LABELS_SCRIPT, CHROMIUM_MISSING, type ChartLabels, launchChromium, startReceiver } from './browser.js';
 import { createDashboardUser, PASSWORD } from './client.js';
 import { seedRealisticBrand } from './seed.js';
 
@@ -290,6 +290,49 @@ for (const dialect of testedDialects()) {
           );
         });
 
+        it('draws every chart label inside its chart, a cut one with its full text in a tooltip', async () => {
+          const cut: ChartLabels['cut'] = [];
+          for (const url of [
+            '/dashboard',
+            '/dashboard/reports?by=offer&by=partner',
+            '/dashboard/reports?time=day',
+            '/dashboard/analytics?d1=offer&d2=partner',
+          ]) {
+            await page.goto(base + url);
+            const labels = await page.evaluate<ChartLabels>(CHART_LABELS_SCRIPT);
+            assert.ok(labels.labels.length > 0, `${url} has a chart with labels`);
+            assert.deepEqual(labels.problems, [], `${url}: labels clipped or overlapping`);
+            cut.push(...labels.cut);
+          }
+          // "Spring Sale with a rather long offer name · Jane Media" does not fit under its bar.
+          assert.ok(cut.length > 0, 'some label was cut');
+          for (const { shown, title } of cut) {
+            assert.ok(title.startsWith(shown.slice(0, -1).trimEnd()), `"${shown}" has its full text "${title}"`);
+            assert.ok(title.length > shown.length - 1, `"${title}" is longer than "${shown}"`);
+          }
+        });
+
+        it('keeps every Copy button on one line, inside the screen', async () => {
+          for (const url of [`/dashboard/offers/${ids.offer}`, `/dashboard/partners/${ids.partner}`]) {
+            await page.goto(base + url);
+            const buttons = await page.evaluate<
+              Array<{ lines: number; right: number }>
+            >(`[...document.querySelectorAll('button[data-copy]')]
+              .filter((b) => !b.hidden)
+              .map((b) => {
+                const text = document.createRange();
+                text.selectNodeContents(b);
+                return { lines: text.getClientRects().length, right: b.getBoundingClientRect().right };
+              })`);
+            assert.ok(buttons.length > 0, `${url} has Copy buttons`);
+            assert.deepEqual(
+              buttons.filter((b) => b.lines !== 1 || b.right > size.width),
+              [],
+              `${url}: Copy buttons wrapped or off the screen`,
+            );
+          }
+        });
+
         it("gives a delivery's response body most of the screen's width", async () => {
           await page.goto(`${base}/dashboard/deliveries/${ids.delivery}`);
           const body = page.locator('table pre').first();
@@ -316,5 +359,186 @@ for (const dialect of testedDialects()) {
         });
       });
     }
+
+    describeOrSkip('at other widths and font sizes, and to a screen reader', { skip: false }, () => {
+      let context: BrowserContext;
+      let page: Page;
+
+      before(async () => {
+        context = await browser.newContext({ viewport: { width: 1064, height: 900 } });
+        page = await context.newPage();
+        await page.goto(`${base}/dashboard/login`);
+        await page.getByLabel('Email').fill(email);
+        await page.getByLabel('Password').fill(PASSWORD);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.waitForURL(`${base}/dashboard`);
+      });
+
+      after(async () => {
+        await context?.close();
+      });
+
+      it('never scrolls the partners page sideways from 701 to 1064 px: a wide table scrolls in its own frame', async () => {
+        for (const width of [701, 800, 1000, 1064]) {
+          await page.setViewportSize({ width, height: 900 });
+          for (const url of ['/dashboard/partners', '/dashboard/partners?status=applicant']) {
+            await page.goto(base + url);
+            // The applicant's row has a ban form with a visually hidden label (what widened the page).
+            assert.ok((await page.getByRole('button', { name: /^Ban/ }).count()) > 0, `${url} has a ban form`);
+            const sizes = await page.evaluate<number[]>(
+              '[document.documentElement.scrollWidth, document.documentElement.clientWidth]',
+            );
+            const [scrollWidth = 0, clientWidth = 0] = sizes;
+            assert.ok(scrollWidth <= clientWidth, `${url} at ${width} px: ${scrollWidth} px wide in ${clientWidth} px`);
+          }
+        }
+      });
+
+      it('names each row button after its row, so a list of buttons does not repeat one name', async () => {
+        await env.app.inject({
+          method: 'POST',
+          url: '/api/public/partners/apply',
+          payload: { brandSlug: env.brand.slug, name: 'Second Applicant', email: 'second@example.com' },
+        });
+        await api('POST', '/api/v1/fraud/blocklist', { type: 'ip', value: '203.0.113.7' });
+        await api('POST', '/api/v1/fraud/blocklist', { type: 'userAgent', value: 'BadBot/1.0' });
+        await api('POST', `/api/v1/partners/${ids.partner}/postbacks`, {
+          url: `${receiver.url}?second={conversion_id}`,
+          events: ['conversion.approved'],
+        });
+        await page.setViewportSize({ width: 1280, height: 900 });
+        const checks: Array<[url: string, table: string, expected: RegExp[]]> = [
+          ['/dashboard/partners?status=applicant', 'Partners', [/^Approve Applicant Ads$/, /^Ban Second Applicant$/]],
+          ['/dashboard/settings/blocklist', 'Blocklist entries', [/^Remove 203\.0\.113\.7$/, /^Remove BadBot\/1\.0$/]],
+          [`/dashboard/partners/${ids.partner}`, 'Postback URLs', [/^Send test .*second=/, /^Delete .*cid=/]],
+          [`/dashboard/offers/${ids.offer}`, 'Tracking links', [/^Copy Tracking link for Jane Media$/]],
+        ];
+        for (const [url, table, expected] of checks) {
+          await page.goto(base + url);
+          const snapshot = await page.locator(`section.table-wrap[aria-label^="${table}"]`).ariaSnapshot();
+          const names = [...snapshot.matchAll(/- '?button "([^"]+)"/g)].map((m) => m[1] ?? '');
+          assert.ok(names.length >= 2, `${url}: two rows of buttons, got ${snapshot}`);
+          assert.equal(new Set(names).size, names.length, `${url}: button names repeat: ${JSON.stringify(names)}`);
+          for (const name of expected)
+            assert.ok(
+              names.some((n) => name.test(n)),
+              `${url}: ${name} in ${names}`,
+            );
+        }
+        // What a sighted user reads stays the short label.
+        await page.goto(`${base}/dashboard/settings/blocklist`);
+        const visible = await page.locator('section.table-wrap button').allInnerTexts();
+        assert.deepEqual(
+          visible.map((t) => t.trim()),
+          visible.map(() => 'Remove'),
+        );
+      });
+
+      it('brings the focus to what went wrong when a form is refused, each field pointing at its message', async () => {
+        await page.setViewportSize({ width: 1280, height: 900 });
+        await page.goto(`${base}/dashboard/settings/blocklist`);
+        await page.getByLabel('Value').fill('not an address');
+        const [response] = await Promise.all([
+          page.waitForResponse((r) => r.request().method() === 'POST'),
+          page.getByRole('button', { name: 'Add', exact: true }).click(),
+        ]);
+        assert.equal(response.status(), 422);
+        await page.waitForLoadState('load');
+        const focused = await page.evaluate<{ id: string; role: string | null; text: string }>(`({
+          id: document.activeElement.id,
+          role: document.activeElement.getAttribute('role'),
+          text: document.activeElement.textContent,
+        })`);
+        assert.equal(focused.id, 'error-summary', `focus on ${JSON.stringify(focused)}`);
+        assert.equal(focused.role, 'alert');
+        assert.match(focused.text, /Value/);
+        const field = page.getByLabel('Value');
+        assert.equal(await field.getAttribute('aria-invalid'), 'true');
+        assert.equal(await field.inputValue(), 'not an address', 'the value entered is kept');
+        const described = await page.evaluate<string[]>(`document.getElementById('value')
+          .getAttribute('aria-describedby').split(' ')
+          .map((id) => document.getElementById(id)?.textContent ?? 'missing #' + id)`);
+        assert.deepEqual(described, ['must be an IPv4 or IPv6 address']);
+        // The summary's link leads to the field.
+        await page.getByRole('link', { name: 'Value' }).click();
+        assert.equal(await page.evaluate('location.hash'), '#value');
+      });
+
+      it('brings a refused payout run back to its form, with the values entered and the problem beside its field', async () => {
+        await page.setViewportSize({ width: 1280, height: 900 });
+        const expectRefusal = async (field: string, value: string, problem: RegExp) => {
+          const input = page.locator(`form[action="/dashboard/payouts/new"] #${field}`);
+          assert.equal(await input.inputValue(), value, `${field} keeps ${value}`);
+          assert.equal(await input.getAttribute('aria-invalid'), 'true', `${field} is marked invalid`);
+          assert.match((await page.locator(`#${field}-error`).textContent()) ?? '', problem);
+          assert.equal(await page.evaluate('document.activeElement.id'), 'error-summary');
+          assert.ok(await page.getByRole('button', { name: 'Preview' }).isVisible(), 'the form can be sent again');
+        };
+        // Typed into the form.
+        await page.goto(`${base}/dashboard/payouts`);
+        await page.getByLabel('Minimum per currency').fill('12.50');
+        const [typed] = await Promise.all([
+          page.waitForResponse((r) => r.url().includes('/dashboard/payouts/new')),
+          page.getByRole('button', { name: 'Preview' }).click(),
+        ]);
+        assert.equal(typed.status(), 422);
+        await page.waitForLoadState('load');
+        await expectRefusal('minimum', '12.50', /whole number/);
+        // A day in the future (a form left open past midnight elsewhere, or an edited link).
+        const future = await page.goto(`${base}/dashboard/payouts/new?day=2999-01-01&minimum=500`);
+        assert.equal(future?.status(), 422);
+        await expectRefusal('day', '2999-01-01', /future/);
+        assert.equal(await page.getByLabel('Minimum per currency').inputValue(), '500');
+        // A partner that is not the brand's.
+        const unknown = await page.goto(`${base}/dashboard/payouts/new?day=2026-01-01&partnerId=prt_unknown`);
+        assert.equal(unknown?.status(), 422);
+        assert.equal(await page.getByLabel('Up to (day)').inputValue(), '2026-01-01');
+        assert.equal(await page.getByLabel('Partner').getAttribute('aria-invalid'), 'true');
+        assert.match((await page.locator('#partnerId-error').textContent()) ?? '', /no partner/);
+        // The confirmation refused (its instant has become the future): back to the form, not a flash.
+        await page.goto(`${base}/dashboard/payouts`);
+        await page.getByRole('button', { name: 'Preview' }).click();
+        await page.waitForURL(/\/dashboard\/payouts\/new/);
+        await page.evaluate(`(() => {
+          document.querySelector('input[name=upTo]').value = '2999-01-01T00:00:00.000Z';
+          document.querySelector('form[action="/dashboard/payouts"] button').disabled = false;
+        })()`);
+        const [confirmed] = await Promise.all([
+          page.waitForResponse((r) => r.request().method() === 'POST'),
+          page.getByRole('button', { name: /^Create/ }).click(),
+        ]);
+        assert.equal(confirmed.status(), 422);
+        await page.waitForLoadState('load');
+        await expectRefusal('day', '2999-01-01', /future/);
+      });
+
+      it("follows the reader's font size setting instead of fixing the root at 15 px", async () => {
+        await page.setViewportSize({ width: 1280, height: 900 });
+        const cdp = await context.newCDPSession(page);
+        const sizes: Record<number, { root: number; heading: number; field: number }> = {};
+        try {
+          for (const standard of [16, 24]) {
+            await cdp.send('Page.setFontSizes', { fontSizes: { standard } });
+            await page.goto(`${base}/dashboard/partners`);
+            sizes[standard] = await page.evaluate(`({
+              root: parseFloat(getComputedStyle(document.documentElement).fontSize),
+              heading: parseFloat(getComputedStyle(document.querySelector('h1')).fontSize),
+              field: parseFloat(getComputedStyle(document.querySelector('input#q')).fontSize),
+            })`);
+          }
+        } finally {
+          await cdp.send('Page.setFontSizes', { fontSizes: { standard: 16 } });
+          await cdp.detach();
+        }
+        // The default look is unchanged: 15 px text at the browsers' default 16 px.
+        assert.equal(sizes[16]?.root, 15);
+        assert.equal(sizes[24]?.root, 22.5, `root ${JSON.stringify(sizes)}`);
+        assert.ok(
+          (sizes[24]?.heading ?? 0) > (sizes[16]?.heading ?? 0) * 1.4,
+          `headings scale: ${JSON.stringify(sizes)}`,
+        );
+        assert.ok((sizes[24]?.field ?? 0) > (sizes[16]?.field ?? 0) * 1.4, `fields scale: ${JSON.stringify(sizes)}`);
+      });
+    });
   });
 }

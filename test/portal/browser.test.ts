@@ -7,7 +7,13 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { CHROMIUM_MISSING, launchChromium, screenshot } from '../dashboard/browser.js';
+import {
+  CHART_LABELS_SCRIPT,
+  CHROMIUM_MISSING,
+  type ChartLabels,
+  launchChromium,
+  screenshot,
+} from '../dashboard/browser.js';
 import { createDashboardUser, PASSWORD } from '../dashboard/client.js';
 import { describeOrSkip, testedDialects } from '../helpers.js';
 import { createHttpEnv, type HttpEnv } from '../payouts/http.js';
@@ -28,6 +34,17 @@ for (const dialect of testedDialects()) {
     const nav = (name: string) =>
       page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
     const flash = async () => ((await page.locator('.flash').first().textContent()) ?? '').trim();
+    /** The focused element after a refused form, and the texts its aria-describedby points at. */
+    const focusAfterRefusal = () =>
+      page.evaluate<{ id: string; invalid: string | null; described: string[] }>(`(() => {
+        const e = document.activeElement;
+        return {
+          id: e.id,
+          invalid: e.getAttribute('aria-invalid'),
+          described: (e.getAttribute('aria-describedby') ?? '').split(' ').filter(Boolean)
+            .map((id) => document.getElementById(id)?.textContent.trim() ?? 'missing #' + id),
+        };
+      })()`);
 
     before(async () => {
       env = await createHttpEnv(dialect, { env: { RATE_LIMIT_PER_MINUTE: '100000' } });
@@ -72,6 +89,15 @@ for (const dialect of testedDialects()) {
     it('sets a password from the invite link and lands on the overview with a chart', async () => {
       const link = await invite(env, partnerId);
       await page.goto(`${env.base}${link}`);
+      // A refused password comes back with the focus on the field, which names the problem.
+      await page.getByLabel('New password').fill(PARTNER_PASSWORD);
+      await page.getByLabel('Repeat the password').fill(`${PARTNER_PASSWORD} typo`);
+      await page.getByRole('button', { name: 'Save and sign in' }).click();
+      await page.waitForLoadState('load');
+      const refused = await focusAfterRefusal();
+      assert.equal(refused.id, 'password');
+      assert.equal(refused.invalid, 'true');
+      assert.match(refused.described.join(' | '), /not the same.*\| At least/, JSON.stringify(refused));
       await page.getByLabel('New password').fill(PARTNER_PASSWORD);
       await page.getByLabel('Repeat the password').fill(PARTNER_PASSWORD);
       await page.getByRole('button', { name: 'Save and sign in' }).click();
@@ -91,11 +117,65 @@ for (const dialect of testedDialects()) {
       await page.getByLabel('sub1').fill('newsletter');
       await page.getByLabel('sub2').fill('a b');
       await page.getByRole('button', { name: 'Build link' }).click();
-      const link = await page.getByLabel('Your tracking link').inputValue();
+      const link = await page.getByLabel('Your tracking link', { exact: true }).inputValue();
       assert.equal(link, `http://127.0.0.1:3000/t/${offerId}/${partnerId}?sub1=newsletter&sub2=a+b`);
       await page.getByRole('button', { name: 'Copy' }).click();
       await page.getByRole('button', { name: 'Copied' }).waitFor();
       assert.equal(await page.evaluate('navigator.clipboard.readText()'), link);
+    });
+
+    it('keeps each Copy button on one line on a phone and a desk', async () => {
+      try {
+        for (const width of [390, 1280]) {
+          await page.setViewportSize({ width, height: 900 });
+          for (const path of ['/portal/offers', `/portal/offers/${offerId}`]) {
+            await page.goto(`${env.base}${path}`);
+            const lines = await page.evaluate<number[]>(`[...document.querySelectorAll('button[data-copy]')]
+              .filter((b) => !b.hidden)
+              .map((b) => {
+                const text = document.createRange();
+                text.selectNodeContents(b);
+                return text.getClientRects().length;
+              })`);
+            assert.ok(lines.length > 0, `${path} has a Copy button`);
+            assert.deepEqual(
+              lines,
+              lines.map(() => 1),
+              `${path} at ${width} px: lines of each Copy button`,
+            );
+          }
+        }
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 900 });
+      }
+    });
+
+    it("keeps a phone card's column names inside their cells, clear of the next label and its field", async () => {
+      try {
+        await page.setViewportSize({ width: 390, height: 900 });
+        await page.goto(`${env.base}/portal/offers`);
+        const labels = await page.evaluate<Array<{ name: string; label: number; cell: number; line: number }>>(`
+          [...document.querySelectorAll('table.stack td[data-label], table.stack th[data-label]')].flatMap((cell) => {
+            const style = getComputedStyle(cell, '::before');
+            if (style.content === 'none' || style.content === 'normal' || style.display === 'none') return [];
+            return [{
+              name: cell.getAttribute('data-label'),
+              label: parseFloat(style.height),
+              cell: cell.getBoundingClientRect().height,
+              line: parseFloat(style.lineHeight),
+            }];
+          })`);
+        // "Payout per conversion" takes two lines in a card's label column: the case that ran over.
+        const twoLines = labels.filter((l) => l.label > l.line * 1.5);
+        assert.ok(twoLines.length > 0, `a column name of two lines: ${JSON.stringify(labels)}`);
+        assert.deepEqual(
+          labels.filter((l) => l.label > l.cell + 0.5),
+          [],
+          'labels taller than their cell run over the next one',
+        );
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 900 });
+      }
     });
 
     it('lists own conversions and earnings without the brand revenue', async () => {
@@ -115,7 +195,9 @@ for (const dialect of testedDialects()) {
       await page.getByLabel('URL').fill(`${receiver.origin}/pb?c={click_id}&p={payout}`);
       await page.getByRole('button', { name: 'Add' }).click();
       assert.match(await flash(), /added/);
-      await page.getByRole('button', { name: 'Send test' }).click();
+      await page
+        .getByRole('button', { name: `Send test ${receiver.origin}/pb?c={click_id}&p={payout}`, exact: true })
+        .click();
       assert.match(await flash(), /HTTP 200 in \d+ ms\. Response: received/);
       assert.deepEqual(
         receiver.requests.map((r) => r.path),
@@ -131,10 +213,23 @@ for (const dialect of testedDialects()) {
       await page.getByRole('button', { name: 'Save' }).click();
       assert.match(await flash(), /saved/);
       await nav('API keys').click();
+      // A name past the field's maxlength (a pasted or scripted value) is refused beside the field.
+      await page.getByLabel('Key name').evaluate((e) => e.removeAttribute('maxlength'));
+      await page.getByLabel('Key name').fill('k'.repeat(101));
+      await page.getByRole('button', { name: 'Create key' }).click();
+      await page.waitForLoadState('load');
+      const refused = await focusAfterRefusal();
+      assert.equal(refused.id, 'error-summary', JSON.stringify(refused));
+      assert.equal(await page.locator('#error-summary').getAttribute('role'), 'alert');
+      assert.equal(await page.getByLabel('Key name').getAttribute('aria-invalid'), 'true');
+      assert.equal(await page.getByLabel('Key name').inputValue(), 'k'.repeat(101));
       await page.getByLabel('Key name').fill('Browser key');
       await page.getByRole('button', { name: 'Create key' }).click();
-      const secret = await page.getByLabel('API key “Browser key”').inputValue();
+      const secret = await page.getByLabel('API key “Browser key”', { exact: true }).inputValue();
       assert.match(secret, /^afp_/);
+      // The row's Revoke names its key to a screen reader; the button still reads "Revoke".
+      const revoke = page.getByRole('button', { name: `Revoke Browser key (${secret.slice(0, 10)}…)`, exact: true });
+      assert.equal((await revoke.innerText()).trim(), 'Revoke');
       const res = await env.http('GET', '/api/v1/partner/offers', { key: secret });
       assert.equal(res.status, 200);
     });
@@ -202,11 +297,49 @@ for (const dialect of testedDialects()) {
       assert.match((await page.locator('main').textContent()) ?? '', /SEPA-1/);
     });
 
+    it("draws a large earner's chart amounts whole, inside the chart", async () => {
+      const big = await invitedPartner(env, 'Big Earner');
+      const earned = await env.http('POST', '/api/v1/conversions', {
+        body: { offerId, partnerId: big.partnerId, payoutCents: 1_234_567 },
+      });
+      assert.equal(earned.status, 201, JSON.stringify(earned.body));
+      const other = await browser.newContext();
+      try {
+        const tab = await other.newPage();
+        await tab.goto(`${env.base}/portal/login`);
+        await tab.getByLabel('Email').fill(big.email);
+        await tab.getByLabel('Password').fill(PARTNER_PASSWORD);
+        await tab.getByRole('button', { name: 'Sign in' }).click();
+        await tab.waitForURL(`${env.base}/portal`);
+        for (const width of [390, 1280]) {
+          await tab.setViewportSize({ width, height: 900 });
+          await tab.reload();
+          const chart = await tab.evaluate<ChartLabels>(CHART_LABELS_SCRIPT);
+          // $12,345.67 in a day: the earnings axis reads up to $14,000.00 in full.
+          assert.ok(
+            chart.labels.some((l) => /^\$1\d,\d{3}\.00$/.test(l)),
+            `an amount over $10,000 on the axis: ${chart.labels}`,
+          );
+          assert.deepEqual(chart.problems, [], `at ${width} px`);
+        }
+      } finally {
+        await other.close();
+      }
+    });
+
     it('signs out, and ran without script errors or CSP violations', async () => {
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL(/\/portal\/login/);
       await page.goto(`${env.base}/portal/earnings`);
       assert.equal(new URL(page.url()).pathname, '/portal/login');
+      await page.getByLabel('Email').fill('bp@example.com');
+      await page.getByLabel('Password').fill('not the password');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForLoadState('load');
+      const refused = await focusAfterRefusal();
+      assert.equal(refused.id, 'email');
+      assert.equal(refused.invalid, 'true');
+      assert.deepEqual(refused.described, ['The email or password is not correct.']);
       assert.deepEqual(problems, []);
     });
   });

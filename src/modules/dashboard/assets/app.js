@@ -26,10 +26,13 @@ function copy(button) {
   const text = source.value !== undefined ? source.value : source.textContent;
   const done = () => {
     const label = button.textContent;
+    const name = button.getAttribute('aria-label');
     button.textContent = 'Copied';
+    if (name) button.setAttribute('aria-label', 'Copied');
     announce('Copied to the clipboard');
     setTimeout(() => {
       button.textContent = label;
+      if (name) button.setAttribute('aria-label', name);
     }, 1500);
   };
   if (navigator.clipboard && window.isSecureContext) {
@@ -78,6 +81,11 @@ document.addEventListener('change', (event) => {
   const counter = form.querySelector('[data-selection-count]');
   if (counter) counter.textContent = `${selected} selected`;
 });
+
+// A refused form's error summary has `autofocus`; a browser that honours it on fields only
+// still moves the focus there.
+const summary = document.getElementById('error-summary');
+if (summary && document.activeElement === document.body) summary.focus();
 
 for (const b of document.querySelectorAll('[data-copy]')) b.hidden = false;
 for (const b of document.querySelectorAll('[data-needs-selection]')) b.disabled = true;

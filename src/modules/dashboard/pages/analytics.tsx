@@ -18,6 +18,7 @@ import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
 import { EmptyState } from '../views/components.js';
+import { AUTOFOCUS } from '../views/form.js';
 import { num, Table } from '../views/table.js';
 
 /** Bars in the chart: the rows with the most clicks. */
@@ -91,10 +92,8 @@ function ResultTable({ report }: { report: Report }) {
 function TopChart({ report }: { report: Report }) {
   const top = [...report.data].sort((a, b) => b.clicks - a.clicks).slice(0, TOP_ROWS);
   if (top.length === 0 || report.groupBy.length === 0) return '';
-  const labels = top.map((r) => {
-    const label = [...keysOf(r, report.groupBy), r.currency].join(' · ');
-    return label.length > 24 ? `${label.slice(0, 23)}…` : label;
-  });
+  // The chart cuts what does not fit and keeps the full label in a tooltip.
+  const labels = top.map((r) => [...keysOf(r, report.groupBy), r.currency].join(' · '));
   return (
     <BarChart
       id="analytics-chart"
@@ -237,7 +236,7 @@ export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
             </div>
           </form>
           {problem ? (
-            <div class="flash error" role="alert" safe>
+            <div class="flash error" role="alert" tabindex="-1" {...AUTOFOCUS} safe>
               {problem}
             </div>
           ) : (

@@ -119,6 +119,7 @@ export function apiKeyPages(app: DashboardApp, ctx: AppContext): void {
                           label="Revoke"
                           small
                           tone="danger"
+                          row={`${k.name} (${k.prefix}…)`}
                           confirm={`Revoke “${k.name}”? Requests with it get 401 at once.`}
                         />
                       ) : (

@@ -74,6 +74,7 @@ export function blocklistPages(app: DashboardApp, ctx: AppContext): void {
                       label="Remove"
                       small
                       tone="secondary"
+                      row={e.value}
                     />
                   ),
                 },

@@ -104,7 +104,13 @@ function RowReject({ id }: { id: string }) {
         Reason for rejecting {id}
       </label>
       <input id={`reason-${id}`} name="reason" form={`reject-${id}`} maxlength="500" placeholder="Reason (optional)" />
-      <button type="submit" form={`reject-${id}`} class="small danger" data-confirm={`Reject conversion ${id}?`}>
+      <button
+        type="submit"
+        form={`reject-${id}`}
+        class="small danger"
+        data-confirm={`Reject conversion ${id}?`}
+        aria-label={`Reject ${id}`}
+      >
         Reject
       </button>
     </details>

@@ -174,6 +174,7 @@ function DeliveryTable(props: {
                     tone="secondary"
                     small
                     fields={{ back: props.back }}
+                    row={d.id}
                   />
                 ) : (
                   ''

@@ -37,7 +37,7 @@ const LoginForm = FormBody({
   next: Type.Optional(Type.String({ maxLength: 8192 })),
 });
 
-function LoginPage(props: { token: string; email?: string; next?: string; message?: Flash | null }) {
+function LoginPage(props: { token: string; email?: string; next?: string; message?: Flash | null; refused?: boolean }) {
   return (
     <BarePage title="Sign in">
       <SignInCard
@@ -47,6 +47,7 @@ function LoginPage(props: { token: string; email?: string; next?: string; messag
         email={props.email}
         next={props.next ?? ''}
         message={props.message}
+        refused={props.refused}
       >
         No account yet? An administrator creates one with{' '}
         <code>affitrack users create --brand ID --email you@example.com</code>.
@@ -59,7 +60,7 @@ function showLogin(
   request: FastifyRequest,
   reply: FastifyReply,
   status: number,
-  props: { email?: string; next?: string; message?: Flash | null },
+  props: { email?: string; next?: string; message?: Flash | null; refused?: boolean },
 ) {
   return sendPage(reply, <LoginPage token={formToken(request, reply)} {...props} />, status);
 }
@@ -90,7 +91,7 @@ export function loginRoutes(app: DashboardApp, ctx: AppContext): void {
     const session = await signIn(ctx, email, (request.body.password ?? '').slice(0, 1024));
     if (!session) {
       const message: Flash = { kind: 'error', text: 'The email or password is not correct.' };
-      return showLogin(request, reply, 422, { email, next, message });
+      return showLogin(request, reply, 422, { email, next, message, refused: true });
     }
     setSessionCookie(reply, session.token);
     return reply.redirect(next, 303);

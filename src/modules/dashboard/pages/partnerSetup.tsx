@@ -127,16 +127,27 @@ export function PostbackTable(props: {
         {
           html: (
             <div class="actions">
-              <a class="btn secondary small" href={`${base}?edit=${t.id}#postback-form`}>
+              <a
+                class="btn secondary small"
+                href={`${base}?edit=${t.id}#postback-form`}
+                aria-label={escapeHtml(`Edit ${t.url}`)}
+              >
                 Edit
               </a>
-              <ActionButton csrf={props.csrf} action={`${base}/postbacks/${t.id}/test`} label="Send test" small />
+              <ActionButton
+                csrf={props.csrf}
+                action={`${base}/postbacks/${t.id}/test`}
+                label="Send test"
+                small
+                row={t.url}
+              />
               <ActionButton
                 csrf={props.csrf}
                 action={`${base}/postbacks/${t.id}/delete`}
                 label="Delete"
                 tone="danger"
                 small
+                row={t.url}
                 confirm="Delete this postback URL? The partner stops hearing about conversions on it."
               />
             </div>

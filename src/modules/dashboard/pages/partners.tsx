@@ -69,7 +69,7 @@ function BanFormView({ csrf, partner, back }: { csrf: string; partner: PartnerRo
         Reason for banning {partner.name}
       </label>
       <input id={id} name="reason" maxlength="500" placeholder="Reason (optional)" />
-      <button type="submit" class="danger small">
+      <button type="submit" class="danger small" aria-label={escapeHtml(`Ban ${partner.name}`)}>
         Ban
       </button>
     </form>
@@ -194,11 +194,14 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
                           label="Approve"
                           small
                           fields={{ back }}
+                          row={p.name}
                         />
                         <BanFormView csrf={session.csrfToken} partner={p} back={back} />
                       </div>
                     ) : (
-                      <a href={`/dashboard/partners/${p.id}`}>Details</a>
+                      <a href={`/dashboard/partners/${p.id}`} aria-label={escapeHtml(`Details of ${p.name}`)}>
+                        Details
+                      </a>
                     )}
                   </>
                 ),

@@ -3,23 +3,26 @@
  * currency) before it is confirmed; a payout can be marked paid, cancelled, or exported as CSV.
  */
 import { escapeHtml } from '@kitajs/html';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { addDays, isRealDay, localDay, parseDay, startOfLocalDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
 import { InvalidError } from '../../../errors.js';
+import type { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
-import { listPartners } from '../../partners/repository.js';
+import { listPartners, type PartnerRow } from '../../partners/repository.js';
 import { payoutCsv } from '../../payouts/csv.js';
 import { listPayouts } from '../../payouts/repository.js';
 import { payoutDetail } from '../../payouts/routes.js';
 import { cancelPayout, createRun, markPayoutPaid, previewRun } from '../../payouts/service.js';
 import { notFound } from '../errors.js';
 import { count, dateTime, money } from '../format.js';
-import { Choice, Cursor, Field, FormBody, IdParams, Problems, Query, text } from '../forms.js';
+import { Choice, Cursor, Field, FormBody, type FormValues, IdParams, Problems, Query, text } from '../forms.js';
 import { partnerNames } from '../repository.js';
-import { type DashboardApp, render, runAction } from '../respond.js';
-import { sessionOf } from '../session.js';
+import { type DashboardApp, formError, render, runAction } from '../respond.js';
+import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, BackLink, Badge, CsrfField, EmptyState, Pager, Prop, Tabs, Time } from '../views/components.js';
+import { FormView } from '../views/form.js';
 import { num, Table } from '../views/table.js';
 
 const PAGE_SIZE = 25;
@@ -31,6 +34,19 @@ const RunQuery = Query({ day: Short, partnerId: Short, minimum: Short });
 const RunForm = FormBody({ upTo: Field, partnerId: Field, minimumCents: Field });
 const PaidForm = FormBody({ reference: Field });
 const STATUS_TONE = { created: 'pending', paid: 'approved', cancelled: 'disabled' } as const;
+const RUN_LABELS = {
+  day: 'Up to (day)',
+  partnerId: 'Partner',
+  minimum: 'Minimum per currency (minor units, such as cents)',
+};
+/** The service's names of a run's fields (the preview's query, the confirmation's body), as the form names them. */
+const RUN_ALIASES = {
+  upTo: 'day',
+  'query.upTo': 'day',
+  'query.partnerId': 'partnerId',
+  minimumCents: 'minimum',
+  'query.minimumCents': 'minimum',
+};
 
 function PayoutBadge({ status }: { status: keyof typeof STATUS_TONE }) {
   return <Badge status={STATUS_TONE[status]} label={status} />;
@@ -47,12 +63,43 @@ function upToOfDay(day: string, timeZone: string, now: number): number {
   return startOfLocalDay(addDays(parseDay(day), 1), timeZone) - 1;
 }
 
+/** The run form: a refused run comes back here with what was entered and the problems beside the fields. */
+function RunFormView({ form, partners, today }: { form: FormView; partners: PartnerRow[]; today: string }) {
+  return (
+    <section class="panel" aria-labelledby="run-h">
+      <h2 id="run-h">New payout run</h2>
+      <p class="hint">
+        Pays each partner, per currency, the approved conversions approved up to the end of the chosen day (or until
+        now, for today) that are in no payout yet. You see what it will pay before confirming.
+      </p>
+      {form.summary()}
+      <form method="get" action="/dashboard/payouts/new" class="filters">
+        {form.input('day', { type: 'date', required: true, attrs: { max: today } })}
+        {form.select('partnerId', [['', 'All partners'], ...partners.map((p): [string, string] => [p.id, p.name])])}
+        {form.input('minimum', { attrs: { inputmode: 'numeric', placeholder: '0' } })}
+        <div>
+          <button type="submit">Preview</button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
 export function payoutPages(app: DashboardApp, ctx: AppContext): void {
-  app.get('/payouts', { schema: { querystring: ListQuery } }, async (request, reply) => {
+  /**
+   * The payouts list (first page of all payouts after a refused run) with the run form: blank
+   * (today), or a refused run's values with its problems (answered with the refusal's status).
+   */
+  const showPayouts = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    list: Static<typeof ListQuery>,
+    run?: { values: FormValues; error: ApiError },
+  ) => {
     const { brand } = sessionOf(request);
-    const status = request.query.status || undefined;
-    const partnerId = request.query.partnerId || undefined;
-    const cursor = request.query.cursor || undefined;
+    const status = list.status || undefined;
+    const partnerId = list.partnerId || undefined;
+    const cursor = list.cursor || undefined;
     const [rows, partners] = await Promise.all([
       listPayouts(ctx.db.read, brand.id, { status, partnerId, cursor, limit: PAGE_SIZE }),
       listPartners(ctx.db.read, brand.id, { status: 'active', limit: PARTNER_CHOICES }),
@@ -65,43 +112,15 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
     );
     const page = toPage(rows, PAGE_SIZE, (r) => r);
     const today = localDay(ctx.clock.now(), brand.timezone);
+    const form = new FormView(run?.values ?? { day: today }, RUN_LABELS, run?.error, RUN_ALIASES);
     return render(request, reply, {
       title: 'Payouts',
       section: 'payouts',
+      status: run?.error.status,
       body: () => (
         <>
           <h1>Payouts</h1>
-          <section class="panel" aria-labelledby="run-h">
-            <h2 id="run-h">New payout run</h2>
-            <p class="hint">
-              Pays each partner, per currency, the approved conversions approved up to the end of the chosen day (or
-              until now, for today) that are in no payout yet. You see what it will pay before confirming.
-            </p>
-            <form method="get" action="/dashboard/payouts/new" class="filters">
-              <div>
-                <label for="day">Up to (day)</label>
-                <input id="day" name="day" type="date" max={today} value={today} required />
-              </div>
-              <div>
-                <label for="partnerId">Partner</label>
-                <select id="partnerId" name="partnerId">
-                  <option value="">All partners</option>
-                  {partners.map((p) => (
-                    <option value={escapeHtml(p.id)} safe>
-                      {p.name}
-                    </option>
-                  ))}
-                </select>
-              </div>
-              <div>
-                <label for="minimum">Minimum per currency (minor units, such as cents)</label>
-                <input id="minimum" name="minimum" inputmode="numeric" placeholder="0" />
-              </div>
-              <div>
-                <button type="submit">Preview</button>
-              </div>
-            </form>
-          </section>
+          <RunFormView form={form} partners={partners} today={today} />
           <Tabs
             label="Payout status"
             items={[
@@ -139,16 +158,27 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
         </>
       ),
     });
-  });
+  };
+
+  app.get('/payouts', { schema: { querystring: ListQuery } }, (request, reply) =>
+    showPayouts(request, reply, request.query),
+  );
 
   app.get('/payouts/new', { schema: { querystring: RunQuery } }, async (request, reply) => {
     const { brand } = sessionOf(request);
-    const problems = new Problems();
-    const minimum = parseMoneyOrZero(text(request.query.minimum), problems);
-    problems.throwIfAny();
-    const upTo = new Date(upToOfDay(text(request.query.day), brand.timezone, ctx.clock.now())).toISOString();
     const partnerId = text(request.query.partnerId) || undefined;
-    const preview = await previewRun(ctx, brand.id, { upTo, partnerId, minimumCents: minimum });
+    let upTo: string;
+    let minimum: number;
+    let preview: Awaited<ReturnType<typeof previewRun>>;
+    try {
+      const problems = new Problems();
+      minimum = parseMoneyOrZero(text(request.query.minimum), problems);
+      problems.throwIfAny();
+      upTo = new Date(upToOfDay(text(request.query.day), brand.timezone, ctx.clock.now())).toISOString();
+      preview = await previewRun(ctx, brand.id, { upTo, partnerId, minimumCents: minimum });
+    } catch (error) {
+      return showPayouts(request, reply, {}, { values: request.query, error: formError(error) });
+    }
     const total = new Map<string, number>();
     for (const line of preview.data) total.set(line.currency, (total.get(line.currency) ?? 0) + line.amountCents);
     return render(request, reply, {
@@ -219,19 +249,31 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
 
   app.post('/payouts', { schema: { body: RunForm } }, async (request, reply) => {
     const { brand } = sessionOf(request);
-    return runAction(request, reply, '/dashboard/payouts', async () => {
+    const upTo = text(request.body.upTo);
+    let outcome: Awaited<ReturnType<typeof createRun>>;
+    try {
       const minimumCents = Number(text(request.body.minimumCents) || '0');
       if (!Number.isSafeInteger(minimumCents) || minimumCents < 0) throw InvalidError.at('minimumCents', 'is invalid');
-      const outcome = await createRun(ctx, brand.id, {
-        upTo: text(request.body.upTo),
+      outcome = await createRun(ctx, brand.id, {
+        upTo,
         partnerId: text(request.body.partnerId) || undefined,
         minimumCents,
       });
-      const n = outcome.payouts.length;
-      return outcome.created
-        ? `Created ${n} payout${n === 1 ? '' : 's'}.`
-        : `This run already existed: ${n} payout${n === 1 ? '' : 's'}, nothing new created.`;
-    });
+    } catch (error) {
+      // Back to the form with the run's values (its day, in the brand's time zone), not a dead end.
+      const at = Date.parse(upTo);
+      const values = {
+        day: Number.isNaN(at) ? '' : localDay(at, brand.timezone),
+        partnerId: text(request.body.partnerId),
+        minimum: text(request.body.minimumCents),
+      };
+      return showPayouts(request, reply, {}, { values, error: formError(error) });
+    }
+    const n = outcome.payouts.length;
+    const message = outcome.created
+      ? `Created ${n} payout${n === 1 ? '' : 's'}.`
+      : `This run already existed: ${n} payout${n === 1 ? '' : 's'}, nothing new created.`;
+    return redirectWithFlash(reply, '/dashboard/payouts', { kind: 'ok', text: message });
   });
 
   app.get('/payouts/:id', { schema: { params: IdParams, querystring: Query({}) } }, async (request, reply) => {

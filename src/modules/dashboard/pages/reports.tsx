@@ -80,7 +80,7 @@ function ReportChart({ report, currency }: { report: NamedReport; currency: stri
     <BarChart
       id={`report-chart-${currency}`}
       title={`${timeKey ? `Revenue and payout per ${timeKey}` : `Revenue and payout, top ${labels.length} by revenue`} (${currency})`}
-      labels={labels.map((l) => (timeKey ? day(l, timeKey !== 'month') : l.length > 18 ? `${l.slice(0, 17)}…` : l))}
+      labels={labels.map((l) => (timeKey ? day(l, timeKey !== 'month') : l))}
       series={[
         { label: 'Revenue', values: labels.map((l) => buckets.get(l)?.revenue ?? 0) },
         { label: 'Payout', values: labels.map((l) => buckets.get(l)?.payout ?? 0) },

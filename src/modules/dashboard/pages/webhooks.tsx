@@ -122,6 +122,7 @@ function SubscriptionTable(props: {
                   small
                   tone="secondary"
                   fields={{ status: next }}
+                  row={s.url}
                 />
                 <ActionButton
                   csrf={csrf}
@@ -130,6 +131,7 @@ function SubscriptionTable(props: {
                   small
                   tone="danger"
                   confirm={`Delete the subscription to ${s.url} and its delivery log?`}
+                  row={s.url}
                 />
               </div>
             ),

@@ -67,7 +67,11 @@ export function CsrfField({ token }: { token: string }) {
   return <input type="hidden" name="_csrf" value={token} />;
 }
 
-/** A one-button form posting to `action` (no JavaScript needed). */
+/**
+ * A one-button form posting to `action` (no JavaScript needed). In a list, `row` names the
+ * row it acts on ("Approve Jane Media"): a screen reader's list of buttons would otherwise
+ * offer the same "Approve" for every row. Sighted users see `label` only.
+ */
 export function ActionButton(props: {
   csrf: string;
   action: string;
@@ -76,6 +80,7 @@ export function ActionButton(props: {
   confirm?: string;
   fields?: Record<string, string>;
   small?: boolean;
+  row?: string;
 }) {
   const classes = [props.tone, props.small ? 'small' : ''].filter(Boolean).join(' ');
   return (
@@ -84,7 +89,12 @@ export function ActionButton(props: {
       {Object.entries(props.fields ?? {}).map(([name, value]) => (
         <input type="hidden" name={name} value={escapeHtml(value)} />
       ))}
-      <button type="submit" class={classes} safe>
+      <button
+        type="submit"
+        class={classes}
+        aria-label={props.row === undefined ? undefined : escapeHtml(`${props.label} ${props.row}`)}
+        safe
+      >
         {props.label}
       </button>
     </form>
@@ -159,7 +169,11 @@ export function Tabs({
   );
 }
 
-/** A read-only text field with a Copy button (the button appears once the script runs). */
+/**
+ * A read-only text field with a Copy button (the button appears once the script runs), named
+ * after its field for screen readers ("Copy Tracking link for Spring Sale"): a list's rows or
+ * a page's fields would otherwise offer the same "Copy" each.
+ */
 export function CopyField(props: { id: string; label: string; value: string; visibleLabel?: boolean }) {
   return (
     <div>
@@ -168,7 +182,13 @@ export function CopyField(props: { id: string; label: string; value: string; vis
       </label>
       <div class="copy">
         <input id={props.id} value={escapeHtml(props.value)} readonly spellcheck="false" />
-        <button type="button" class="secondary small" data-copy={props.id} hidden>
+        <button
+          type="button"
+          class="secondary small"
+          data-copy={props.id}
+          aria-label={escapeHtml(`Copy ${props.label}`)}
+          hidden
+        >
           Copy
         </button>
       </div>

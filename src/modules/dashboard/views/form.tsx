@@ -6,6 +6,12 @@ import { escapeHtml } from '@kitajs/html';
 import type { ApiError } from '../../../http/errors.js';
 import type { FormValues } from '../forms.js';
 
+/**
+ * `autofocus` for an element that is not a field (an error summary): a global attribute in
+ * HTML, which @kitajs/html types on form fields only.
+ */
+export const AUTOFOCUS: Record<string, boolean> = { autofocus: true };
+
 /** Attributes written by our own code (`maxlength`, `inputmode`…). */
 type ExtraAttributes = Record<string, string | boolean>;
 
@@ -139,12 +145,16 @@ export class FormView {
     );
   }
 
-  /** The error summary at the top of a form, each problem linking to its field. */
+  /**
+   * The error summary at the top of a form, each problem linking to its field. A refused form
+   * comes back with the focus on it (`autofocus`, no script needed), so keyboard and screen
+   * reader users start from what went wrong rather than from the top of the page.
+   */
   summary() {
     const entries = Object.entries(this.errors);
     if (entries.length === 0) return '';
     return (
-      <div class="flash error" role="alert">
+      <div class="flash error" role="alert" id="error-summary" tabindex="-1" {...AUTOFOCUS}>
         <strong>Please correct the following:</strong>
         <ul>
           {entries.map(([name, message]) =>

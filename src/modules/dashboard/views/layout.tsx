@@ -49,14 +49,15 @@ export function Document({ title, children }: { title: string; children: JSX.Ele
   );
 }
 
-export function FlashMessage({ flash }: { flash: Flash | null | undefined }) {
+/** `id` lets the fields a refusal is about point at it (`aria-describedby`). */
+export function FlashMessage({ flash, id }: { flash: Flash | null | undefined; id?: string }) {
   if (!flash) return '';
   return flash.kind === 'ok' ? (
     <div class="flash ok" role="status" safe>
       {flash.text}
     </div>
   ) : (
-    <div class="flash error" role="alert" safe>
+    <div class="flash error" role="alert" id={id} safe>
       {flash.text}
     </div>
   );

@@ -12,14 +12,18 @@ export interface SignInProps {
   /** Where to go after signing in (the dashboard's `next`); none on the portal. */
   next?: string | undefined;
   message?: Flash | null | undefined;
+  /** The email and password were refused: both fields are marked invalid and described by the message. */
+  refused?: boolean;
 }
+
+const ERROR_ID = 'sign-in-error';
 
 /** The children say what to do without an account or password. */
 export function SignInCard({ children, ...props }: PropsWithChildren<SignInProps>) {
   return (
     <div class="login">
       <h1 safe>{props.heading}</h1>
-      <FlashMessage flash={props.message} />
+      <FlashMessage flash={props.message} id={ERROR_ID} />
       <form method="post" action={props.action} class="stack" novalidate>
         <CsrfField token={props.csrfToken} />
         {props.next === undefined ? '' : <input type="hidden" name="next" value={escapeHtml(props.next)} />}
@@ -32,12 +36,22 @@ export function SignInCard({ children, ...props }: PropsWithChildren<SignInProps
             autocomplete="username"
             required
             value={escapeHtml(props.email ?? '')}
+            aria-invalid={props.refused ? 'true' : undefined}
+            aria-describedby={props.refused ? ERROR_ID : undefined}
             autofocus
           />
         </div>
         <div>
           <label for="password">Password</label>
-          <input id="password" name="password" type="password" autocomplete="current-password" required />
+          <input
+            id="password"
+            name="password"
+            type="password"
+            autocomplete="current-password"
+            required
+            aria-invalid={props.refused ? 'true' : undefined}
+            aria-describedby={props.refused ? ERROR_ID : undefined}
+          />
         </div>
         <div>
           <button type="submit">Sign in</button>

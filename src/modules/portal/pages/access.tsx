@@ -43,7 +43,7 @@ const InviteForm = FormBody({
   confirm: Type.Optional(Type.String({ maxLength: 4096 })),
 });
 
-function LoginPage(props: { csrf: string; email?: string; message?: Flash | null }) {
+function LoginPage(props: { csrf: string; email?: string; message?: Flash | null; refused?: boolean }) {
   return (
     <PortalBarePage title="Partner sign-in">
       <SignInCard
@@ -52,6 +52,7 @@ function LoginPage(props: { csrf: string; email?: string; message?: Flash | null
         csrfToken={props.csrf}
         email={props.email}
         message={props.message}
+        refused={props.refused}
       >
         Forgot your password? Ask the brand you work with for a new invite link.
       </SignInCard>
@@ -68,7 +69,7 @@ function InvitePage(props: { csrf: string; token: string; partnerName: string; b
           {props.brandName} invites {props.partnerName} to the partner portal: your clicks, conversions, earnings and
           payouts.
         </p>
-        <FlashMessage flash={props.error ? { kind: 'error', text: props.error } : null} />
+        <FlashMessage flash={props.error ? { kind: 'error', text: props.error } : null} id="password-error" />
         <form method="post" action="/portal/invite" class="stack" novalidate>
           <CsrfField token={props.csrf} />
           <input type="hidden" name="token" value={escapeHtml(props.token)} />
@@ -82,9 +83,11 @@ function InvitePage(props: { csrf: string; token: string; partnerName: string; b
               minlength={String(MIN_PASSWORD_LENGTH)}
               maxlength={String(MAX_PASSWORD_LENGTH)}
               required
+              aria-invalid={props.error ? 'true' : undefined}
+              aria-describedby={props.error ? 'password-error password-hint' : 'password-hint'}
               autofocus
             />
-            <p class="hint">{`At least ${MIN_PASSWORD_LENGTH} characters.`}</p>
+            <p class="hint" id="password-hint">{`At least ${MIN_PASSWORD_LENGTH} characters.`}</p>
           </div>
           <div>
             <label for="confirm">Repeat the password</label>
@@ -114,7 +117,10 @@ function InvalidInvite() {
 }
 
 function showLogin(request: FastifyRequest, reply: FastifyReply, status: number, email = '', message?: Flash | null) {
-  return sendPage(reply, <LoginPage csrf={portalFormToken(request, reply)} email={email} message={message} />, status);
+  const page = (
+    <LoginPage csrf={portalFormToken(request, reply)} email={email} message={message} refused={status === 422} />
+  );
+  return sendPage(reply, page, status);
 }
 
 export function accessRoutes(app: PortalApp, ctx: AppContext): void {

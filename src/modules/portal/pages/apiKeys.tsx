@@ -8,6 +8,7 @@ import { ALREADY_CREATED, claimForm, FormIdField } from '../../../web/sentOnce.j
 import { Field, FormBody, IdParams, Query, text } from '../../dashboard/forms.js';
 import { redirectWithFlash } from '../../dashboard/session.js';
 import { ActionButton, Badge, CopyField, CsrfField, EmptyState, Time } from '../../dashboard/views/components.js';
+import { FormView } from '../../dashboard/views/form.js';
 import { Table } from '../../dashboard/views/table.js';
 import { createPartnerKey, listPartnerKeys, MAX_KEY_NAME_LENGTH, revokePartnerKey } from '../../partnerKeys/service.js';
 import { type PortalApp, renderPortal, runPortalAction } from '../respond.js';
@@ -19,7 +20,7 @@ export function apiKeyPages(app: PortalApp, ctx: AppContext): void {
   const show = async (
     request: FastifyRequest,
     reply: FastifyReply,
-    options: { created?: { name: string; secret: string }; error?: ApiError } = {},
+    options: { created?: { name: string; secret: string }; error?: ApiError; name?: string } = {},
   ) => {
     const session = partnerSessionOf(request);
     const keys = await listPartnerKeys(ctx.db.read, { brandId: session.brand.id, partnerId: session.partner.id });
@@ -29,80 +30,75 @@ export function apiKeyPages(app: PortalApp, ctx: AppContext): void {
       title: 'API keys',
       section: 'api-keys',
       status: error ? error.status : 200,
-      flash: created
-        ? { kind: 'ok', text: `API key “${created.name}” created.` }
-        : error
-          ? { kind: 'error', text: error.message }
-          : undefined,
-      body: (_, csrf) => (
-        <>
-          <h1>API keys</h1>
-          <p>
-            Read your report, conversions and offers from your own systems:{' '}
-            <code safe>{`GET ${ctx.config.publicUrl}/api/v1/partner/report`}</code>,{' '}
-            <code>/api/v1/partner/conversions</code>, <code>/api/v1/partner/offers</code> with{' '}
-            <code>Authorization: Bearer {escapeHtml('<key>')}</code>. See <a href="/docs">the API reference</a>.
-          </p>
-          {created ? (
-            <section class="secret" aria-labelledby="key-h">
-              <h2 id="key-h">Your new API key</h2>
-              <p>
-                <strong>Copy it now: it is shown only once</strong> and stored only as a hash.
-              </p>
-              <CopyField id="new-key" label={`API key “${created.name}”`} value={created.secret} />
-            </section>
-          ) : (
-            ''
-          )}
-          <Table
-            caption="Your API keys"
-            columns={['Name', 'Key', 'Created', 'Last used', 'Status', '']}
-            rows={keys.map((k) => [
-              { text: k.name },
-              { class: 'mono', text: `${k.prefix}…` },
-              { html: <Time ms={k.created_at} timeZone={tz} /> },
-              { html: <Time ms={k.last_used_at} timeZone={tz} /> },
-              { html: <Badge status={k.revoked_at === null ? 'active' : 'revoked'} /> },
-              {
-                html: (
-                  <>
-                    {k.revoked_at === null ? (
-                      <ActionButton
-                        csrf={csrf}
-                        action={`/portal/api-keys/${k.id}/revoke`}
-                        label="Revoke"
-                        tone="danger"
-                        small
-                        confirm="Revoke this key? Programs using it stop working."
-                      />
-                    ) : (
-                      ''
-                    )}
-                  </>
-                ),
-              },
-            ])}
-            empty={<EmptyState title="No API key yet." />}
-          />
-          <h2>Create a key</h2>
-          <form method="post" action="/portal/api-keys" class="stack">
-            <CsrfField token={csrf} />
-            <FormIdField />
-            <div>
-              <label for="name">Key name</label>
-              <input
-                id="name"
-                name="name"
-                maxlength={String(MAX_KEY_NAME_LENGTH)}
-                placeholder="e.g. Reporting script"
-              />
-            </div>
-            <div>
-              <button type="submit">Create key</button>
-            </div>
-          </form>
-        </>
-      ),
+      flash: created ? { kind: 'ok', text: `API key “${created.name}” created.` } : undefined,
+      body: (_, csrf) => {
+        const form = new FormView({ name: options.name ?? '' }, { name: 'Key name' }, error);
+        return (
+          <>
+            <h1>API keys</h1>
+            <p>
+              Read your report, conversions and offers from your own systems:{' '}
+              <code safe>{`GET ${ctx.config.publicUrl}/api/v1/partner/report`}</code>,{' '}
+              <code>/api/v1/partner/conversions</code>, <code>/api/v1/partner/offers</code> with{' '}
+              <code>Authorization: Bearer {escapeHtml('<key>')}</code>. See <a href="/docs">the API reference</a>.
+            </p>
+            {created ? (
+              <section class="secret" aria-labelledby="key-h">
+                <h2 id="key-h">Your new API key</h2>
+                <p>
+                  <strong>Copy it now: it is shown only once</strong> and stored only as a hash.
+                </p>
+                <CopyField id="new-key" label={`API key “${created.name}”`} value={created.secret} />
+              </section>
+            ) : (
+              ''
+            )}
+            <Table
+              caption="Your API keys"
+              columns={['Name', 'Key', 'Created', 'Last used', 'Status', '']}
+              rows={keys.map((k) => [
+                { text: k.name },
+                { class: 'mono', text: `${k.prefix}…` },
+                { html: <Time ms={k.created_at} timeZone={tz} /> },
+                { html: <Time ms={k.last_used_at} timeZone={tz} /> },
+                { html: <Badge status={k.revoked_at === null ? 'active' : 'revoked'} /> },
+                {
+                  html: (
+                    <>
+                      {k.revoked_at === null ? (
+                        <ActionButton
+                          csrf={csrf}
+                          action={`/portal/api-keys/${k.id}/revoke`}
+                          label="Revoke"
+                          tone="danger"
+                          small
+                          row={`${k.name} (${k.prefix}…)`}
+                          confirm="Revoke this key? Programs using it stop working."
+                        />
+                      ) : (
+                        ''
+                      )}
+                    </>
+                  ),
+                },
+              ])}
+              empty={<EmptyState title="No API key yet." />}
+            />
+            <h2>Create a key</h2>
+            {form.summary()}
+            <form method="post" action="/portal/api-keys" class="stack">
+              <CsrfField token={csrf} />
+              <FormIdField />
+              {form.input('name', {
+                attrs: { maxlength: String(MAX_KEY_NAME_LENGTH), placeholder: 'e.g. Reporting script' },
+              })}
+              <div>
+                <button type="submit">Create key</button>
+              </div>
+            </form>
+          </>
+        );
+      },
     });
   };
 
@@ -122,7 +118,7 @@ export function apiKeyPages(app: PortalApp, ctx: AppContext): void {
       );
       return show(request, reply, { created: { name: key.name, secret } });
     } catch (error) {
-      if (error instanceof InvalidError) return show(request, reply, { error: toApiError(error) });
+      if (error instanceof InvalidError) return show(request, reply, { error: toApiError(error), name });
       throw error;
     }
   });

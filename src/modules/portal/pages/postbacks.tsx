@@ -61,13 +61,20 @@ export function postbackPages(app: PortalApp, ctx: AppContext): void {
                 class: 'actions',
                 html: (
                   <>
-                    <ActionButton csrf={csrf} action={`/portal/postbacks/${t.id}/test`} label="Send test" small />
+                    <ActionButton
+                      csrf={csrf}
+                      action={`/portal/postbacks/${t.id}/test`}
+                      label="Send test"
+                      small
+                      row={t.url}
+                    />
                     <ActionButton
                       csrf={csrf}
                       action={`/portal/postbacks/${t.id}/delete`}
                       label="Remove"
                       tone="danger"
                       small
+                      row={t.url}
                       confirm="Remove this postback URL?"
                     />
                   </>
