@@ -343,6 +343,9 @@ export interface PayoutTable {
   reference: string | null;
   created_at: number;
   paid_at: number | null;
+  /** Paid payouts: the partner's payout method and account when it was marked paid. */
+  paid_method: string | null;
+  paid_account: string | null;
   cancelled_at: number | null;
   updated_at: number;
 }

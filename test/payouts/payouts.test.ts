@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { jsonValidator } from '../../src/http/validation.js';
 import { EVENT_SCHEMAS } from '../../src/modules/events/schemas.js';
 import { expectError, type TestBrand, testedDialects } from '../helpers.js';
+import { invitedPartner } from '../portal/client.js';
 import { createHttpEnv, type HttpEnv } from './http.js';
 
 const MINUTE = 60_000;
@@ -260,6 +261,33 @@ for (const dialect of testedDialects()) {
         422,
         'validation_error',
       );
+    });
+
+    it('keeps the payout details it was marked paid with, whatever the partner enters afterwards', async () => {
+      const { client, partnerId } = await invitedPartner(env, 'Paid To');
+      const enter = async (method: string, account: string) => {
+        await client.get('/portal/payout-details');
+        assert.equal((await client.post('/portal/payout-details', { method, account })).status, 303);
+      };
+      await enter('PayPal', 'first@partner.example');
+      await conversion(partnerId, { payoutCents: 500 });
+      env.clock.advance(MINUTE);
+      const id = (await env.http('POST', '/api/v1/payouts', { body: { upTo: now(), partnerId } })).body.data[0].id;
+      const shown = async () => {
+        const { payoutMethod, payoutAccount } = (await env.http('GET', `/api/v1/payouts/${id}`)).body;
+        return [payoutMethod, payoutAccount];
+      };
+      await enter('Bank transfer (IBAN)', 'DE00 1111');
+      assert.deepEqual(await shown(), ['Bank transfer (IBAN)', 'DE00 1111'], 'until paid: the current details');
+      assert.equal((await env.http('POST', `/api/v1/payouts/${id}/mark-paid`)).status, 200);
+      await enter('PayPal', 'attacker@evil.example');
+      assert.deepEqual(await shown(), ['Bank transfer (IBAN)', 'DE00 1111'], 'once paid: the details it was paid to');
+      const csv = await fetch(`${env.base}/api/v1/payouts/${id}`, {
+        headers: { authorization: `Bearer ${env.brand.apiKey}`, accept: 'text/csv' },
+      });
+      const text = await csv.text();
+      assert.match(text, /DE00 1111/);
+      assert.doesNotMatch(text, /attacker/);
     });
 
     it('cancels a created payout and its conversions are payable again in the next run', async () => {

@@ -36,6 +36,7 @@ import * as m0029 from './0029_held_conversions_index.js';
 import * as m0030 from './0030_throttle_last_send.js';
 import * as m0031 from './0031_idempotency_at_rest.js';
 import * as m0032 from './0032_partner_sign_in_key.js';
+import * as m0033 from './0033_payout_paid_to.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -70,6 +71,7 @@ const migrations: Record<string, Migration> = {
   '0030_throttle_last_send': m0030,
   '0031_idempotency_at_rest': m0031,
   '0032_partner_sign_in_key': m0032,
+  '0033_payout_paid_to': m0033,
 };
 
 export const migrationProvider: MigrationProvider = {

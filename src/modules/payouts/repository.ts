@@ -206,3 +206,16 @@ export async function partnerBalances(q: Queryable, brandId: string, partnerIds:
     paidCents: Number(r.paid),
   }));
 }
+
+/** The payout method and account the partner entered in the portal (null when none). */
+export async function partnerPayoutDetails(
+  q: Queryable,
+  partnerId: string,
+): Promise<{ payout_method: string | null; payout_account: string | null }> {
+  const row = await q
+    .selectFrom('partner_accounts')
+    .select(['payout_method', 'payout_account'])
+    .where('partner_id', '=', partnerId)
+    .executeTakeFirst();
+  return { payout_method: row?.payout_method ?? null, payout_account: row?.payout_account ?? null };
+}

@@ -8,7 +8,14 @@ import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
 import { findPartner } from '../partners/repository.js';
 import { payoutCsv } from './csv.js';
-import { findPayout, listPayouts, partnerBalances, payoutConversions, payoutToApi } from './repository.js';
+import {
+  findPayout,
+  listPayouts,
+  partnerBalances,
+  partnerPayoutDetails,
+  payoutConversions,
+  payoutToApi,
+} from './repository.js';
 import {
   Balances,
   CreatePayoutsBody,
@@ -35,24 +42,25 @@ function runToApi(outcome: RunOutcome): RunResult {
   };
 }
 
-/** A payout with its partner's payout details and its conversions (none once cancelled). */
+/**
+ * A payout with its conversions (none once cancelled) and the partner's payout details: those
+ * it was marked paid with, or the current ones until then.
+ */
 export async function payoutDetail(q: Queryable, brandId: string, id: string): Promise<PayoutDetail | null> {
   const row = await findPayout(q, brandId, id);
   if (!row) return null;
-  const [partner, account, items] = await Promise.all([
+  const [partner, details, items] = await Promise.all([
     findPartner(q, brandId, row.partner_id),
-    q
-      .selectFrom('partner_accounts')
-      .select(['payout_method', 'payout_account'])
-      .where('partner_id', '=', row.partner_id)
-      .executeTakeFirst(),
+    row.status === 'paid'
+      ? { payout_method: row.paid_method, payout_account: row.paid_account }
+      : partnerPayoutDetails(q, row.partner_id),
     payoutConversions(q, row.id),
   ]);
   return {
     ...payoutToApi(row),
     partnerName: partner?.name ?? '',
-    payoutMethod: account?.payout_method ?? null,
-    payoutAccount: account?.payout_account ?? null,
+    payoutMethod: details.payout_method,
+    payoutAccount: details.payout_account,
     conversions: items.map((i) => ({
       conversionId: i.id,
       offerId: i.offer_id,

@@ -33,9 +33,16 @@ export const PayoutDetail = Type.Composite(
     Payout,
     Type.Object({
       partnerName: Type.String(),
-      payoutMethod: Nullable(Type.String({ description: 'What the partner entered in the portal, e.g. PayPal.' })),
+      payoutMethod: Nullable(
+        Type.String({
+          description:
+            'What the partner entered in the portal, e.g. PayPal: as it was when the payout was marked paid, the current entry until then.',
+        }),
+      ),
       payoutAccount: Nullable(
-        Type.String({ description: 'e.g. a PayPal e-mail or an IBAN, as the partner entered it.' }),
+        Type.String({
+          description: 'e.g. a PayPal e-mail or an IBAN, as the partner entered it (as it was when marked paid).',
+        }),
       ),
       conversions: Type.Array(PayoutConversion, {
         description: 'Empty once cancelled: a cancelled payout gave its conversions back.',

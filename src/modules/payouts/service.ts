@@ -23,6 +23,7 @@ import {
   findRun,
   type PayableGroup,
   type PayoutRow,
+  partnerPayoutDetails,
   payableGroups,
   payoutHolding,
   payoutsOfRun,
@@ -155,6 +156,8 @@ export async function createRun(ctx: AppContext, brandId: string, input: RunInpu
         reference: null,
         created_at: now,
         paid_at: null,
+        paid_method: null,
+        paid_account: null,
         cancelled_at: null,
         updated_at: now,
       };
@@ -198,12 +201,18 @@ export async function markPayoutPaid(
       throw new ConflictError(`Only created payouts can be marked paid; this one is ${row.status}.`);
     }
     const now = ctx.clock.now();
-    const updated: PayoutRow = { ...row, status: 'paid', paid_at: now, reference, updated_at: now };
-    await trx
-      .updateTable('payouts')
-      .set({ status: 'paid', paid_at: now, reference, updated_at: now })
-      .where('id', '=', id)
-      .execute();
+    // The details it is paid to, kept with it: the partner may change them afterwards.
+    const details = await partnerPayoutDetails(trx, row.partner_id);
+    const paid = {
+      status: 'paid' as const,
+      paid_at: now,
+      paid_method: details.payout_method,
+      paid_account: details.payout_account,
+      reference,
+      updated_at: now,
+    };
+    const updated: PayoutRow = { ...row, ...paid };
+    await trx.updateTable('payouts').set(paid).where('id', '=', id).execute();
     await recordEvent(ctx, trx, brandId, 'payout.paid', {
       ...payoutEventData(updated),
       status: 'paid',
