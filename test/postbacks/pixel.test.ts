@@ -283,6 +283,27 @@ for (const dialect of testedDialects()) {
         assert.deepEqual(byTxn, { 'OFFER-PAY': ['approved', 300, null], 'SET-PAY': ['pending', 500000, null] });
       });
 
+      it("refuses with 409 a transaction id first reported for another partner's click, by pixel and by the API", async () => {
+        const { offerId, partnerId, clickId, token } = await h.setup();
+        const rival = await h.partner();
+        const rivalClick = await h.click(offerId, rival);
+        assert.equal((await h.pixel({ token, click_id: rivalClick.id, txn_id: 'ORDER-7001' })).status, 200);
+        const real = await h.pixel({ token, click_id: clickId, txn_id: 'ORDER-7001' });
+        assert.match(expectError(real, 409, 'conflict').message, /another partner/);
+        const api = await env.request('POST', '/api/v1/conversions', {
+          body: { clickId, externalTxnId: 'ORDER-7001' },
+        });
+        expectError(api, 409, 'conflict');
+        const repeat = await h.pixel({ token, click_id: rivalClick.id, txn_id: 'ORDER-7001' });
+        assert.equal(repeat.status, 200, 'the same partner repeating is still a repeat');
+        const stored = await h.conversions(offerId);
+        assert.deepEqual(
+          stored.map((c) => c.partnerId),
+          [rival],
+        );
+        assert.notEqual(rival, partnerId);
+      });
+
       it("refuses a request from this service's own sender (a postback pointed at its pixel would loop)", async () => {
         const { offerId, clickId, token } = await h.setup();
         const res = await env.app.inject({

@@ -112,7 +112,7 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
                 'image/gif': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) },
               },
             },
-            ...errorResponses(401, 422, 429),
+            ...errorResponses(401, 409, 422, 429),
           },
         },
       },

@@ -59,7 +59,7 @@ export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
             'Record a conversion (server-side postback). 201 when new; 200 with the existing one for a repeated externalTxnId.',
           security,
           body: CreateConversionBody,
-          response: { 200: Conversion, 201: Conversion, ...errorResponses(...KEYED_ERRORS, 400, 422) },
+          response: { 200: Conversion, 201: Conversion, ...errorResponses(...KEYED_ERRORS, 400, 409, 422) },
         },
       },
       async (request, reply) => {

@@ -63,10 +63,20 @@ export async function recordConversion(
   if (relabelled.length > 0) throw new InvalidError(relabelled);
   // PostgreSQL, on an offer without caps: the conversion writes only its row, its fact, its
   // event and that event's deliveries, batched with the conversions arriving alongside it.
-  if (ctx.db.batchesWrites && !hasCaps(parties.offer)) {
-    return conversionBatcher(ctx).record(conversionRow(parties, input, ctx.clock.now(), options));
+  const result =
+    ctx.db.batchesWrites && !hasCaps(parties.offer)
+      ? await conversionBatcher(ctx).record(conversionRow(parties, input, ctx.clock.now(), options))
+      : await ctx.db.transact((trx) => recordConversionInTrx(ctx, trx, parties, input, options));
+  // A repeat names the same partner: a transaction id first reported for another partner's
+  // click is not this sale's, and answering with that conversion would hide that this one
+  // went unrecorded (whoever reports an order number first would take its commission).
+  if (!result.created && result.row.partner_id !== parties.partner.id) {
+    throw new ConflictError(
+      `externalTxnId ${JSON.stringify(input.externalTxnId)} is already recorded on this offer for another partner ` +
+        `(${result.row.id}); a repeat must name the same partner.`,
+    );
   }
-  return ctx.db.transact((trx) => recordConversionInTrx(ctx, trx, parties, input, options));
+  return result;
 }
 
 /** What the amounts of a conversion are called where they were given: the API's fields, or a pixel's parameters. */
