@@ -149,6 +149,19 @@ export const webhookTarget: DeliveryTarget<SubscriptionDetails, AppContext> = {
     return new Map(rows.map((r) => [r.id, toDetails(r)]));
   },
 
+  async pausedReason(q, targetId) {
+    const row = await q
+      .selectFrom('webhook_subscriptions')
+      .select('deleted_at')
+      .where('id', '=', targetId)
+      .executeTakeFirst();
+    // A deleted subscription cannot be enabled (its routes are 404): name what can be done.
+    return row?.deleted_at != null
+      ? 'Its subscription was deleted, and a deleted subscription is sent nothing more. To send the event ' +
+          'to another subscription: POST /api/public/events/:id/resend with its subscriptionId.'
+      : 'Its subscription is disabled: enable it first (PATCH /api/public/webhooks/:id {"status":"enabled"}).';
+  },
+
   request(delivery, subscription, attemptedAt) {
     // Spelt as the spec spells them: header names are case-insensitive, but a hand-written
     // receiver may look them up as written.
