@@ -285,6 +285,57 @@ for (const dialect of testedDialects()) {
       );
     });
 
+    it('previews what a repeated run pays once the run exists: nothing for its cancelled payout, as the POST pays', async () => {
+      const p = await partner('Preview After Cancel');
+      await conversion(p, { payoutCents: 600 });
+      await conversion(p, { payoutCents: 900 });
+      env.clock.advance(MINUTE);
+      const upTo = now();
+      const query = `/api/v1/payouts/preview?upTo=${encodeURIComponent(upTo)}&partnerId=${p}&minimumCents=1200`;
+      const body = { upTo, partnerId: p, minimumCents: 1200 };
+      const first = await env.http('POST', '/api/v1/payouts', { body });
+      assert.equal(first.status, 201);
+      const live = await env.http('GET', query);
+      assert.equal(live.body.alreadyCreated, true);
+      assert.deepEqual(
+        live.body.data.map((l: { amountCents: number; conversionCount: number }) => [l.amountCents, l.conversionCount]),
+        [[1500, 2]],
+        'the existing run pays its created payout',
+      );
+      const id = first.body.data[0].id;
+      assert.equal((await env.http('POST', `/api/v1/payouts/${id}/cancel`)).status, 200);
+      assert.equal((await balances(p))[0].payableCents, 1500, 'the conversions are payable again');
+
+      const preview = await env.http('GET', query);
+      assert.equal(preview.status, 200);
+      assert.equal(preview.body.alreadyCreated, true);
+      assert.deepEqual(preview.body.data, [], 'the repeated run pays nothing');
+      assert.deepEqual(preview.body.belowMinimum, []);
+      const repeated = await env.http('POST', '/api/v1/payouts', { body });
+      assert.equal(repeated.status, 200);
+      assert.deepEqual(
+        repeated.body.data.map((x: { id: string; status: string }) => [x.id, x.status]),
+        [[id, 'cancelled']],
+      );
+      assert.equal((await balances(p))[0].payableCents, 1500, 'and it paid nothing');
+
+      // The way the README gives: a later upTo pays them.
+      env.clock.advance(MINUTE);
+      const later = { upTo: now(), partnerId: p, minimumCents: 1200 };
+      const laterPreview = await env.http(
+        'GET',
+        `/api/v1/payouts/preview?upTo=${encodeURIComponent(later.upTo)}&partnerId=${p}&minimumCents=1200`,
+      );
+      assert.equal(laterPreview.body.alreadyCreated, false);
+      assert.deepEqual(
+        laterPreview.body.data.map((l: { amountCents: number }) => l.amountCents),
+        [1500],
+      );
+      const paid = await env.http('POST', '/api/v1/payouts', { body: later });
+      assert.equal(paid.status, 201);
+      assert.equal(paid.body.data[0].amountCents, 1500);
+    });
+
     it('refuses with 409 to reject a conversion inside a created or a paid payout, naming the payout', async () => {
       const p = await partner('Locked');
       const c = await conversion(p, { payoutCents: 100 });
