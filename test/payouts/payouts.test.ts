@@ -274,6 +274,19 @@ for (const dialect of testedDialects()) {
       assert.equal((await balances(p))[0].payableCents, 800);
       assert.deepEqual((await env.http('GET', `/api/v1/payouts/${id}`)).body.conversions, []);
       expectError(await env.http('POST', `/api/v1/payouts/${id}/cancel`), 409, 'conflict');
+      const told = (await events('payout.cancelled')).filter((e) => e.data.payoutId === id);
+      assert.equal(told.length, 1, 'one payout.cancelled for the one cancel');
+      assert.ok(jsonValidator(EVENT_SCHEMAS['payout.cancelled'])(told[0].data));
+      assert.deepEqual(told[0].data, {
+        payoutId: id,
+        partnerId: p,
+        currency: 'USD',
+        amountCents: 800,
+        conversionCount: 1,
+        upTo: first.body.data[0].upTo,
+        status: 'cancelled',
+        cancelledAt: cancelled.body.cancelledAt,
+      });
       env.clock.advance(MINUTE);
       const second = await env.http('POST', '/api/v1/payouts', { body: { upTo: now(), partnerId: p } });
       assert.equal(second.status, 201);

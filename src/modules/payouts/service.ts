@@ -223,7 +223,7 @@ export async function markPayoutPaid(
   });
 }
 
-/** Cancels a created payout: its conversions leave it and are payable again. */
+/** Cancels a created payout (fires payout.cancelled): its conversions leave it and are payable again. */
 export async function cancelPayout(ctx: AppContext, brandId: string, id: string): Promise<PayoutRow> {
   return ctx.db.transact(async (trx) => {
     await lockBrandPayouts(ctx, trx, brandId);
@@ -238,6 +238,13 @@ export async function cancelPayout(ctx: AppContext, brandId: string, id: string)
       .set({ status: 'cancelled', cancelled_at: now, updated_at: now })
       .where('id', '=', id)
       .execute();
+    // Told to the brand's systems as payout.created was: a consumer that booked the payout must
+    // learn it is withdrawn, or it counts its conversions twice when a later run pays them.
+    await recordEvent(ctx, trx, brandId, 'payout.cancelled', {
+      ...payoutEventData(row),
+      status: 'cancelled',
+      cancelledAt: toIso(now),
+    });
     return { ...row, status: 'cancelled', cancelled_at: now, updated_at: now };
   });
 }
