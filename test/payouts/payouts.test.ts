@@ -302,6 +302,19 @@ for (const dialect of testedDialects()) {
       assert.equal((await balances(p))[0].payableCents, 800);
       assert.deepEqual((await env.http('GET', `/api/v1/payouts/${id}`)).body.conversions, []);
       expectError(await env.http('POST', `/api/v1/payouts/${id}/cancel`), 409, 'conflict');
+      const told = (await events('payout.cancelled')).filter((e) => e.data.payoutId === id);
+      assert.equal(told.length, 1, 'one payout.cancelled for the one cancel');
+      assert.ok(jsonValidator(EVENT_SCHEMAS['payout.cancelled'])(told[0].data));
+      assert.deepEqual(told[0].data, {
+        payoutId: id,
+        partnerId: p,
+        currency: 'USD',
+        amountCents: 800,
+        conversionCount: 1,
+        upTo: first.body.data[0].upTo,
+        status: 'cancelled',
+        cancelledAt: cancelled.body.cancelledAt,
+      });
       env.clock.advance(MINUTE);
       const second = await env.http('POST', '/api/v1/payouts', { body: { upTo: now(), partnerId: p } });
       assert.equal(second.status, 201);
@@ -311,6 +324,57 @@ for (const dialect of testedDialects()) {
         detail.body.conversions.map((x: { conversionId: string }) => x.conversionId),
         [c.id],
       );
+    });
+
+    it('previews what a repeated run pays once the run exists: nothing for its cancelled payout, as the POST pays', async () => {
+      const p = await partner('Preview After Cancel');
+      await conversion(p, { payoutCents: 600 });
+      await conversion(p, { payoutCents: 900 });
+      env.clock.advance(MINUTE);
+      const upTo = now();
+      const query = `/api/v1/payouts/preview?upTo=${encodeURIComponent(upTo)}&partnerId=${p}&minimumCents=1200`;
+      const body = { upTo, partnerId: p, minimumCents: 1200 };
+      const first = await env.http('POST', '/api/v1/payouts', { body });
+      assert.equal(first.status, 201);
+      const live = await env.http('GET', query);
+      assert.equal(live.body.alreadyCreated, true);
+      assert.deepEqual(
+        live.body.data.map((l: { amountCents: number; conversionCount: number }) => [l.amountCents, l.conversionCount]),
+        [[1500, 2]],
+        'the existing run pays its created payout',
+      );
+      const id = first.body.data[0].id;
+      assert.equal((await env.http('POST', `/api/v1/payouts/${id}/cancel`)).status, 200);
+      assert.equal((await balances(p))[0].payableCents, 1500, 'the conversions are payable again');
+
+      const preview = await env.http('GET', query);
+      assert.equal(preview.status, 200);
+      assert.equal(preview.body.alreadyCreated, true);
+      assert.deepEqual(preview.body.data, [], 'the repeated run pays nothing');
+      assert.deepEqual(preview.body.belowMinimum, []);
+      const repeated = await env.http('POST', '/api/v1/payouts', { body });
+      assert.equal(repeated.status, 200);
+      assert.deepEqual(
+        repeated.body.data.map((x: { id: string; status: string }) => [x.id, x.status]),
+        [[id, 'cancelled']],
+      );
+      assert.equal((await balances(p))[0].payableCents, 1500, 'and it paid nothing');
+
+      // The way the README gives: a later upTo pays them.
+      env.clock.advance(MINUTE);
+      const later = { upTo: now(), partnerId: p, minimumCents: 1200 };
+      const laterPreview = await env.http(
+        'GET',
+        `/api/v1/payouts/preview?upTo=${encodeURIComponent(later.upTo)}&partnerId=${p}&minimumCents=1200`,
+      );
+      assert.equal(laterPreview.body.alreadyCreated, false);
+      assert.deepEqual(
+        laterPreview.body.data.map((l: { amountCents: number }) => l.amountCents),
+        [1500],
+      );
+      const paid = await env.http('POST', '/api/v1/payouts', { body: later });
+      assert.equal(paid.status, 201);
+      assert.equal(paid.body.data[0].amountCents, 1500);
     });
 
     it('refuses with 409 to reject a conversion inside a created or a paid payout, naming the payout', async () => {

@@ -296,6 +296,39 @@ for (const dialect of testedDialects()) {
       assert.equal(after.attemptCount, 2);
     });
 
+    it('answers 409 to redelivering for a disabled subscription, saying to enable it', async () => {
+      const r = await receiver();
+      const { subscriptionId, id } = await oneDelivery(r);
+      await dispatcher.runOnce();
+      const disabled = await env.request('PATCH', `/api/public/webhooks/${subscriptionId}`, {
+        body: { status: 'disabled' },
+      });
+      assert.equal(disabled.status, 200, JSON.stringify(disabled.body));
+      const error = expectError(
+        await env.request('POST', `/api/public/webhook-deliveries/${id}/redeliver`),
+        409,
+        'conflict',
+      );
+      assert.match(error.message, /disabled: enable it first/);
+    });
+
+    it('answers 409 to redelivering for a deleted subscription, saying it was deleted rather than to enable it', async () => {
+      const r = await receiver();
+      const { subscriptionId, id } = await oneDelivery(r);
+      await dispatcher.runOnce();
+      assert.equal((await env.request('DELETE', `/api/public/webhooks/${subscriptionId}`)).status, 204);
+      const error = expectError(
+        await env.request('POST', `/api/public/webhook-deliveries/${id}/redeliver`),
+        409,
+        'conflict',
+      );
+      assert.match(error.message, /subscription was deleted/);
+      assert.match(error.message, /\/api\/public\/events\/:id\/resend/);
+      assert.doesNotMatch(error.message, /enable/);
+      assert.equal(await dispatcher.runOnce(), 0);
+      assert.equal(r.requests.length, 1, 'nothing was sent again');
+    });
+
     it("answers 404 for another brand's delivery and for an unknown one", async () => {
       const r = await receiver();
       const { id } = await oneDelivery(r);

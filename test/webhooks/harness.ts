@@ -34,6 +34,7 @@ export const ALL_EVENTS = [
   'cap.reached',
   'payout.created',
   'payout.paid',
+  'payout.cancelled',
   'webhook.subscription.failing',
   'webhook.subscription.disabled',
 ];

@@ -119,6 +119,32 @@ for (const dialect of testedDialects()) {
       assertPaced(attempts, startedAt, 250);
     });
 
+    it('spaces test sends like deliveries: each takes a send slot of the subscription', async () => {
+      const r = await ops.receiver();
+      const sub = await ops.call('POST', '/api/public/webhooks', 201, {
+        url: r.url,
+        events: ['partner.approved'],
+        rateLimitPerSecond: 4,
+      });
+      const startedAt = ops.env.clock.now();
+      for (let i = 0; i < 2; i++) await firePartnerApproved(ops.env);
+      const testSend = () =>
+        ops.call('POST', `/api/public/webhooks/${sub.id}/test`, 200, { event: 'partner.approved' });
+      const [tests] = await Promise.all([Promise.all([testSend(), testSend(), testSend()]), ops.drain()]);
+      assert.deepEqual(
+        tests.map((t: { status: string; test: boolean }) => [t.status, t.test]),
+        [
+          ['succeeded', true],
+          ['succeeded', true],
+          ['succeeded', true],
+        ],
+      );
+      assert.equal(r.requests.length, 5);
+      const attempts = await attemptsOf(sub.id);
+      assert.equal(attempts.length, 5);
+      assertPaced(attempts, startedAt, 250);
+    });
+
     it('accepts null (unlimited) and whole numbers from 1 to 1000, and refuses anything else with 422', async () => {
       const sub = await ops.call('POST', '/api/public/webhooks', 201, {
         url: 'https://hooks.example/x',

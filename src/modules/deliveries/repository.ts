@@ -3,6 +3,7 @@ import type { Selectable } from 'kysely';
 import { toIso, toIsoOrNull } from '../../clock.js';
 import type { WebhookAttemptTable, WebhookDeliveryTable } from '../../db/schema.js';
 import type { Queryable } from '../../db/types.js';
+import { DEAD_AFTER_MS } from './heartbeat.js';
 import type { Attempt, Delivery, DeliveryWithAttempts } from './schemas.js';
 
 export type DeliveryRow = Selectable<WebhookDeliveryTable>;
@@ -148,11 +149,17 @@ export async function deleteDeliveriesOf(q: Queryable, kind: string, targetId: s
 }
 
 /**
- * A soft-deleted target's unfinished deliveries end as `failed` (nothing will send them
- * again); its finished ones stay in the log as they are. Unfinished means scheduled (a
+ * A soft-deleted target's waiting deliveries end as `failed` (nothing will send them again);
+ * its finished ones stay in the log as they are. Waiting means scheduled (a
  * `next_attempt_at`) or parked: parked rows have no time, and left alone they would stay
- * `parked` for ever, waiting for an enable that a deleted subscription cannot get. An
- * attempt in flight loses its lease here, so its outcome is not recorded over this state.
+ * `parked` for ever, waiting for an enable that a deleted subscription cannot get.
+ *
+ * A delivery leased to a living worker is not waiting: its attempt may be on the wire, and
+ * the receiver may accept it. It is left to its lease, so the attempt is recorded and the
+ * delivery ends as its outcome says (the target kind turns a retry it would schedule into
+ * `failed`, see webhooks/target.ts). Taking the lease away here dropped the attempt: the log
+ * said "failed, never attempted" for an event the receiver had processed. A lease whose owner
+ * is dead (no heartbeat, heartbeat.ts) will never be completed: that delivery ends now.
  */
 export async function finishDeliveriesOf(q: Queryable, kind: string, targetId: string, now: number): Promise<void> {
   await q
@@ -161,5 +168,19 @@ export async function finishDeliveriesOf(q: Queryable, kind: string, targetId: s
     .where('subscription_id', '=', targetId)
     .where('kind', '=', kind)
     .where((eb) => eb.or([eb('next_attempt_at', 'is not', null), eb('status', '=', 'parked')]))
+    .where((eb) =>
+      eb.or([
+        eb('lease_until', 'is', null),
+        eb('lease_until', '<=', now),
+        eb(
+          'lease_owner',
+          'not in',
+          eb
+            .selectFrom('delivery_workers')
+            .select('id')
+            .where('heartbeat_at', '>', now - DEAD_AFTER_MS),
+        ),
+      ]),
+    )
     .execute();
 }

@@ -28,7 +28,8 @@ export async function redeliver(ctx: AppContext, brandId: string, id: string): P
     }
     const target = ctx.deliveries.targets.get(row.kind);
     if (!target || !(await target.details(trx, [row.subscription_id])).has(row.subscription_id)) {
-      throw new ConflictError('Its target is paused (a disabled subscription): enable it first.');
+      const reason = await target?.pausedReason?.(trx, row.subscription_id);
+      throw new ConflictError(reason ?? 'Its target is paused: resume it first.');
     }
     const now = ctx.clock.now();
     const changes = {

@@ -99,6 +99,11 @@ export interface DeliveryTarget<D = unknown, C = unknown> {
    * e.g. a disabled subscription).
    */
   details(q: Queryable, targetIds: string[]): Promise<Map<string, D>>;
+  /**
+   * Optional: why a target that `details` leaves out is paused, in words an answer refusing to
+   * send to it can give (a disabled subscription can be enabled, a deleted one cannot).
+   */
+  pausedReason?(q: Queryable, targetId: string): Promise<string>;
   request(delivery: SendableDelivery, details: D, attemptedAt: number): OutgoingRequest;
   /**
    * Optional: told of the attempts just recorded, inside the transaction that records them

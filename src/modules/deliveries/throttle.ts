@@ -7,7 +7,9 @@
  * reserved for a row another worker claimed first is wasted, never reused: the limit errs on
  * the slow side. Only throttled targets pay these statements.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PostgresAdapter } from 'kysely';
+import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/types.js';
 
 /** How far ahead a claim reserves slots: short, so a rate change or a stopped worker costs little. */
@@ -83,3 +85,32 @@ export async function takeSendStart(trx: Trx, key: string, interval: number, now
     .executeTakeFirst();
   return Math.max(1, Number(row?.last_send_at ?? now) + interval - now);
 }
+
+/**
+ * Waits, outside the delivery engine, for a send slot of `key` and its start: for a send that
+ * is not a delivery row (a webhook test send), so it is spaced from the engine's sends and
+ * from other such sends like any delivery. It reserves one slot (so no claim hands it out
+ * again), waits for it, then takes the start as the dispatcher does on PostgreSQL. The wait
+ * is short — slots are booked at most SLOT_HORIZON_MS ahead — but bounded by tries, so a
+ * clock that does not follow real time (tests) cannot keep it waiting for ever.
+ */
+export async function waitForSendSlot(ctx: AppContext, key: string, perSecond: number): Promise<void> {
+  const interval = slotInterval(perSecond);
+  for (let tries = 0; tries < MAX_SLOT_TRIES; tries++) {
+    const now = ctx.clock.now();
+    const [slot] = await ctx.db.transact((trx) => reserveSendSlots(trx, key, perSecond, 1, now));
+    if (slot !== undefined) {
+      if (slot > now) await sleep(slot - now);
+      break;
+    }
+    await sleep(interval);
+  }
+  for (let tries = 0; tries < MAX_SLOT_TRIES; tries++) {
+    const wait = await ctx.db.transact((trx) => takeSendStart(trx, key, interval, ctx.clock.now()));
+    if (wait === 0) return;
+    await sleep(wait);
+  }
+}
+
+/** Tries of each step of waitForSendSlot: ample for a real clock (each waits about one interval). */
+const MAX_SLOT_TRIES = 20;

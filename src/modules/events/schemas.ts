@@ -142,6 +142,19 @@ export const PayoutPaidData = Type.Object(
   },
   { additionalProperties: false },
 );
+/**
+ * A created payout withdrawn before it was paid: a consumer that booked payout.created (an
+ * accounting sync) learns the liability is gone; its conversions are payable again and a later
+ * run's payout.created pays them.
+ */
+export const PayoutCancelledData = Type.Object(
+  {
+    ...payoutFields,
+    status: Type.Literal('cancelled'),
+    cancelledAt: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
 
 /**
  * Operational events about the brand's own webhook endpoints (issue #20): sent to the brand's
@@ -193,6 +206,7 @@ export const EVENT_SCHEMAS = {
   'cap.reached': CapReachedData,
   'payout.created': PayoutCreatedData,
   'payout.paid': PayoutPaidData,
+  'payout.cancelled': PayoutCancelledData,
   'webhook.subscription.failing': SubscriptionFailingData,
   'webhook.subscription.disabled': SubscriptionDisabledData,
 } satisfies Record<string, TSchema>;

@@ -124,6 +124,29 @@ export function payoutsOfRun(q: Queryable, runId: string): Promise<PayoutRow[]> 
   return q.selectFrom('payouts').selectAll().where('run_id', '=', runId).orderBy('id').execute();
 }
 
+/**
+ * What a run already made pays, as preview lines: its payouts that are not cancelled (a
+ * cancelled one pays nothing, and repeating the run does not pay its conversions again).
+ */
+export async function runPayingLines(q: Queryable, runId: string): Promise<PayableGroup[]> {
+  const rows = await q
+    .selectFrom('payouts as o')
+    .innerJoin('partners as p', 'p.id', 'o.partner_id')
+    .select(['o.partner_id', 'p.name', 'o.currency', 'o.amount_cents', 'o.conversion_count'])
+    .where('o.run_id', '=', runId)
+    .where('o.status', '<>', 'cancelled')
+    .orderBy('o.partner_id')
+    .orderBy('o.currency')
+    .execute();
+  return rows.map((r) => ({
+    partnerId: r.partner_id,
+    partnerName: r.name,
+    currency: r.currency,
+    amountCents: Number(r.amount_cents),
+    conversionCount: Number(r.conversion_count),
+  }));
+}
+
 export interface PayoutFilter {
   status?: PayoutRow['status'];
   partnerId?: string;

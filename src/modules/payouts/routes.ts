@@ -193,7 +193,7 @@ export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: {
           operationId: 'cancelPayout',
           tags,
-          summary: 'Cancel a created payout: its conversions become payable again.',
+          summary: 'Cancel a created payout (fires payout.cancelled): its conversions become payable again.',
           security,
           params: IdParams,
           response: { 200: Payout, ...errorResponses(...KEYED_ERRORS, 404, 409) },

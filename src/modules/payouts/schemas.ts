@@ -105,10 +105,17 @@ export type PreviewLine = Static<typeof PreviewLine>;
 export const Preview = Resource('PayoutPreview', {
   upTo: Timestamp,
   alreadyCreated: Type.Boolean({
-    description: 'A run with this upTo (and partner) exists: creating it again returns that run.',
+    description:
+      'A run with this upTo (and partner) exists: creating it again returns that run, and data lists ' +
+      'what it pays (its payouts that are not cancelled). Conversions of a cancelled payout are paid by ' +
+      'a run with another upTo.',
   }),
-  data: Type.Array(PreviewLine, { description: 'What a run would pay now.' }),
-  belowMinimum: Type.Array(PreviewLine, { description: 'Payable, but under minimumCents: left for a later run.' }),
+  data: Type.Array(PreviewLine, {
+    description: 'What creating the run would pay: what is payable now, or what the existing run pays.',
+  }),
+  belowMinimum: Type.Array(PreviewLine, {
+    description: 'Payable, but under minimumCents: left for a later run (empty when the run exists).',
+  }),
 });
 export type Preview = Static<typeof Preview>;
 

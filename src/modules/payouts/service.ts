@@ -27,6 +27,7 @@ import {
   payableGroups,
   payoutHolding,
   payoutsOfRun,
+  runPayingLines,
 } from './repository.js';
 import type { Preview } from './schemas.js';
 
@@ -69,15 +70,23 @@ function split(groups: PayableGroup[], minimumCents: number) {
   };
 }
 
-/** What a run would pay now, without writing anything. */
+/**
+ * What creating the run would pay, without writing anything. When the run exists, a POST
+ * returns it unchanged, so the preview shows what it pays (its payouts, less cancelled ones)
+ * rather than what is payable now: after a cancel those conversions are payable again, but
+ * only a run with another `upTo` pays them, and listing them here promised money the POST
+ * would not pay.
+ */
 export async function previewRun(ctx: AppContext, brandId: string, input: RunInput): Promise<Preview> {
   const run = await parseRun(ctx, brandId, input, 'query');
-  const [groups, existing] = await Promise.all([
-    payableGroups(ctx.db.read, { brandId, upTo: run.upTo, partnerId: run.partnerId }),
-    findRun(ctx.db.read, brandId, run.upTo, run.partnerId ?? ''),
-  ]);
+  const upTo = toIso(run.upTo);
+  const existing = await findRun(ctx.db.read, brandId, run.upTo, run.partnerId ?? '');
+  if (existing) {
+    return { upTo, alreadyCreated: true, data: await runPayingLines(ctx.db.read, existing.id), belowMinimum: [] };
+  }
+  const groups = await payableGroups(ctx.db.read, { brandId, upTo: run.upTo, partnerId: run.partnerId });
   const { paid, belowMinimum } = split(groups, run.minimumCents);
-  return { upTo: toIso(run.upTo), alreadyCreated: existing !== undefined, data: paid, belowMinimum };
+  return { upTo, alreadyCreated: false, data: paid, belowMinimum };
 }
 
 export interface RunOutcome {
@@ -223,7 +232,7 @@ export async function markPayoutPaid(
   });
 }
 
-/** Cancels a created payout: its conversions leave it and are payable again. */
+/** Cancels a created payout (fires payout.cancelled): its conversions leave it and are payable again. */
 export async function cancelPayout(ctx: AppContext, brandId: string, id: string): Promise<PayoutRow> {
   return ctx.db.transact(async (trx) => {
     await lockBrandPayouts(ctx, trx, brandId);
@@ -238,6 +247,13 @@ export async function cancelPayout(ctx: AppContext, brandId: string, id: string)
       .set({ status: 'cancelled', cancelled_at: now, updated_at: now })
       .where('id', '=', id)
       .execute();
+    // Told to the brand's systems as payout.created was: a consumer that booked the payout must
+    // learn it is withdrawn, or it counts its conversions twice when a later run pays them.
+    await recordEvent(ctx, trx, brandId, 'payout.cancelled', {
+      ...payoutEventData(row),
+      status: 'cancelled',
+      cancelledAt: toIso(now),
+    });
     return { ...row, status: 'cancelled', cancelled_at: now, updated_at: now };
   });
 }

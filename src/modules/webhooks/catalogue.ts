@@ -17,6 +17,8 @@ const DESCRIPTIONS: Record<EventName, string> = {
   'cap.reached': 'A daily, weekly, monthly or global conversion cap of an offer is hit (once per cap and period).',
   'payout.created': 'A payout run created a payout for a partner in one currency (POST /api/v1/payouts).',
   'payout.paid': 'A payout was marked paid (POST /api/v1/payouts/:id/mark-paid).',
+  'payout.cancelled':
+    'A created payout was cancelled before it was paid (POST /api/v1/payouts/:id/cancel); its conversions are payable again.',
   'webhook.subscription.failing':
     "One of the brand's other subscriptions keeps failing: 50 %, 75 % and 90 % of the way to being disabled automatically.",
   'webhook.subscription.disabled':
@@ -103,6 +105,7 @@ const EXAMPLES: { [E in EventName]: EventData<E> } = {
   },
   'payout.created': { ...payout, status: 'created' },
   'payout.paid': { ...payout, status: 'paid', paidAt: '2025-12-02T09:30:00.000Z', reference: 'SEPA-2025-12-02-17' },
+  'payout.cancelled': { ...payout, status: 'cancelled', cancelledAt: '2025-12-02T08:15:00.000Z' },
   'webhook.subscription.failing': {
     ...subscriptionHealth,
     consecutiveFailures: 18,

@@ -226,7 +226,8 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           operationId: 'testWebhookSubscription',
           tags,
           summary:
-            'Send the catalogue’s example of an event to the subscription now, signed, once; answers the attempt ' +
+            'Send the catalogue’s example of an event to the subscription now (at its next send slot when it has a ' +
+            'rateLimitPerSecond), signed, once; answers the attempt ' +
             '(recorded in the log as a test delivery).',
           security,
           params: IdParams,

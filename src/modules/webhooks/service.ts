@@ -152,10 +152,14 @@ export async function updateSubscription(
 /**
  * Deletes a subscription softly: it is gone from the API (404, no new deliveries: it is
  * disabled too, so fan-out and sending pass it by) but its delivery log stays readable until
- * retention removes it. Deliveries still waiting end as failed.
+ * retention removes it. Deliveries still waiting end as failed; an attempt in flight is
+ * recorded, and its delivery ends as that attempt says (no retry after a failure).
  */
 export async function deleteSubscription(ctx: AppContext, brandId: string, id: string): Promise<void> {
   await ctx.db.transact(async (trx) => {
+    // Locked before its deliveries are ended: an attempt recorded meanwhile (its health
+    // update waits on this row) then sees the delete, and ends a retry it would schedule.
+    await lockRowForUpdate(trx, 'webhook_subscriptions', id);
     const existing = await findSubscription(trx, brandId, id);
     if (!existing) throw new NotFoundError('Subscription');
     const now = ctx.clock.now();

@@ -9,8 +9,8 @@
 
 import type { AppContext } from '../../context.js';
 import { prepared } from '../../db/prepared.js';
-import type { Queryable } from '../../db/types.js';
-import type { DeliveryTarget } from '../deliveries/target.js';
+import type { Queryable, Trx } from '../../db/types.js';
+import type { DeliveryTarget, RecordedOutcome } from '../deliveries/target.js';
 import { SENDER_USER_AGENT } from '../deliveries/userAgent.js';
 import { eventMatches } from '../events/schemas.js';
 import { recordHealth } from './health.js';
@@ -80,6 +80,36 @@ function signatureFor(details: SubscriptionDetails, attemptedAt: number, payload
   return header;
 }
 
+/**
+ * An attempt that was in flight when its subscription was deleted is recorded (the delete
+ * leaves leased deliveries alone, deliveries/repository.ts finishDeliveriesOf); if it failed,
+ * its delivery ends `failed` here instead of waiting for a retry nothing will ever send.
+ */
+async function failRetriesOfDeleted(trx: Trx, failed: RecordedOutcome[], now: number): Promise<void> {
+  if (failed.length === 0) return;
+  await trx
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', next_attempt_at: null, updated_at: now })
+    .where(
+      'id',
+      'in',
+      failed.map((o) => o.deliveryId),
+    )
+    .where('status', '=', 'retry_scheduled')
+    .where((eb) =>
+      eb(
+        'subscription_id',
+        'in',
+        eb
+          .selectFrom('webhook_subscriptions')
+          .select('id')
+          .where('id', 'in', [...new Set(failed.map((o) => o.targetId))])
+          .where('deleted_at', 'is not', null),
+      ),
+    )
+    .execute();
+}
+
 export const webhookTarget: DeliveryTarget<SubscriptionDetails, AppContext> = {
   kind: 'webhook',
 
@@ -118,6 +148,19 @@ export const webhookTarget: DeliveryTarget<SubscriptionDetails, AppContext> = {
     return new Map(rows.map((r) => [r.id, toDetails(r)]));
   },
 
+  async pausedReason(q, targetId) {
+    const row = await q
+      .selectFrom('webhook_subscriptions')
+      .select('deleted_at')
+      .where('id', '=', targetId)
+      .executeTakeFirst();
+    // A deleted subscription cannot be enabled (its routes are 404): name what can be done.
+    return row?.deleted_at != null
+      ? 'Its subscription was deleted, and a deleted subscription is sent nothing more. To send the event ' +
+          'to another subscription: POST /api/public/events/:id/resend with its subscriptionId.'
+      : 'Its subscription is disabled: enable it first (PATCH /api/public/webhooks/:id {"status":"enabled"}).';
+  },
+
   request(delivery, subscription, attemptedAt) {
     // Spelt as the spec spells them: header names are case-insensitive, but a hand-written
     // receiver may look them up as written.
@@ -132,7 +175,16 @@ export const webhookTarget: DeliveryTarget<SubscriptionDetails, AppContext> = {
     return { url: subscription.url, method: 'POST', headers, body: delivery.payload };
   },
 
-  recorded: recordHealth,
+  async recorded(ctx, trx, outcomes) {
+    // Health first: it updates each subscription's row, so on PostgreSQL it waits for a delete
+    // of it under way (which locks that row first, service.ts) and the query below sees it.
+    await recordHealth(ctx, trx, outcomes);
+    await failRetriesOfDeleted(
+      trx,
+      outcomes.filter((o) => !o.succeeded),
+      ctx.clock.now(),
+    );
+  },
 
   throttle: (details) => details.rateLimitPerSecond,
 };

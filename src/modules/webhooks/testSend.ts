@@ -1,7 +1,8 @@
 /**
  * A test send of a webhook subscription (issue #20, point 8): the catalogue's example of one
  * event, in a fresh envelope of this brand, signed with the subscription's secret and sent
- * once, now, through the delivery engine's sender (time-out, SSRF guard, capped answer). It
+ * once, now — at its subscription's next send slot when it has a rate limit — through the
+ * delivery engine's sender (time-out, SSRF guard, capped answer). It
  * is recorded in the log as a test event with one test delivery and its attempt, written
  * after the send (no transaction is open during the HTTP call); it is never retried.
  */
@@ -9,10 +10,12 @@ import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import { NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { targetKey } from '../deliveries/claims.js';
 import { attemptInsert, decideNext, exchangeColumns, storableText } from '../deliveries/completion.js';
 import { type DeliveryRow, deliveryDetailToApi } from '../deliveries/repository.js';
 import type { DeliveryWithAttempts } from '../deliveries/schemas.js';
 import { Sender } from '../deliveries/sender.js';
+import { waitForSendSlot } from '../deliveries/throttle.js';
 import type { EventName } from '../events/schemas.js';
 import { eventCatalogue } from './catalogue.js';
 import { findSubscription } from './repository.js';
@@ -28,6 +31,12 @@ export async function sendTestWebhook(
 ): Promise<DeliveryWithAttempts> {
   const subscription = await findSubscription(ctx.db.read, brandId, subscriptionId);
   if (!subscription) throw new NotFoundError('Subscription');
+  // A receiver's rate limit covers test sends too: it may protect an upstream quota. The wait
+  // is short (slots are booked at most SLOT_HORIZON_MS ahead: two seconds at 1/s), beside the
+  // send's own time-out, so the answer stays synchronous.
+  if (subscription.rate_limit_per_second !== null) {
+    await waitForSendSlot(ctx, targetKey(webhookTarget.kind, subscription.id), subscription.rate_limit_per_second);
+  }
   const now = ctx.clock.now();
   const eventId = newId('evt', now);
   const payload = JSON.stringify({

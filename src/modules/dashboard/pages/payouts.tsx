@@ -194,6 +194,7 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
           {preview.alreadyCreated ? (
             <p class="flash error" role="alert">
               A run with this end and partner already exists: confirming shows its payouts again and creates nothing.
+              The table lists what it pays; conversions of its cancelled payouts are paid by a run of a later day.
             </p>
           ) : (
             ''
