@@ -4,6 +4,7 @@ import { FOLD_INTERVAL_MS, foldFacts } from '../modules/analytics/fold.js';
 import { approveExpiredHolds } from '../modules/conversions/service.js';
 import { Dispatcher } from '../modules/deliveries/dispatcher.js';
 import { sweepAll } from '../modules/retention/sweep.js';
+import { finishDeliveriesOfDeleted } from '../modules/webhooks/service.js';
 import { type Job, sleep } from './worker.js';
 
 /**
@@ -14,6 +15,9 @@ export const HOLD_POLL_INTERVAL_MS = 1000;
 
 /** Expired idempotency keys are deleted about once a minute (one indexed range delete). */
 export const IDEMPOTENCY_SWEEP_INTERVAL_MS = 60_000;
+
+/** Deliveries a delete left to a worker that then died are ended within about a minute. */
+export const DELETED_SWEEP_INTERVAL_MS = 60_000;
 
 /** Retention looks for expired rows once a minute: windows are days long, and an idle sweep is three index probes. */
 export const RETENTION_INTERVAL_MS = 60_000;
@@ -47,6 +51,7 @@ export function createJobs(ctx: AppContext): Job[] {
     periodicJob('hold-approvals', ctx, HOLD_POLL_INTERVAL_MS, () => approveExpiredHolds(ctx)),
     periodicJob('idempotency-sweep', ctx, IDEMPOTENCY_SWEEP_INTERVAL_MS, () => sweepIdempotencyKeys(ctx)),
     periodicJob('analytics-fold', ctx, FOLD_INTERVAL_MS, () => foldFacts(ctx)),
+    periodicJob('deleted-subscriptions', ctx, DELETED_SWEEP_INTERVAL_MS, () => finishDeliveriesOfDeleted(ctx)),
     retentionJob(ctx),
     new Dispatcher(ctx),
   ];

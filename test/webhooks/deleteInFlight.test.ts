@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Database } from '../../src/db/database.js';
 import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
+import { DEAD_AFTER_MS } from '../../src/modules/deliveries/heartbeat.js';
+import { finishDeliveriesOfDeleted } from '../../src/modules/webhooks/service.js';
 import {
   createTestDatabase,
   createTestEnv,
@@ -87,6 +89,35 @@ for (const dialect of testedDialects()) {
       env.clock.advance(3_600_000);
       assert.equal(await dispatcher.runOnce(), 0);
       assert.equal(receiver.requests.length, 1, 'nothing is sent to a deleted subscription');
+    });
+
+    it('ends, at the next sweep, a delivery left to a worker that died before recording its attempt', async () => {
+      const sub = await subscribe(env, { url: 'http://127.0.0.1:9/never' });
+      await firePartnerApproved(env);
+      const now = env.clock.now();
+      // As a worker leaves it while its attempt is on the wire: leased, its heartbeat fresh.
+      await env.ctx.db.transact(async (trx) => {
+        await trx
+          .insertInto('delivery_workers')
+          .values({ id: 'wkr_dying', heartbeat_at: now, started_at: now })
+          .execute();
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({ status: 'attempting', lease_owner: 'wkr_dying', lease_until: now + 40_000 })
+          .where('subscription_id', '=', sub.id)
+          .execute();
+      });
+      assert.equal((await env.request('DELETE', `/api/public/webhooks/${sub.id}`)).status, 204);
+      const status = async () =>
+        (await env.request('GET', `/api/public/webhooks/${sub.id}/deliveries`)).body.data[0].status;
+      assert.equal(await status(), 'attempting', 'left to its living worker');
+      assert.ok((await finishDeliveriesOfDeleted(env.ctx)) >= 1);
+      assert.equal(await status(), 'attempting', 'the worker is still alive');
+      // The worker dies: no heartbeat, no completion.
+      env.clock.advance(DEAD_AFTER_MS + 1);
+      await finishDeliveriesOfDeleted(env.ctx);
+      assert.equal(await status(), 'failed');
+      await env.ctx.db.transact((trx) => trx.deleteFrom('delivery_workers').where('id', '=', 'wkr_dying').execute());
     });
 
     it('still ends a delivery that was only waiting for its retry as failed', async () => {

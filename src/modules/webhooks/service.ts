@@ -173,6 +173,27 @@ export async function deleteSubscription(ctx: AppContext, brandId: string, id: s
   });
 }
 
+/** How long after a delete its deliveries are looked at again: far beyond any lease and a dead worker's detection. */
+const DELETED_RECHECK_MS = 24 * 3600 * 1000;
+
+/**
+ * Ends the deliveries a delete left to a worker's lease (an attempt in flight) whose worker
+ * died before recording it: nothing claims a deleted subscription's deliveries, so they would
+ * stay `attempting`. Run periodically by the worker; returns how many subscriptions it looked at.
+ */
+export async function finishDeliveriesOfDeleted(ctx: AppContext): Promise<number> {
+  const now = ctx.clock.now();
+  const deleted = await ctx.db.read
+    .selectFrom('webhook_subscriptions')
+    .select('id')
+    .where('deleted_at', '>', now - DELETED_RECHECK_MS)
+    .execute();
+  for (const { id } of deleted) {
+    await ctx.db.transact((trx) => finishDeliveriesOf(trx, webhookTarget.kind, id, now));
+  }
+  return deleted.length;
+}
+
 /**
  * Rotates the signing secret without downtime: the new secret signs every delivery from now
  * on, and the old one signs it too (a second `v1`) until it expires, so a receiver can switch
