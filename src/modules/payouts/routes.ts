@@ -118,8 +118,16 @@ export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
+        const { brandId } = request.auth;
+        const { partnerId, currency } = request.query;
+        // As on /payouts/preview: a partner the brand does not have is a mistake, not an empty list.
+        if (partnerId && !(await findPartner(ctx.db.read, brandId, partnerId))) {
+          throw ApiError.validation([{ path: 'query.partnerId', message: 'no partner with this id' }]);
+        }
         const limit = pageSize(request.query.limit);
-        const rows = await listPayouts(ctx.db.read, request.auth.brandId, { ...request.query, limit });
+        // Codes are accepted in any case and stored upper case: `eur` must find EUR payouts.
+        const filter = { ...request.query, currency: currency?.toUpperCase(), limit };
+        const rows = await listPayouts(ctx.db.read, brandId, filter);
         return toPage(rows, limit, payoutToApi);
       },
     );
