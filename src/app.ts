@@ -93,6 +93,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   registerValidators(app);
   app.addHook('onRoute', closeBodilessApiRoutes);
+  app.addHook('onRoute', closeQuerylessApiRoutes);
   app.addHook('onRoute', idempotency(ctx).attach);
   registerErrorHandling(app);
   registerJsonParser(app);
@@ -248,6 +249,21 @@ function closeBodilessApiRoutes(route: RouteOptions): void {
   if (!methods.some((method) => BODY_METHODS.has(method))) return;
   route.schema ??= {};
   route.schema.body ??= NO_FIELDS;
+}
+
+/** No query parameters: a route that reads none refuses any (`POST /webhooks?secret=…`). */
+const NO_PARAMETERS = Type.Object({}, { additionalProperties: false });
+
+/**
+ * Unknown query parameters are 422 on every API operation, as on the lists: a field put in
+ * the query instead of the body (`POST /api/public/webhooks?secret=…`, which would create an
+ * unsigned subscription) must not be a silent no-op. Routes that declare no query string get
+ * an empty closed one; the document itself (hidden) takes any.
+ */
+function closeQuerylessApiRoutes(route: RouteOptions): void {
+  if (!route.url.startsWith('/api/') || route.schema?.hide) return;
+  route.schema ??= {};
+  route.schema.querystring ??= NO_PARAMETERS;
 }
 
 /**

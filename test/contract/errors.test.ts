@@ -97,6 +97,34 @@ for (const dialect of testedDialects()) {
       expectWireError(approveAgain, 422, 'validation_error');
     });
 
+    it('refuses unknown query parameters on every API operation, not only on lists', async () => {
+      const secretInQuery = await http.call('POST', '/api/public/webhooks?secret=whsec_zzzzzzzzzzzzzzzz', {
+        body: { url: 'https://hooks.example/query', events: ['*'] },
+      });
+      assert.equal(detail(expectWireError(secretInQuery, 422, 'validation_error'), 'query.secret'), 'is not a known field');
+      const subscriptions = await http.call('GET', '/api/public/webhooks');
+      assert.equal(subscriptions.status, 200);
+      assert.ok(
+        subscriptions.body.data.every((s: { url: string }) => s.url !== 'https://hooks.example/query'),
+        'no unsigned subscription was created',
+      );
+      const ban = await http.call('POST', `/api/v1/partners/${partnerId}/ban?reason=fraud`);
+      assert.equal(detail(expectWireError(ban, 422, 'validation_error'), 'query.reason'), 'is not a known field');
+      assert.equal((await http.call('GET', `/api/v1/partners/${partnerId}`)).body.status !== 'banned', true);
+      for (const [method, path] of [
+        ['GET', '/api/v1/brand?x=1'],
+        ['GET', `/api/v1/offers/${offerId}?expand=all`],
+        ['PATCH', `/api/v1/offers/${offerId}?status=paused`],
+        ['GET', '/api/public/webhook-events?x=1'],
+        ['DELETE', '/api/v1/fraud/blocklist/blk_01KAZZZZZZZZZZZZZZZZZZZZZZ?force=1'],
+      ] as const) {
+        const res = await http.call(method, path, method === 'PATCH' ? { body: {} } : {});
+        expectWireError(res, 422, 'validation_error');
+      }
+      const csv = await http.call('GET', '/api/v1/conversions?format=csv');
+      assert.equal(csv.status, 200, 'documented parameters still work');
+    });
+
     it('answers 422 invalid_cursor for a malformed cursor on every list', async () => {
       for (const path of [
         '/api/v1/offers',
