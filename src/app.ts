@@ -45,6 +45,8 @@ import { publicAssets } from './web/views/PublicPage.js';
 export const API_PREFIX = '/api/v1';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+/** Methods whose API routes validate a body: DELETE takes none, so any field in one is 422. */
+const VALIDATED_BODY_METHODS = new Set([...BODY_METHODS, 'DELETE']);
 /** Logger levels at which the one line per request is written. */
 const REQUEST_LOG_LEVELS = new Set(['trace', 'debug', 'info']);
 
@@ -109,7 +111,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // A write sent without a body (or with an empty JSON body) is validated as `{}`: bodiless
   // POSTs with only optional fields succeed, and others list their required fields.
   app.addHook('preValidation', (request, _reply, done) => {
-    if (request.body === undefined && BODY_METHODS.has(request.method)) request.body = {};
+    if (request.body === undefined && VALIDATED_BODY_METHODS.has(request.method)) request.body = {};
     done();
   });
   app.addHook('preValidation', refuseUnacceptableInput);
@@ -240,13 +242,14 @@ async function apiDocs(scope: FastifyInstance): Promise<void> {
 const NO_FIELDS = Type.Object({}, { additionalProperties: false, description: 'No fields.' });
 
 /**
- * Unknown fields are 422 on every API body, including action routes that declare none: such
- * a route gets an empty closed body schema (an empty or absent body is still accepted).
+ * Unknown fields are 422 on every API body, including action routes and DELETEs that declare
+ * none: such a route gets an empty closed body schema (an empty or absent body is still
+ * accepted; `{"force":true}`, `[]` or `"x"` on a DELETE is 422, not ignored).
  */
 function closeBodilessApiRoutes(route: RouteOptions): void {
   if (!route.url.startsWith('/api/')) return;
   const methods = Array.isArray(route.method) ? route.method : [route.method];
-  if (!methods.some((method) => BODY_METHODS.has(method))) return;
+  if (!methods.some((method) => VALIDATED_BODY_METHODS.has(method))) return;
   route.schema ??= {};
   route.schema.body ??= NO_FIELDS;
 }

@@ -125,6 +125,37 @@ for (const dialect of testedDialects()) {
       assert.equal(csv.status, 200, 'documented parameters still work');
     });
 
+    it('refuses any body on a DELETE, which takes none, and still deletes with an empty one', async () => {
+      const entry = async (value: string) => {
+        const res = await http.call('POST', '/api/v1/fraud/blocklist', { body: { type: 'ip', value } });
+        assert.equal(res.status, 201, JSON.stringify(res.body));
+        return res.body.id as string;
+      };
+      const id = await entry('203.0.113.7');
+      for (const raw of ['{"force":true}', '[]', '"x"', '123']) {
+        const res = await http.call('DELETE', `/api/v1/fraud/blocklist/${id}`, { raw });
+        expectWireError(res, 422, 'validation_error');
+      }
+      const forced = await http.call('DELETE', `/api/v1/fraud/blocklist/${id}`, { body: { force: true } });
+      assert.equal(detail(expectWireError(forced, 422, 'validation_error'), 'force'), 'is not a known field');
+      const list = await http.call('GET', '/api/v1/fraud/blocklist');
+      assert.ok(
+        list.body.data.some((e: { id: string }) => e.id === id),
+        'the refused DELETEs removed nothing',
+      );
+      const empty = await http.call('DELETE', `/api/v1/fraud/blocklist/${id}`, {
+        headers: { 'content-type': 'application/json' },
+        raw: '',
+      });
+      assert.equal(empty.status, 204, 'an empty body is no body');
+      assert.equal((await http.call('DELETE', `/api/v1/fraud/blocklist/${await entry('203.0.113.8')}`)).status, 204);
+      const hook = await http.call('POST', '/api/public/webhooks', {
+        body: { url: 'https://hooks.example/delete', events: ['*'] },
+      });
+      const deleted = await http.call('DELETE', `/api/public/webhooks/${hook.body.id}`, { body: {} });
+      assert.equal(deleted.status, 204, 'an empty object has no unknown field');
+    });
+
     it('answers 422 invalid_cursor for a malformed cursor on every list', async () => {
       for (const path of [
         '/api/v1/offers',
