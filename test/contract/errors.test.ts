@@ -101,7 +101,10 @@ for (const dialect of testedDialects()) {
       const secretInQuery = await http.call('POST', '/api/public/webhooks?secret=whsec_zzzzzzzzzzzzzzzz', {
         body: { url: 'https://hooks.example/query', events: ['*'] },
       });
-      assert.equal(detail(expectWireError(secretInQuery, 422, 'validation_error'), 'query.secret'), 'is not a known field');
+      assert.equal(
+        detail(expectWireError(secretInQuery, 422, 'validation_error'), 'query.secret'),
+        'is not a known field',
+      );
       const subscriptions = await http.call('GET', '/api/public/webhooks');
       assert.equal(subscriptions.status, 200);
       assert.ok(
