@@ -91,9 +91,9 @@ export function apiKeyHook(ctx: AppContext) {
     // A path that matches no route is the not-found handler's (keyedNotFound), key or not.
     if (request.is404) return;
     const token = bearerToken(request);
-    if (!token) throw new ApiError('unauthorized', 'Send your API key as "Authorization: Bearer <API key>".');
+    if (!token) throw ApiError.unauthorized('Send your API key as "Authorization: Bearer <API key>".');
     const key = await ctx.authenticator.authenticate(token);
-    if (!key) throw new ApiError('unauthorized', 'The API key is invalid or has been revoked.');
+    if (!key) throw ApiError.unauthorized('The API key is invalid or has been revoked.');
     request.auth = key;
     await enforceRateLimit(
       ctx,

@@ -22,6 +22,7 @@
 import swagger, { type FastifyDynamicSwaggerOptions, type OpenAPIV3_2 } from '@fastify/swagger';
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import { BEARER_CHALLENGE } from './errors.js';
 import { ErrorBody, errorResponses } from './schemas.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
@@ -31,6 +32,13 @@ const IDEMPOTENT_PREFIXES = ['/api/v1/', '/api/public/'];
 
 const SECONDS_HEADER = (description: string) => ({ type: 'integer', minimum: 0, description });
 const ERROR_HEADERS: Record<number, Record<string, unknown>> = {
+  401: {
+    'WWW-Authenticate': {
+      type: 'string',
+      const: BEARER_CHALLENGE,
+      description: 'The challenge: send the key as "Authorization: Bearer <key>".',
+    },
+  },
   429: { 'Retry-After': SECONDS_HEADER('Seconds until the window frees a request.') },
   503: { 'Retry-After': SECONDS_HEADER('Seconds to wait before retrying.') },
 };

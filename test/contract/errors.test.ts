@@ -229,6 +229,23 @@ for (const dialect of testedDialects()) {
       assert.equal(expectWireError(given, 404, 'not_found') && given.body.error.requestId, 'client-trace-42');
     });
 
+    it('challenges with WWW-Authenticate: Bearer on every 401 of the brand, partner and public webhook APIs', async () => {
+      for (const [path, key] of [
+        ['/api/v1/brand', null],
+        ['/api/v1/brand', 'afk_not_a_key'],
+        ['/api/v1/partner/offers', null],
+        ['/api/v1/partner/offers', 'afp_not_a_key'],
+        ['/api/public/webhooks', null],
+        ['/api/public/webhooks', 'afk_not_a_key'],
+      ] as const) {
+        const res = await http.call('GET', path, { key });
+        expectWireError(res, 401, 'unauthorized');
+        assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="affitrack"', `${path} with ${key}`);
+      }
+      const ok = await http.call('GET', '/api/v1/brand');
+      assert.equal(ok.headers.get('www-authenticate'), null, 'only a 401 challenges');
+    });
+
     it('accepts currency codes in any case and stores them upper case', async () => {
       const offer = await http.call('POST', '/api/v1/offers', {
         body: { name: 'Euro', destinationUrl: 'https://shop.example/eu', currency: 'eur' },
