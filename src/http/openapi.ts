@@ -16,6 +16,8 @@
  * - The headers answers carry, as `components/headers`: X-Request-Id on every response,
  *   RateLimit-* on keyed ones, Retry-After on 429 and 503, WWW-Authenticate on 401, and
  *   Idempotent-Replayed where an Idempotency-Key may replay the answer.
+ * - `requestBody.required: false` where an empty body is accepted (updates, DELETEs, actions
+ *   such as `POST /partners/:id/approve` whose fields are all optional).
  * - Success responses whose schema is named (`$id`) are given as references, so clients
  *   generated from the document get one type per resource.
  *
@@ -210,17 +212,37 @@ function responseHeaders(operation: DocumentedOperation, status: string): Record
   return headers;
 }
 
-/** Response headers on every response. */
+/**
+ * Response headers on every response; `requestBody.required` false where a body without
+ * fields is accepted (@fastify/swagger marks every body required, but an action route such as
+ * `POST /partners/:id/approve` or `PATCH /offers/:id` takes none).
+ */
 function describeHeadersAndBodies(document: OpenApiDocument): OpenApiDocument {
   document.components = { ...document.components, headers: HEADER_COMPONENTS };
-  for (const operations of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(operations)) {
+  for (const [path, operations] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(operations)) {
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         response.headers = { ...responseHeaders(operation, status), ...response.headers };
       }
+      const body = operation.requestBody;
+      if (body) body.required = bodyRequired(method, path, body);
     }
   }
   return document;
+}
+
+/** An action on a resource: `/partners/{id}/approve`, `/webhooks/{id}/rotate-secret`. */
+const ACTION_PATH = /\/\{[^}]+\}\/[^{}/]+$/;
+
+/**
+ * Whether a request must carry a body: when its schema requires a field, and on creates
+ * (`POST /conversions`, `POST /clicks/erase`), whose services need one of several fields. An
+ * update, a DELETE or an action whose fields are all optional takes an empty body (`{}` or none).
+ */
+function bodyRequired(method: string, path: string, body: NonNullable<DocumentedOperation['requestBody']>): boolean {
+  const schemas = Object.values(body.content ?? {}).map((media) => media.schema);
+  if (schemas.some((schema) => (schema?.required ?? []).length > 0)) return true;
+  return method === 'post' && !ACTION_PATH.test(path);
 }
 
 /** `{ allOf: [{ $ref }] }` → `{ $ref }` in every response, other media types restored (see documentedResponse). */

@@ -221,6 +221,38 @@ describe('OpenAPI, docs and health', () => {
     );
   });
 
+  it('marks a request body optional exactly where an empty body is accepted', async () => {
+    const doc = (await env.request('GET', '/api/v1/openapi.json', { key: null })).body;
+    const required = (method: string, path: string) => doc.paths[path][method].requestBody.required;
+    for (const [method, path] of [
+      ['patch', '/api/v1/brand'],
+      ['patch', '/api/v1/offers/{id}'],
+      ['post', '/api/v1/partners/{id}/approve'],
+      ['post', '/api/v1/conversions/{id}/reject'],
+      ['post', '/api/v1/payouts/{id}/mark-paid'],
+      ['post', '/api/public/webhooks/{id}/rotate-secret'],
+      ['delete', '/api/public/webhooks/{id}'],
+    ]) {
+      assert.equal(required(method as string, path as string), false, `${method} ${path}`);
+      // No body and no Content-Type, as a client sends a bodiless request.
+      const res = await env.app.inject({
+        method: String(method).toUpperCase() as 'GET',
+        url: String(path).replace('{id}', 'nope'),
+        headers: { authorization: `Bearer ${env.brand.apiKey}` },
+      });
+      const expected = String(path).includes('{id}') ? 404 : 200;
+      assert.equal(res.statusCode, expected, `${method} ${path} without a body reaches its route: ${res.body}`);
+    }
+    for (const [method, path] of [
+      ['post', '/api/v1/offers'],
+      ['post', '/api/v1/conversions'],
+      ['post', '/api/v1/clicks/erase'],
+      ['post', '/api/public/webhooks/{id}/recover'],
+    ]) {
+      assert.equal(required(method as string, path as string), true, `${method} ${path}`);
+    }
+  });
+
   it('documents every webhook event, its envelope and signature headers, in the webhooks section', async () => {
     const doc = (await env.request('GET', '/api/v1/openapi.json', { key: null })).body;
     const catalogue = (await env.request('GET', '/api/public/webhook-events', { key: null })).body;
