@@ -68,6 +68,11 @@ for (const dialect of testedDialects()) {
       assert.equal(detail(error, 'query.status'), 'must be one of "pending", "approved", "rejected"');
     });
 
+    it('names query problems query.<name> on /api/public/events too', async () => {
+      const res = await http.call('GET', '/api/public/events?since=2026-12-01T00:00:00Z&until=2026-11-01T00:00:00Z');
+      assert.equal(detail(expectWireError(res, 422, 'validation_error'), 'query.until'), 'must be later than since');
+    });
+
     it('describes a nullable field by both of its allowed forms', async () => {
       const res = await http.call('POST', `/api/v1/partners/${partnerId}/ban`, { body: { reason: 'x'.repeat(501) } });
       const error = expectWireError(res, 422, 'validation_error');
