@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { toIso, toIsoOrNull } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
+import { acceptsCsvOverJson } from '../../http/accept.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
@@ -62,11 +63,6 @@ export async function payoutDetail(q: Queryable, brandId: string, id: string): P
       externalTxnId: i.external_txn_id,
     })),
   };
-}
-
-/** True when the client asks for CSV rather than JSON (`Accept: text/csv`). */
-function wantsCsv(accept: string | undefined): boolean {
-  return /(^|,)\s*text\/csv\b/i.test(accept ?? '');
 }
 
 export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
@@ -157,7 +153,7 @@ export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const detail = await payoutDetail(ctx.db.read, request.auth.brandId, request.params.id);
         if (!detail) throw ApiError.notFound('Payout');
-        if (wantsCsv(request.headers.accept)) {
+        if (acceptsCsvOverJson(request.headers.accept)) {
           return reply
             .type('text/csv; charset=utf-8')
             .header('content-disposition', `attachment; filename="${detail.id}.csv"`)
