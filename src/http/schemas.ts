@@ -107,7 +107,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'not_found: no such resource, or one owned by another brand.',
   409: 'conflict: the change is not allowed from the current state; or idempotency_key_in_use.',
   413: 'payload_too_large: the body is over the size limit.',
-  415: 'unsupported_media_type: send bodies as application/json.',
+  415: 'unsupported_media_type: send bodies as application/json in UTF-8, uncompressed (no Content-Encoding).',
   422: 'validation_error (every problem in error.details), invalid_cursor, or idempotency_key_reused.',
   429: 'rate_limit_exceeded: wait Retry-After seconds.',
   503: 'service_unavailable: the database is unreachable or the server is restarting; retry after Retry-After seconds.',

@@ -234,6 +234,30 @@ for (const dialect of testedDialects()) {
       assert.equal(expectWireError(given, 404, 'not_found') && given.body.error.requestId, 'client-trace-42');
     });
 
+    it('refuses a compressed request body with 415 naming its Content-Encoding, and creates nothing', async () => {
+      const body = { name: 'Compressed', destinationUrl: 'https://shop.example/gz' };
+      for (const coding of ['gzip', 'br', 'deflate', 'GZIP', 'gzip, identity']) {
+        const res = await http.call('POST', '/api/v1/offers', { body, headers: { 'content-encoding': coding } });
+        const error = expectWireError(res, 415, 'unsupported_media_type');
+        assert.match(error.message, /Content-Encoding .*is not supported: send the request body uncompressed/);
+      }
+      const named = await http.call('PATCH', `/api/v1/offers/${offerId}`, {
+        body: {},
+        headers: { 'content-encoding': 'br' },
+      });
+      assert.match(expectWireError(named, 415, 'unsupported_media_type').message, /^Content-Encoding "br" is not/);
+      const offers = await http.call('GET', '/api/v1/offers?limit=100');
+      assert.ok(
+        offers.body.data.every((o: { name: string }) => o.name !== 'Compressed'),
+        'no refused body was stored',
+      );
+      const identity = await http.call('POST', '/api/v1/offers', {
+        body,
+        headers: { 'content-encoding': 'identity' },
+      });
+      assert.equal(identity.status, 201, 'identity is no coding');
+    });
+
     it('challenges with WWW-Authenticate: Bearer on every 401 of the brand, partner and public webhook APIs', async () => {
       for (const [path, key] of [
         ['/api/v1/brand', null],
