@@ -68,6 +68,24 @@ for (const dialect of testedDialects()) {
       assert.equal(detail(error, 'query.status'), 'must be one of "pending", "approved", "rejected"');
     });
 
+    it('takes integer query parameters in decimal digits only', async () => {
+      for (const limit of ['0x10', '0b11', '1e2', '%205', '5%20', '+5', '%0A5', '2.0', '0o7']) {
+        const res = await http.call('GET', `/api/v1/offers?limit=${limit}`);
+        assert.equal(detail(expectWireError(res, 422, 'validation_error'), 'query.limit'), 'must be an integer', limit);
+      }
+      const preview = await http.call('GET', '/api/v1/payouts/preview?upTo=2020-01-01T00:00:00Z&minimumCents=1e3');
+      assert.equal(
+        detail(expectWireError(preview, 422, 'validation_error'), 'query.minimumCents'),
+        'must be an integer',
+      );
+      const both = await http.call('GET', '/api/v1/offers?limit=0x10&status=bogus');
+      assert.equal(expectWireError(both, 422, 'validation_error').details?.length, 2, 'listed with the other problems');
+      const ok = await http.call('GET', '/api/v1/offers?limit=2');
+      assert.equal(ok.status, 200);
+      assert.ok(ok.body.data.length <= 2);
+      expectWireError(await http.call('GET', '/api/v1/offers?limit=-1'), 422, 'validation_error');
+    });
+
     it('names query problems query.<name> on /api/public/events too', async () => {
       const res = await http.call('GET', '/api/public/events?since=2026-12-01T00:00:00Z&until=2026-11-01T00:00:00Z');
       assert.equal(detail(expectWireError(res, 422, 'validation_error'), 'query.until'), 'must be later than since');
