@@ -122,7 +122,7 @@ function validationFailure(details: ErrorDetail[]): ApiError {
   if (details.length > 0 && details.every((d) => d.path === 'query.cursor')) {
     return new ApiError(
       'invalid_cursor',
-      'The cursor is not one this API returned: pass nextCursor as given.',
+      "The cursor is not an id of this list's kind: pass nextCursor as given.",
       details,
     );
   }

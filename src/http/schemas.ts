@@ -66,7 +66,9 @@ export function pageQuery(prefix: string) {
     cursor: Type.Optional(
       Type.String({
         pattern: `^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`,
-        description: 'nextCursor of the previous page, as given; anything else is 422 invalid_cursor.',
+        description:
+          "nextCursor of the previous page, as given: the id of that page's last item. A value that is not an id " +
+          "of this list's kind is 422 invalid_cursor; any id of this kind is taken as a position (not looked up).",
       }),
     ),
   };

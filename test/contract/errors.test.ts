@@ -231,6 +231,37 @@ for (const dialect of testedDialects()) {
       }
     });
 
+    it("takes any id of the list's kind as a cursor position: a deleted item pages on, another brand's id shows only your items", async () => {
+      const ids: string[] = [];
+      for (const value of ['198.51.100.1', '198.51.100.2', '198.51.100.3']) {
+        ids.push((await http.call('POST', '/api/v1/fraud/blocklist', { body: { type: 'ip', value } })).body.id);
+      }
+      const first = await http.call('GET', '/api/v1/fraud/blocklist?limit=1');
+      assert.equal(first.body.data[0].id, ids[2]);
+      assert.equal((await http.call('DELETE', `/api/v1/fraud/blocklist/${first.body.nextCursor}`)).status, 204);
+      const next = await http.call('GET', `/api/v1/fraud/blocklist?limit=1&cursor=${first.body.nextCursor}`);
+      assert.equal(next.status, 200, 'the cursor of a deleted item still pages');
+      assert.deepEqual(
+        next.body.data.map((e: { id: string }) => e.id),
+        [ids[1]],
+      );
+      const other = await env.createBrand('Cursor Other');
+      const theirs = await http.call('POST', '/api/v1/offers', {
+        key: other.apiKey,
+        body: { name: 'Theirs', destinationUrl: 'https://other.example/' },
+      });
+      await http.call('POST', '/api/v1/offers', { body: { name: 'Mine', destinationUrl: 'https://shop.example/m' } });
+      const page = await http.call('GET', `/api/v1/offers?cursor=${theirs.body.id}`);
+      assert.equal(page.status, 200);
+      assert.ok(page.body.data.length > 0, 'older offers of this brand are listed');
+      const mine = (await http.call('GET', '/api/v1/offers?limit=100')).body.data.map((o: { id: string }) => o.id);
+      assert.ok(
+        page.body.data.every((o: { id: string }) => mine.includes(o.id)),
+        "another brand's id pages through this brand's offers only",
+      );
+      assert.ok(page.body.data.every((o: { id: string }) => o.id < theirs.body.id));
+    });
+
     it('pages with the nextCursor it returned', async () => {
       await http.call('POST', '/api/v1/offers', { body: { name: 'Second', destinationUrl: 'https://shop.example/2' } });
       const first = await http.call('GET', '/api/v1/offers?limit=1');
