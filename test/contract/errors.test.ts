@@ -212,6 +212,12 @@ for (const dialect of testedDialects()) {
       const malformed = await http.call('GET', '/api/v1/offers/%zz');
       expectWireError(malformed, 400, 'bad_request');
       assert.equal(malformed.headers.get('x-request-id'), malformed.body.error.requestId);
+      // In a query string (as the README says) a bad escape is taken literally.
+      const literal = await http.call('GET', '/api/v1/conversions?externalTxnId=%zz');
+      assert.equal(literal.status, 200);
+      assert.deepEqual(literal.body.data, []);
+      const status = await http.call('GET', '/api/v1/offers?status=%zz');
+      assert.match(detail(expectWireError(status, 422, 'validation_error'), 'query.status'), /^must be one of/);
     });
 
     it("answers 422 invalid_cursor for another list's cursor", async () => {
