@@ -7,9 +7,15 @@ import { randomUUID } from 'node:crypto';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import Fastify, { type FastifyInstance, LogController, type RouteOptions } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+  type RouteOptions,
+} from 'fastify';
 import type { AppContext } from './context.js';
-import { apiKeyHook, brandKeyLimit, keyedNotFound } from './http/auth.js';
+import { apiKeyHook, brandKeyLimit, countValidKey, keyedNotFound } from './http/auth.js';
 import { fastifyTrustProxy } from './http/clientAddress.js';
 import { answerClientError, registerClientErrorAnswers } from './http/clientErrors.js';
 import { ApiError, registerErrorHandling, sendError, toApiError } from './http/errors.js';
@@ -84,9 +90,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     return503OnClosing: false,
     // Errors the router raises before any handler (bad percent-encoding, over-long
     // parameters) are answered in the API's error shape too.
-    frameworkErrors: (error, _request, reply) => {
+    frameworkErrors: (error, request, reply) => {
       const code = (error as { code?: string }).code;
-      if (code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, ApiError.notFound('Resource'));
+      if (code === 'FST_ERR_MAX_PARAM_LENGTH') return answerOverlongParameter(ctx, request, reply);
       if (code === 'FST_ERR_BAD_URL')
         return sendError(reply, new ApiError('bad_request', 'The URL is not validly encoded.'));
       return sendError(reply, toApiError(error));
@@ -181,6 +187,24 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     { prefix: '/api/public' },
   );
   return app;
+}
+
+/**
+ * A path parameter over 1,000 characters matches no route, so no hook counts its key: the
+ * 404 counts a valid key of the prefix as keyedNotFound does (README: a request with a valid
+ * key that matches no route counts too) and carries the RateLimit-* headers, or is 429.
+ */
+function answerOverlongParameter(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): void {
+  const url = request.url;
+  const limits = url.startsWith(`${API_PREFIX}/`)
+    ? [brandKeyLimit, partnerKeyLimit]
+    : url.startsWith('/api/public/')
+      ? [brandKeyLimit]
+      : [];
+  countValidKey(ctx, request, reply, limits).then(
+    () => sendError(reply, ApiError.notFound('Resource')),
+    (error: unknown) => sendError(reply, toApiError(error)),
+  );
 }
 
 /** What the OpenAPI document says beyond the routes: the API as a whole, its tags, keys and webhooks. */

@@ -116,13 +116,23 @@ export function keyedNotFound(
   limits: ReadonlyArray<(ctx: AppContext, token: string) => Promise<KeyLimit | null>>,
 ) {
   return async function notFound(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const token = bearerToken(request);
-    for (const limitOf of token ? limits : []) {
-      const key = await limitOf(ctx, token as string);
-      if (!key) continue;
-      await enforceRateLimit(ctx, request, reply, key.counter, key.limit);
-      break;
-    }
+    await countValidKey(ctx, request, reply, limits);
     return sendError(reply, noRoute(request));
   };
+}
+
+/** Counts the request against its key when it carries a valid one of a kind `limits` knows (429 when over). */
+export async function countValidKey(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  limits: ReadonlyArray<(ctx: AppContext, token: string) => Promise<KeyLimit | null>>,
+): Promise<void> {
+  const token = bearerToken(request);
+  for (const limitOf of token ? limits : []) {
+    const key = await limitOf(ctx, token as string);
+    if (!key) continue;
+    await enforceRateLimit(ctx, request, reply, key.counter, key.limit);
+    return;
+  }
 }

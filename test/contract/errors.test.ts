@@ -212,6 +212,21 @@ for (const dialect of testedDialects()) {
       const malformed = await http.call('GET', '/api/v1/offers/%zz');
       expectWireError(malformed, 400, 'bad_request');
       assert.equal(malformed.headers.get('x-request-id'), malformed.body.error.requestId);
+      // Over 1,000 characters the id matches no route: still counted, with the headers.
+      for (const path of [`/api/v1/offers/${'a'.repeat(1001)}`, `/api/public/webhooks/${'a'.repeat(1001)}`]) {
+        const before = Number((await http.call('GET', '/api/v1/brand')).headers.get('ratelimit-remaining'));
+        const overlong = await http.call('GET', path);
+        expectWireError(overlong, 404, 'not_found');
+        assert.equal(
+          Number(overlong.headers.get('ratelimit-remaining')),
+          before - 1,
+          `${path.slice(0, 20)} is counted`,
+        );
+        assert.notEqual(overlong.headers.get('ratelimit-limit'), null);
+        const anonymous = await http.call('GET', path, { key: null });
+        expectWireError(anonymous, 404, 'not_found');
+        assert.equal(anonymous.headers.get('ratelimit-remaining'), null, 'no key, no counter');
+      }
       // In a query string (as the README says) a bad escape is taken literally.
       const literal = await http.call('GET', '/api/v1/conversions?externalTxnId=%zz');
       assert.equal(literal.status, 200);
