@@ -7,9 +7,15 @@ import { randomUUID } from 'node:crypto';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import Fastify, { type FastifyInstance, LogController, type RouteOptions } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+  type RouteOptions,
+} from 'fastify';
 import type { AppContext } from './context.js';
-import { apiKeyHook, brandKeyLimit, keyedNotFound } from './http/auth.js';
+import { apiKeyHook, brandKeyLimit, countValidKey, keyedNotFound } from './http/auth.js';
 import { fastifyTrustProxy } from './http/clientAddress.js';
 import { answerClientError, registerClientErrorAnswers } from './http/clientErrors.js';
 import { ApiError, registerErrorHandling, sendError, toApiError } from './http/errors.js';
@@ -45,6 +51,8 @@ import { publicAssets } from './web/views/PublicPage.js';
 export const API_PREFIX = '/api/v1';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+/** Methods whose API routes validate a body: DELETE takes none, so any field in one is 422. */
+const VALIDATED_BODY_METHODS = new Set([...BODY_METHODS, 'DELETE']);
 /** Logger levels at which the one line per request is written. */
 const REQUEST_LOG_LEVELS = new Set(['trace', 'debug', 'info']);
 
@@ -82,9 +90,9 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     return503OnClosing: false,
     // Errors the router raises before any handler (bad percent-encoding, over-long
     // parameters) are answered in the API's error shape too.
-    frameworkErrors: (error, _request, reply) => {
+    frameworkErrors: (error, request, reply) => {
       const code = (error as { code?: string }).code;
-      if (code === 'FST_ERR_MAX_PARAM_LENGTH') return sendError(reply, ApiError.notFound('Resource'));
+      if (code === 'FST_ERR_MAX_PARAM_LENGTH') return answerOverlongParameter(ctx, request, reply);
       if (code === 'FST_ERR_BAD_URL')
         return sendError(reply, new ApiError('bad_request', 'The URL is not validly encoded.'));
       return sendError(reply, toApiError(error));
@@ -93,6 +101,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 
   registerValidators(app);
   app.addHook('onRoute', closeBodilessApiRoutes);
+  app.addHook('onRoute', closeQuerylessApiRoutes);
   app.addHook('onRoute', idempotency(ctx).attach);
   registerErrorHandling(app);
   registerJsonParser(app);
@@ -108,7 +117,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // A write sent without a body (or with an empty JSON body) is validated as `{}`: bodiless
   // POSTs with only optional fields succeed, and others list their required fields.
   app.addHook('preValidation', (request, _reply, done) => {
-    if (request.body === undefined && BODY_METHODS.has(request.method)) request.body = {};
+    if (request.body === undefined && VALIDATED_BODY_METHODS.has(request.method)) request.body = {};
     done();
   });
   app.addHook('preValidation', refuseUnacceptableInput);
@@ -180,6 +189,24 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   return app;
 }
 
+/**
+ * A path parameter over 1,000 characters matches no route, so no hook counts its key: the
+ * 404 counts a valid key of the prefix as keyedNotFound does (README: a request with a valid
+ * key that matches no route counts too) and carries the RateLimit-* headers, or is 429.
+ */
+function answerOverlongParameter(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): void {
+  const url = request.url;
+  const limits = url.startsWith(`${API_PREFIX}/`)
+    ? [brandKeyLimit, partnerKeyLimit]
+    : url.startsWith('/api/public/')
+      ? [brandKeyLimit]
+      : [];
+  countValidKey(ctx, request, reply, limits).then(
+    () => sendError(reply, ApiError.notFound('Resource')),
+    (error: unknown) => sendError(reply, toApiError(error)),
+  );
+}
+
 /** What the OpenAPI document says beyond the routes: the API as a whole, its tags, keys and webhooks. */
 function apiDocument(): OpenApiOptions {
   const { schemas, webhooks } = webhookDocument();
@@ -239,15 +266,31 @@ async function apiDocs(scope: FastifyInstance): Promise<void> {
 const NO_FIELDS = Type.Object({}, { additionalProperties: false, description: 'No fields.' });
 
 /**
- * Unknown fields are 422 on every API body, including action routes that declare none: such
- * a route gets an empty closed body schema (an empty or absent body is still accepted).
+ * Unknown fields are 422 on every API body, including action routes and DELETEs that declare
+ * none: such a route gets an empty closed body schema (an empty or absent body is still
+ * accepted; `{"force":true}`, `[]` or `"x"` on a DELETE is 422, not ignored).
  */
 function closeBodilessApiRoutes(route: RouteOptions): void {
   if (!route.url.startsWith('/api/')) return;
   const methods = Array.isArray(route.method) ? route.method : [route.method];
-  if (!methods.some((method) => BODY_METHODS.has(method))) return;
+  if (!methods.some((method) => VALIDATED_BODY_METHODS.has(method))) return;
   route.schema ??= {};
   route.schema.body ??= NO_FIELDS;
+}
+
+/** No query parameters: a route that reads none refuses any (`POST /webhooks?secret=…`). */
+const NO_PARAMETERS = Type.Object({}, { additionalProperties: false });
+
+/**
+ * Unknown query parameters are 422 on every API operation, as on the lists: a field put in
+ * the query instead of the body (`POST /api/public/webhooks?secret=…`, which would create an
+ * unsigned subscription) must not be a silent no-op. Routes that declare no query string get
+ * an empty closed one; the document itself (hidden) takes any.
+ */
+function closeQuerylessApiRoutes(route: RouteOptions): void {
+  if (!route.url.startsWith('/api/') || route.schema?.hide) return;
+  route.schema ??= {};
+  route.schema.querystring ??= NO_PARAMETERS;
 }
 
 /**

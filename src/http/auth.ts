@@ -91,9 +91,9 @@ export function apiKeyHook(ctx: AppContext) {
     // A path that matches no route is the not-found handler's (keyedNotFound), key or not.
     if (request.is404) return;
     const token = bearerToken(request);
-    if (!token) throw new ApiError('unauthorized', 'Send your API key as "Authorization: Bearer <API key>".');
+    if (!token) throw ApiError.unauthorized('Send your API key as "Authorization: Bearer <API key>".');
     const key = await ctx.authenticator.authenticate(token);
-    if (!key) throw new ApiError('unauthorized', 'The API key is invalid or has been revoked.');
+    if (!key) throw ApiError.unauthorized('The API key is invalid or has been revoked.');
     request.auth = key;
     await enforceRateLimit(
       ctx,
@@ -116,13 +116,23 @@ export function keyedNotFound(
   limits: ReadonlyArray<(ctx: AppContext, token: string) => Promise<KeyLimit | null>>,
 ) {
   return async function notFound(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    const token = bearerToken(request);
-    for (const limitOf of token ? limits : []) {
-      const key = await limitOf(ctx, token as string);
-      if (!key) continue;
-      await enforceRateLimit(ctx, request, reply, key.counter, key.limit);
-      break;
-    }
+    await countValidKey(ctx, request, reply, limits);
     return sendError(reply, noRoute(request));
   };
+}
+
+/** Counts the request against its key when it carries a valid one of a kind `limits` knows (429 when over). */
+export async function countValidKey(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  limits: ReadonlyArray<(ctx: AppContext, token: string) => Promise<KeyLimit | null>>,
+): Promise<void> {
+  const token = bearerToken(request);
+  for (const limitOf of token ? limits : []) {
+    const key = await limitOf(ctx, token as string);
+    if (!key) continue;
+    await enforceRateLimit(ctx, request, reply, key.counter, key.limit);
+    return;
+  }
 }

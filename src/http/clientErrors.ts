@@ -95,5 +95,28 @@ export function registerClientErrorAnswers(
       reply.header('connection', 'close');
       throw new ApiError('bad_request', 'An HTTP/1.1 request must carry a Host header.');
     }
+    const coding = request.headers['content-encoding'];
+    if (coding !== undefined && BODY_METHODS.has(request.method) && !IDENTITY.test(coding)) {
+      throw unsupportedCoding(coding);
+    }
   };
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** No coding at all: `identity`, or an empty header. */
+const IDENTITY = /^\s*(identity\s*)?$/i;
+/** A coding name short and plain enough to repeat in the message. */
+const CODING_NAME = /^[A-Za-z0-9._-]{1,32}$/;
+
+/**
+ * No body is ever decoded (RFC 9110 §8.4.1): a compressed one was read as is, and either
+ * stored as garbage or refused as "not valid UTF-8". A coding is refused by name instead.
+ */
+function unsupportedCoding(coding: string): ApiError {
+  const name = coding.trim();
+  const named = CODING_NAME.test(name) ? `Content-Encoding "${name}"` : 'A Content-Encoding';
+  return new ApiError(
+    'unsupported_media_type',
+    `${named} is not supported: send the request body uncompressed (identity).`,
+  );
 }

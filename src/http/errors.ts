@@ -28,6 +28,9 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/** The `WWW-Authenticate` challenge of every 401 of a keyed route. */
+export const BEARER_CHALLENGE = 'Bearer realm="affitrack"';
+
 export type { ErrorDetail };
 
 export class ApiError extends Error {
@@ -40,6 +43,14 @@ export class ApiError extends Error {
   ) {
     super(message);
     this.status = ERROR_CODES[code];
+  }
+
+  /**
+   * 401 with the challenge RFC 9110 §11.6.1 requires of it: the keys are Bearer tokens
+   * (RFC 6750), so a client or library that reads the header knows what to send.
+   */
+  static unauthorized(message: string): ApiError {
+    return new ApiError('unauthorized', message, undefined, { 'WWW-Authenticate': BEARER_CHALLENGE });
   }
 
   static notFound(what: string): ApiError {
@@ -111,7 +122,7 @@ function validationFailure(details: ErrorDetail[]): ApiError {
   if (details.length > 0 && details.every((d) => d.path === 'query.cursor')) {
     return new ApiError(
       'invalid_cursor',
-      'The cursor is not one this API returned: pass nextCursor as given.',
+      "The cursor is not an id of this list's kind: pass nextCursor as given.",
       details,
     );
   }

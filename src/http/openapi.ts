@@ -13,6 +13,11 @@
  * - On POST under /api/v1 and /api/public: the `Idempotency-Key` header, with its 409
  *   (`idempotency_key_in_use`) and 422 (`idempotency_key_reused`).
  * - `security: []` on routes that declare none: they are public, and say so.
+ * - The headers answers carry, as `components/headers`: X-Request-Id on every response,
+ *   RateLimit-* on keyed ones, Retry-After on 429 and 503, WWW-Authenticate on 401, and
+ *   Idempotent-Replayed where an Idempotency-Key may replay the answer.
+ * - `requestBody.required: false` where an empty body is accepted (updates, DELETEs, actions
+ *   such as `POST /partners/:id/approve` whose fields are all optional).
  * - Success responses whose schema is named (`$id`) are given as references, so clients
  *   generated from the document get one type per resource.
  *
@@ -22,18 +27,13 @@
 import swagger, { type FastifyDynamicSwaggerOptions, type OpenAPIV3_2 } from '@fastify/swagger';
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
+import { BEARER_CHALLENGE } from './errors.js';
 import { ErrorBody, errorResponses } from './schemas.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 /** DELETE may carry a body too: Fastify parses it (and refuses a bad one) though the route reads none. */
 const PARSED_BODY_METHODS = new Set([...BODY_METHODS, 'DELETE']);
 const IDEMPOTENT_PREFIXES = ['/api/v1/', '/api/public/'];
-
-const SECONDS_HEADER = (description: string) => ({ type: 'integer', minimum: 0, description });
-const ERROR_HEADERS: Record<number, Record<string, unknown>> = {
-  429: { 'Retry-After': SECONDS_HEADER('Seconds until the window frees a request.') },
-  503: { 'Retry-After': SECONDS_HEADER('Seconds to wait before retrying.') },
-};
 
 /** What Node's HTTP layer can answer to any request, before it reaches a route (http/clientErrors.ts). */
 const OTHER_ERRORS =
@@ -60,12 +60,7 @@ const IDEMPOTENCY_KEY = Type.Object({
 
 /** The error response of `status`, in the shared error shape. */
 function errorResponse(status: number): ResponseSchema {
-  return withHeaders(status, errorResponses(status)[status] as ResponseSchema);
-}
-
-function withHeaders(status: number, response: ResponseSchema): ResponseSchema {
-  const headers = ERROR_HEADERS[status];
-  return headers && !response.headers ? { ...response, headers } : response;
+  return errorResponses(status)[status] as ResponseSchema;
 }
 
 /** A query schema that accepts anything (the tracking link's) can never answer 422. */
@@ -118,7 +113,7 @@ function documentedResponse(status: number, schema: ResponseSchema): ResponseSch
     return { description, allOf: [json.schema], [OTHER_MEDIA]: otherMedia } as unknown as ResponseSchema;
   }
   if (schema.$id && !schema.content) return { description, allOf: [schema] } as unknown as ResponseSchema;
-  return withHeaders(status, { ...schema, description });
+  return { ...schema, description };
 }
 
 function documentRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) {
@@ -140,11 +135,114 @@ function documentRoute({ schema, url, route }: { schema: FastifySchema; url: str
   return { schema: documented as FastifySchema, url };
 }
 
+interface DocumentedResponseObject {
+  content?: Record<string, { schema?: unknown }>;
+  headers?: Record<string, unknown>;
+}
+
+interface DocumentedOperation {
+  security?: unknown[];
+  parameters?: Array<{ in?: string; name?: string }>;
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: { required?: unknown[] } }> };
+  responses?: Record<string, DocumentedResponseObject>;
+}
+
 interface OpenApiDocument {
-  paths?: Record<
-    string,
-    Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>
-  >;
+  paths?: Record<string, Record<string, DocumentedOperation>>;
+  components?: Record<string, unknown>;
+}
+
+const SECONDS = { type: 'integer', minimum: 0 };
+
+/**
+ * The response headers the server sends, as `components/headers`: every response names the
+ * ones it carries (`responseHeaders`), so typed clients can read them.
+ */
+const HEADER_COMPONENTS = {
+  RequestId: {
+    description:
+      'Identifies this request: yours when you sent a plain X-Request-Id (letters, digits, . _ : -, at most ' +
+      '128), else a generated UUID. The same as error.requestId.',
+    required: true,
+    schema: { type: 'string', maxLength: 128 },
+  },
+  RateLimitLimit: {
+    description: 'Requests this key may make per minute. On every answer to a request with a valid key.',
+    schema: SECONDS,
+  },
+  RateLimitRemaining: {
+    description: "Requests left in this key's current window. On every answer to a request with a valid key.",
+    schema: SECONDS,
+  },
+  RateLimitReset: {
+    description: 'Seconds until the window frees a request. On every answer to a request with a valid key.',
+    schema: SECONDS,
+  },
+  RetryAfter: { description: 'Seconds to wait before retrying.', required: true, schema: SECONDS },
+  IdempotentReplayed: {
+    description:
+      'Present (true) when the answer is the stored one of an earlier request with the same Idempotency-Key.',
+    schema: { type: 'string', const: 'true' },
+  },
+  WWWAuthenticate: {
+    description: 'The challenge: send the key as "Authorization: Bearer <key>".',
+    required: true,
+    schema: { type: 'string', const: BEARER_CHALLENGE },
+  },
+};
+
+const header = (name: keyof typeof HEADER_COMPONENTS) => ({ $ref: `#/components/headers/${name}` });
+
+/** The headers an answer with `status` of `operation` carries (see HEADER_COMPONENTS). */
+function responseHeaders(operation: DocumentedOperation, status: string): Record<string, unknown> {
+  const headers: Record<string, unknown> = { 'X-Request-Id': header('RequestId') };
+  // A keyed request is counted once its key is known: every answer but the 401 (and Node's own, `default`).
+  if ((operation.security ?? []).length > 0 && status !== '401' && status !== 'default') {
+    headers['RateLimit-Limit'] = header('RateLimitLimit');
+    headers['RateLimit-Remaining'] = header('RateLimitRemaining');
+    headers['RateLimit-Reset'] = header('RateLimitReset');
+  }
+  if (status === '429' || status === '503') headers['Retry-After'] = header('RetryAfter');
+  if (status === '401') headers['WWW-Authenticate'] = header('WWWAuthenticate');
+  const takesKey = operation.parameters?.some((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+  // Answers are stored and replayed once the request passed authentication and the rate limit.
+  if (takesKey && !['401', '429', '503', 'default'].includes(status)) {
+    headers['Idempotent-Replayed'] = header('IdempotentReplayed');
+  }
+  return headers;
+}
+
+/**
+ * Response headers on every response; `requestBody.required` false where a body without
+ * fields is accepted (@fastify/swagger marks every body required, but an action route such as
+ * `POST /partners/:id/approve` or `PATCH /offers/:id` takes none).
+ */
+function describeHeadersAndBodies(document: OpenApiDocument): OpenApiDocument {
+  document.components = { ...document.components, headers: HEADER_COMPONENTS };
+  for (const [path, operations] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(operations)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        response.headers = { ...responseHeaders(operation, status), ...response.headers };
+      }
+      const body = operation.requestBody;
+      if (body) body.required = bodyRequired(method, path, body);
+    }
+  }
+  return document;
+}
+
+/** An action on a resource: `/partners/{id}/approve`, `/webhooks/{id}/rotate-secret`. */
+const ACTION_PATH = /\/\{[^}]+\}\/[^{}/]+$/;
+
+/**
+ * Whether a request must carry a body: when its schema requires a field, and on creates
+ * (`POST /conversions`, `POST /clicks/erase`), whose services need one of several fields. An
+ * update, a DELETE or an action whose fields are all optional takes an empty body (`{}` or none).
+ */
+function bodyRequired(method: string, path: string, body: NonNullable<DocumentedOperation['requestBody']>): boolean {
+  const schemas = Object.values(body.content ?? {}).map((media) => media.schema);
+  if (schemas.some((schema) => (schema?.required ?? []).length > 0)) return true;
+  return method === 'post' && !ACTION_PATH.test(path);
 }
 
 /** `{ allOf: [{ $ref }] }` → `{ $ref }` in every response, other media types restored (see documentedResponse). */
@@ -203,7 +301,8 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
     // Named schemas (`$id`) become components of that name.
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: documentRoute,
-    transformObject: (document) => unwrapNamedResponses((document as { openapiObject: OpenApiDocument }).openapiObject),
+    transformObject: (document) =>
+      describeHeadersAndBodies(unwrapNamedResponses((document as { openapiObject: OpenApiDocument }).openapiObject)),
   };
   await app.register(swagger, swaggerOptions);
 }

@@ -66,7 +66,9 @@ export function pageQuery(prefix: string) {
     cursor: Type.Optional(
       Type.String({
         pattern: `^${prefix}_[0-9A-HJKMNP-TV-Z]{26}$`,
-        description: 'nextCursor of the previous page, as given; anything else is 422 invalid_cursor.',
+        description:
+          "nextCursor of the previous page, as given: the id of that page's last item. A value that is not an id " +
+          "of this list's kind is 422 invalid_cursor; any id of this kind is taken as a position (not looked up).",
       }),
     ),
   };
@@ -107,7 +109,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'not_found: no such resource, or one owned by another brand.',
   409: 'conflict: the change is not allowed from the current state; or idempotency_key_in_use.',
   413: 'payload_too_large: the body is over the size limit.',
-  415: 'unsupported_media_type: send bodies as application/json.',
+  415: 'unsupported_media_type: send bodies as application/json in UTF-8, uncompressed (no Content-Encoding).',
   422: 'validation_error (every problem in error.details), invalid_cursor, or idempotency_key_reused.',
   429: 'rate_limit_exceeded: wait Retry-After seconds.',
   503: 'service_unavailable: the database is unreachable or the server is restarting; retry after Retry-After seconds.',

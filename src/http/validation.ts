@@ -54,7 +54,39 @@ const textRules = makeAjv('array');
 
 /** The API: JSON bodies strictly; query strings and path parameters as text. */
 const apiValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? jsonRules : textRules).compile(schema);
+  httpPart === 'body' ? jsonRules.compile(schema) : decimalIntegers(schema, textRules.compile(schema));
+
+/** An integer in decimal digits (a minus allowed): not 0x10, 0b11, 1e2, 2.0, +5 or " 5". */
+const DECIMAL_INTEGER = /^-?[0-9]+$/;
+
+/**
+ * Ajv coerces text to an integer with `Number()`, which reads JavaScript's number syntax:
+ * `?limit=0x10` was 16 and `1e2` was 100. The integer properties of a query string or path
+ * are checked as decimal text first, their problems listed with the schema's others (the
+ * value is left as given, so Ajv's own checks still run on the rest).
+ */
+function decimalIntegers(schema: TSchema, validate: ValidateFunction): ValidateFunction {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const integers = Object.keys(properties).filter((name) => properties[name]?.type === 'integer');
+  if (integers.length === 0) return validate;
+  const check = ((data: Record<string, unknown>) => {
+    const problems = integers
+      .filter((name) => typeof data?.[name] === 'string' && !DECIMAL_INTEGER.test(data[name] as string))
+      .map((name) => ({
+        instancePath: `/${name}`,
+        schemaPath: `#/properties/${name}/type`,
+        keyword: 'type',
+        params: { type: 'integer' },
+        message: 'must be integer',
+        data: data[name],
+        parentSchema: properties[name],
+      }));
+    const valid = validate(data);
+    check.errors = problems.length > 0 ? [...problems, ...(validate.errors ?? [])] : validate.errors;
+    return valid && problems.length === 0;
+  }) as ValidateFunction;
+  return check;
+}
 
 /** HTML form posts: the body is text too (`a=1&a=2`), so every part follows the text rules. */
 export const formValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schema }) => textRules.compile(schema);

@@ -36,6 +36,7 @@ interface SchemaLike {
   minimum?: number;
   maximum?: number;
   pattern?: string;
+  not?: SchemaLike;
 }
 
 /** What each format means, in words a client can act on. */
@@ -158,6 +159,8 @@ function messageOf(issue: AjvIssue): string {
       return `must not list the same item twice (items ${String(params.j)} and ${String(params.i)} are equal)`;
     case 'pattern':
       return `must match the pattern ${String(params.pattern)}`;
+    case 'not':
+      return parentSchema?.not ? `must not be ${describeSchema(parentSchema.not)}` : 'is not allowed';
     default:
       return issue.message ?? 'is invalid';
   }

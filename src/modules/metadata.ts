@@ -15,7 +15,9 @@ const MAX_VALUE_LENGTH = 500;
 const Pairs = (valueMin: number, description: string) =>
   Type.Record(Type.String(), Type.String({ minLength: valueMin, maxLength: MAX_VALUE_LENGTH }), {
     maxProperties: MAX_METADATA_KEYS,
-    propertyNames: { minLength: 1, maxLength: MAX_KEY_LENGTH },
+    // "__proto__" cannot be an own key of a JavaScript object built by assignment: it would be
+    // dropped without a word on the way to storage, so it is refused instead.
+    propertyNames: { minLength: 1, maxLength: MAX_KEY_LENGTH, not: { const: '__proto__' } },
     description,
     examples: [{ order_source: 'newsletter', crm_id: '8841' }],
   });
@@ -23,7 +25,7 @@ const Pairs = (valueMin: number, description: string) =>
 /** What a create takes. */
 export const MetadataInput = Pairs(
   0,
-  'Your own key-value pairs: at most 50 keys of up to 40 characters, string values of up to 500.',
+  'Your own key-value pairs: at most 50 keys of up to 40 characters (not "__proto__"), string values of up to 500.',
 );
 /** What an update takes: pairs to merge ("" removes a key), or null to remove every key. */
 export const MetadataPatch = Type.Union([

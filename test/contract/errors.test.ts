@@ -68,6 +68,29 @@ for (const dialect of testedDialects()) {
       assert.equal(detail(error, 'query.status'), 'must be one of "pending", "approved", "rejected"');
     });
 
+    it('takes integer query parameters in decimal digits only', async () => {
+      for (const limit of ['0x10', '0b11', '1e2', '%205', '5%20', '+5', '%0A5', '2.0', '0o7']) {
+        const res = await http.call('GET', `/api/v1/offers?limit=${limit}`);
+        assert.equal(detail(expectWireError(res, 422, 'validation_error'), 'query.limit'), 'must be an integer', limit);
+      }
+      const preview = await http.call('GET', '/api/v1/payouts/preview?upTo=2020-01-01T00:00:00Z&minimumCents=1e3');
+      assert.equal(
+        detail(expectWireError(preview, 422, 'validation_error'), 'query.minimumCents'),
+        'must be an integer',
+      );
+      const both = await http.call('GET', '/api/v1/offers?limit=0x10&status=bogus');
+      assert.equal(expectWireError(both, 422, 'validation_error').details?.length, 2, 'listed with the other problems');
+      const ok = await http.call('GET', '/api/v1/offers?limit=2');
+      assert.equal(ok.status, 200);
+      assert.ok(ok.body.data.length <= 2);
+      expectWireError(await http.call('GET', '/api/v1/offers?limit=-1'), 422, 'validation_error');
+    });
+
+    it('names query problems query.<name> on /api/public/events too', async () => {
+      const res = await http.call('GET', '/api/public/events?since=2026-12-01T00:00:00Z&until=2026-11-01T00:00:00Z');
+      assert.equal(detail(expectWireError(res, 422, 'validation_error'), 'query.until'), 'must be later than since');
+    });
+
     it('describes a nullable field by both of its allowed forms', async () => {
       const res = await http.call('POST', `/api/v1/partners/${partnerId}/ban`, { body: { reason: 'x'.repeat(501) } });
       const error = expectWireError(res, 422, 'validation_error');
@@ -95,6 +118,68 @@ for (const dialect of testedDialects()) {
       assert.equal(detail(expectWireError(rejectExtra, 422, 'validation_error'), 'extra'), 'is not a known field');
       const approveAgain = await http.call('POST', `/api/v1/partners/${partnerId}/approve`, { body: { now: 1 } });
       expectWireError(approveAgain, 422, 'validation_error');
+    });
+
+    it('refuses unknown query parameters on every API operation, not only on lists', async () => {
+      const secretInQuery = await http.call('POST', '/api/public/webhooks?secret=whsec_zzzzzzzzzzzzzzzz', {
+        body: { url: 'https://hooks.example/query', events: ['*'] },
+      });
+      assert.equal(
+        detail(expectWireError(secretInQuery, 422, 'validation_error'), 'query.secret'),
+        'is not a known field',
+      );
+      const subscriptions = await http.call('GET', '/api/public/webhooks');
+      assert.equal(subscriptions.status, 200);
+      assert.ok(
+        subscriptions.body.data.every((s: { url: string }) => s.url !== 'https://hooks.example/query'),
+        'no unsigned subscription was created',
+      );
+      const ban = await http.call('POST', `/api/v1/partners/${partnerId}/ban?reason=fraud`);
+      assert.equal(detail(expectWireError(ban, 422, 'validation_error'), 'query.reason'), 'is not a known field');
+      assert.equal((await http.call('GET', `/api/v1/partners/${partnerId}`)).body.status !== 'banned', true);
+      for (const [method, path] of [
+        ['GET', '/api/v1/brand?x=1'],
+        ['GET', `/api/v1/offers/${offerId}?expand=all`],
+        ['PATCH', `/api/v1/offers/${offerId}?status=paused`],
+        ['GET', '/api/public/webhook-events?x=1'],
+        ['DELETE', '/api/v1/fraud/blocklist/blk_01KAZZZZZZZZZZZZZZZZZZZZZZ?force=1'],
+      ] as const) {
+        const res = await http.call(method, path, method === 'PATCH' ? { body: {} } : {});
+        expectWireError(res, 422, 'validation_error');
+      }
+      const csv = await http.call('GET', '/api/v1/conversions?format=csv');
+      assert.equal(csv.status, 200, 'documented parameters still work');
+    });
+
+    it('refuses any body on a DELETE, which takes none, and still deletes with an empty one', async () => {
+      const entry = async (value: string) => {
+        const res = await http.call('POST', '/api/v1/fraud/blocklist', { body: { type: 'ip', value } });
+        assert.equal(res.status, 201, JSON.stringify(res.body));
+        return res.body.id as string;
+      };
+      const id = await entry('203.0.113.7');
+      for (const raw of ['{"force":true}', '[]', '"x"', '123']) {
+        const res = await http.call('DELETE', `/api/v1/fraud/blocklist/${id}`, { raw });
+        expectWireError(res, 422, 'validation_error');
+      }
+      const forced = await http.call('DELETE', `/api/v1/fraud/blocklist/${id}`, { body: { force: true } });
+      assert.equal(detail(expectWireError(forced, 422, 'validation_error'), 'force'), 'is not a known field');
+      const list = await http.call('GET', '/api/v1/fraud/blocklist');
+      assert.ok(
+        list.body.data.some((e: { id: string }) => e.id === id),
+        'the refused DELETEs removed nothing',
+      );
+      const empty = await http.call('DELETE', `/api/v1/fraud/blocklist/${id}`, {
+        headers: { 'content-type': 'application/json' },
+        raw: '',
+      });
+      assert.equal(empty.status, 204, 'an empty body is no body');
+      assert.equal((await http.call('DELETE', `/api/v1/fraud/blocklist/${await entry('203.0.113.8')}`)).status, 204);
+      const hook = await http.call('POST', '/api/public/webhooks', {
+        body: { url: 'https://hooks.example/delete', events: ['*'] },
+      });
+      const deleted = await http.call('DELETE', `/api/public/webhooks/${hook.body.id}`, { body: {} });
+      assert.equal(deleted.status, 204, 'an empty object has no unknown field');
     });
 
     it('answers 422 invalid_cursor for a malformed cursor on every list', async () => {
@@ -127,6 +212,27 @@ for (const dialect of testedDialects()) {
       const malformed = await http.call('GET', '/api/v1/offers/%zz');
       expectWireError(malformed, 400, 'bad_request');
       assert.equal(malformed.headers.get('x-request-id'), malformed.body.error.requestId);
+      // Over 1,000 characters the id matches no route: still counted, with the headers.
+      for (const path of [`/api/v1/offers/${'a'.repeat(1001)}`, `/api/public/webhooks/${'a'.repeat(1001)}`]) {
+        const before = Number((await http.call('GET', '/api/v1/brand')).headers.get('ratelimit-remaining'));
+        const overlong = await http.call('GET', path);
+        expectWireError(overlong, 404, 'not_found');
+        assert.equal(
+          Number(overlong.headers.get('ratelimit-remaining')),
+          before - 1,
+          `${path.slice(0, 20)} is counted`,
+        );
+        assert.notEqual(overlong.headers.get('ratelimit-limit'), null);
+        const anonymous = await http.call('GET', path, { key: null });
+        expectWireError(anonymous, 404, 'not_found');
+        assert.equal(anonymous.headers.get('ratelimit-remaining'), null, 'no key, no counter');
+      }
+      // In a query string (as the README says) a bad escape is taken literally.
+      const literal = await http.call('GET', '/api/v1/conversions?externalTxnId=%zz');
+      assert.equal(literal.status, 200);
+      assert.deepEqual(literal.body.data, []);
+      const status = await http.call('GET', '/api/v1/offers?status=%zz');
+      assert.match(detail(expectWireError(status, 422, 'validation_error'), 'query.status'), /^must be one of/);
     });
 
     it("answers 422 invalid_cursor for another list's cursor", async () => {
@@ -144,6 +250,37 @@ for (const dialect of testedDialects()) {
         const res = await http.call('GET', `${path}?cursor=${foreign}`);
         expectWireError(res, 422, 'invalid_cursor');
       }
+    });
+
+    it("takes any id of the list's kind as a cursor position: a deleted item pages on, another brand's id shows only your items", async () => {
+      const ids: string[] = [];
+      for (const value of ['198.51.100.1', '198.51.100.2', '198.51.100.3']) {
+        ids.push((await http.call('POST', '/api/v1/fraud/blocklist', { body: { type: 'ip', value } })).body.id);
+      }
+      const first = await http.call('GET', '/api/v1/fraud/blocklist?limit=1');
+      assert.equal(first.body.data[0].id, ids[2]);
+      assert.equal((await http.call('DELETE', `/api/v1/fraud/blocklist/${first.body.nextCursor}`)).status, 204);
+      const next = await http.call('GET', `/api/v1/fraud/blocklist?limit=1&cursor=${first.body.nextCursor}`);
+      assert.equal(next.status, 200, 'the cursor of a deleted item still pages');
+      assert.deepEqual(
+        next.body.data.map((e: { id: string }) => e.id),
+        [ids[1]],
+      );
+      const other = await env.createBrand('Cursor Other');
+      const theirs = await http.call('POST', '/api/v1/offers', {
+        key: other.apiKey,
+        body: { name: 'Theirs', destinationUrl: 'https://other.example/' },
+      });
+      await http.call('POST', '/api/v1/offers', { body: { name: 'Mine', destinationUrl: 'https://shop.example/m' } });
+      const page = await http.call('GET', `/api/v1/offers?cursor=${theirs.body.id}`);
+      assert.equal(page.status, 200);
+      assert.ok(page.body.data.length > 0, 'older offers of this brand are listed');
+      const mine = (await http.call('GET', '/api/v1/offers?limit=100')).body.data.map((o: { id: string }) => o.id);
+      assert.ok(
+        page.body.data.every((o: { id: string }) => mine.includes(o.id)),
+        "another brand's id pages through this brand's offers only",
+      );
+      assert.ok(page.body.data.every((o: { id: string }) => o.id < theirs.body.id));
     });
 
     it('pages with the nextCursor it returned', async () => {
@@ -165,6 +302,47 @@ for (const dialect of testedDialects()) {
       expectWireError(invalidJson, 400, 'invalid_json');
       const given = await http.call('GET', '/api/v1/nope', { headers: { 'x-request-id': 'client-trace-42' } });
       assert.equal(expectWireError(given, 404, 'not_found') && given.body.error.requestId, 'client-trace-42');
+    });
+
+    it('refuses a compressed request body with 415 naming its Content-Encoding, and creates nothing', async () => {
+      const body = { name: 'Compressed', destinationUrl: 'https://shop.example/gz' };
+      for (const coding of ['gzip', 'br', 'deflate', 'GZIP', 'gzip, identity']) {
+        const res = await http.call('POST', '/api/v1/offers', { body, headers: { 'content-encoding': coding } });
+        const error = expectWireError(res, 415, 'unsupported_media_type');
+        assert.match(error.message, /Content-Encoding .*is not supported: send the request body uncompressed/);
+      }
+      const named = await http.call('PATCH', `/api/v1/offers/${offerId}`, {
+        body: {},
+        headers: { 'content-encoding': 'br' },
+      });
+      assert.match(expectWireError(named, 415, 'unsupported_media_type').message, /^Content-Encoding "br" is not/);
+      const offers = await http.call('GET', '/api/v1/offers?limit=100');
+      assert.ok(
+        offers.body.data.every((o: { name: string }) => o.name !== 'Compressed'),
+        'no refused body was stored',
+      );
+      const identity = await http.call('POST', '/api/v1/offers', {
+        body,
+        headers: { 'content-encoding': 'identity' },
+      });
+      assert.equal(identity.status, 201, 'identity is no coding');
+    });
+
+    it('challenges with WWW-Authenticate: Bearer on every 401 of the brand, partner and public webhook APIs', async () => {
+      for (const [path, key] of [
+        ['/api/v1/brand', null],
+        ['/api/v1/brand', 'afk_not_a_key'],
+        ['/api/v1/partner/offers', null],
+        ['/api/v1/partner/offers', 'afp_not_a_key'],
+        ['/api/public/webhooks', null],
+        ['/api/public/webhooks', 'afk_not_a_key'],
+      ] as const) {
+        const res = await http.call('GET', path, { key });
+        expectWireError(res, 401, 'unauthorized');
+        assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="affitrack"', `${path} with ${key}`);
+      }
+      const ok = await http.call('GET', '/api/v1/brand');
+      assert.equal(ok.headers.get('www-authenticate'), null, 'only a 401 challenges');
     });
 
     it('accepts currency codes in any case and stores them upper case', async () => {

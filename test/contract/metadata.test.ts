@@ -25,6 +25,28 @@ for (const dialect of testedDialects()) {
     });
     after(() => env.close());
 
+    it('refuses the metadata key "__proto__" with 422 instead of dropping it, and keeps "constructor" and "prototype"', async () => {
+      const raw = '{"name":"P","destinationUrl":"https://shop.example/","metadata":{"__proto__":"v","a":"b"}}';
+      const refused = await http.call('POST', '/api/v1/offers', { raw });
+      assert.equal(refused.status, 422, JSON.stringify(refused.body));
+      assert.equal(refused.body.error.code, 'validation_error');
+      assert.deepEqual(refused.body.error.details, [
+        { path: 'metadata.__proto__', message: 'key must not be "__proto__"' },
+      ]);
+      const kept = await http.call('POST', '/api/v1/offers', {
+        body: { name: 'K', destinationUrl: 'https://shop.example/', metadata: { constructor: 'c', prototype: 'p' } },
+      });
+      assert.equal(kept.status, 201);
+      assert.deepEqual(kept.body.metadata, { constructor: 'c', prototype: 'p' });
+      const patched = await http.call('PATCH', `/api/v1/offers/${kept.body.id}`, {
+        raw: '{"metadata":{"__proto__":"x"}}',
+      });
+      assert.equal(patched.status, 422, JSON.stringify(patched.body));
+      assert.equal(patched.body.error.details?.[0]?.path, 'metadata.__proto__');
+      const after = await http.call('GET', `/api/v1/offers/${kept.body.id}`);
+      assert.deepEqual(after.body.metadata, { constructor: 'c', prototype: 'p' });
+    });
+
     it('sets metadata on an offer, returns it everywhere, merges updates key by key', async () => {
       const created = await http.call('POST', '/api/v1/offers', {
         body: { name: 'M', destinationUrl: 'https://shop.example/', metadata: { campaign: 'summer', team: 'growth' } },

@@ -24,8 +24,14 @@ import { Receiver } from '../receiver.js';
 interface MediaObject {
   schema?: Record<string, unknown>;
 }
+interface HeaderObject {
+  $ref?: string;
+  required?: boolean;
+  schema?: { const?: string };
+}
 interface ResponseObject {
   content?: Record<string, MediaObject>;
+  headers?: Record<string, HeaderObject>;
 }
 interface Operation {
   operationId: string;
@@ -93,7 +99,24 @@ class Contract {
         assert.ok(validate(res.body), `${where} with a body off its schema: ${JSON.stringify(validate.errors)}`);
       }
     }
+    this.checkHeaders(where, documented, res);
     if (res.status < 400) this.succeeded.add(op.operation.operationId);
+  }
+
+  /**
+   * The headers the response documents: a required one is there (with its value when the
+   * document fixes it), and so are RateLimit-* where documented (every call here that is not
+   * the 401 probe carries a valid key).
+   */
+  private checkHeaders(where: string, documented: ResponseObject, res: HttpResponse): void {
+    const components = (this.document.components.headers ?? {}) as Record<string, HeaderObject>;
+    for (const [name, declared] of Object.entries(documented.headers ?? {})) {
+      const header = declared.$ref ? components[declared.$ref.replace('#/components/headers/', '')] : declared;
+      assert.ok(header, `${where}: header ${name} resolves`);
+      const value = res.headers.get(name);
+      if (header.required || name.startsWith('RateLimit-')) assert.notEqual(value, null, `${where} without ${name}`);
+      if (value !== null && header.schema?.const !== undefined) assert.equal(value, header.schema.const, name);
+    }
   }
 
   /** The media schema with the document's components beside it, so its `#/components/…` references resolve. */
@@ -544,7 +567,9 @@ async function probeShape(w: World, op: DocumentedOperation): Promise<void> {
   if (keyed(op)) await check({ params: unknownIds, key: null }, 401);
   // An unknown id is 404 once the request is valid: skipped where an empty body is not (its own tests cover it).
   if (pathParams(op).length > 0 && statuses.includes('404') && !requiresBodyFields(op)) {
-    await check({ params: unknownIds, ...(op.operation.requestBody ? { body: {} } : {}) }, 404);
+    // Where the document says the body is optional, none is sent: the route must take that too.
+    const body = op.operation.requestBody as { required?: boolean } | undefined;
+    await check({ params: unknownIds, ...(body?.required ? { body: {} } : {}) }, 404);
   }
   const queryNames = (op.operation.parameters ?? []).filter((p) => p.in === 'query');
   if (op.method === 'GET' && queryNames.length > 0 && statuses.includes('422')) {

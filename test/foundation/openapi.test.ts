@@ -176,6 +176,83 @@ describe('OpenAPI, docs and health', () => {
     }
   });
 
+  it('declares the headers every response carries, as components referenced from the responses', async () => {
+    const doc = (await env.request('GET', '/api/v1/openapi.json', { key: null })).body;
+    const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+    for (const name of [
+      'RequestId',
+      'RateLimitLimit',
+      'RateLimitRemaining',
+      'RateLimitReset',
+      'RetryAfter',
+      'IdempotentReplayed',
+      'WWWAuthenticate',
+    ]) {
+      assert.ok(doc.components.headers?.[name]?.schema, `components/headers/${name}`);
+    }
+    assert.equal(doc.components.headers.WWWAuthenticate.schema.const, 'Bearer realm="affitrack"');
+    let replayable = 0;
+    for (const [path, byMethod] of Object.entries<Record<string, JsonBody>>(doc.paths)) {
+      for (const [method, operation] of Object.entries<JsonBody>(byMethod)) {
+        const keyed = operation.security.length > 0;
+        const idempotent = operation.parameters?.some((p: JsonBody) => p.name === 'Idempotency-Key');
+        for (const [status, response] of Object.entries<JsonBody>(operation.responses)) {
+          const name = `${method.toUpperCase()} ${path} ${status}`;
+          const headers = response.headers ?? {};
+          assert.deepEqual(headers['X-Request-Id'], ref('RequestId'), `${name}: X-Request-Id`);
+          const counted = keyed && status !== '401' && status !== 'default';
+          for (const limit of ['Limit', 'Remaining', 'Reset']) {
+            assert.deepEqual(headers[`RateLimit-${limit}`], counted ? ref(`RateLimit${limit}`) : undefined, name);
+          }
+          if (status === '429' || status === '503') assert.deepEqual(headers['Retry-After'], ref('RetryAfter'), name);
+          if (status === '401') assert.deepEqual(headers['WWW-Authenticate'], ref('WWWAuthenticate'), name);
+          if (idempotent && /^2/.test(status)) {
+            assert.deepEqual(headers['Idempotent-Replayed'], ref('IdempotentReplayed'), name);
+            replayable += 1;
+          }
+        }
+      }
+    }
+    assert.ok(replayable >= 20, `POST successes that may be replayed (${replayable})`);
+    assert.deepEqual(
+      doc.paths['/t/{offerId}/{partnerId}'].get.responses['302'].headers.Location.schema,
+      { type: 'string' },
+      "a route's own headers are kept",
+    );
+  });
+
+  it('marks a request body optional exactly where an empty body is accepted', async () => {
+    const doc = (await env.request('GET', '/api/v1/openapi.json', { key: null })).body;
+    const required = (method: string, path: string) => doc.paths[path][method].requestBody.required;
+    for (const [method, path] of [
+      ['patch', '/api/v1/brand'],
+      ['patch', '/api/v1/offers/{id}'],
+      ['post', '/api/v1/partners/{id}/approve'],
+      ['post', '/api/v1/conversions/{id}/reject'],
+      ['post', '/api/v1/payouts/{id}/mark-paid'],
+      ['post', '/api/public/webhooks/{id}/rotate-secret'],
+      ['delete', '/api/public/webhooks/{id}'],
+    ]) {
+      assert.equal(required(method as string, path as string), false, `${method} ${path}`);
+      // No body and no Content-Type, as a client sends a bodiless request.
+      const res = await env.app.inject({
+        method: String(method).toUpperCase() as 'GET',
+        url: String(path).replace('{id}', 'nope'),
+        headers: { authorization: `Bearer ${env.brand.apiKey}` },
+      });
+      const expected = String(path).includes('{id}') ? 404 : 200;
+      assert.equal(res.statusCode, expected, `${method} ${path} without a body reaches its route: ${res.body}`);
+    }
+    for (const [method, path] of [
+      ['post', '/api/v1/offers'],
+      ['post', '/api/v1/conversions'],
+      ['post', '/api/v1/clicks/erase'],
+      ['post', '/api/public/webhooks/{id}/recover'],
+    ]) {
+      assert.equal(required(method as string, path as string), true, `${method} ${path}`);
+    }
+  });
+
   it('documents every webhook event, its envelope and signature headers, in the webhooks section', async () => {
     const doc = (await env.request('GET', '/api/v1/openapi.json', { key: null })).body;
     const catalogue = (await env.request('GET', '/api/public/webhook-events', { key: null })).body;

@@ -391,6 +391,33 @@ for (const dialect of testedDialects()) {
       assert.equal((await env.http('GET', `/api/v1/conversions/${c.id}`)).body.status, 'approved');
     });
 
+    it('filters payouts by a currency code in any case, and refuses a malformed code or an unknown partner with 422', async () => {
+      const p = await partner('Any case');
+      await conversion(p, { revenueCents: 100, payoutCents: 40, currency: 'EUR' });
+      env.clock.advance(MINUTE);
+      const run = await env.http('POST', '/api/v1/payouts', { body: { upTo: now(), partnerId: p } });
+      const eur = run.body.data.find((x: { currency: string }) => x.currency === 'EUR');
+      assert.ok(eur, JSON.stringify(run.body));
+      for (const code of ['eur', 'Eur', 'EUR']) {
+        const list = await env.http('GET', `/api/v1/payouts?partnerId=${p}&currency=${code}`);
+        assert.equal(list.status, 200);
+        assert.deepEqual(
+          list.body.data.map((x: { id: string }) => x.id),
+          [eur.id],
+          code,
+        );
+      }
+      for (const code of ['EU', 'XYZ', 'e1r']) {
+        const bad = expectError(await env.http('GET', `/api/v1/payouts?currency=${code}`), 422, 'validation_error');
+        assert.equal(bad.details?.[0]?.path, 'query.currency', code);
+      }
+      const other = await partner('Other brand', await env.createBrand('Other'));
+      for (const id of [other, 'prt_01M8FPNF7QD9ZY2ZH504GGR6ZZ']) {
+        const unknown = expectError(await env.http('GET', `/api/v1/payouts?partnerId=${id}`), 422, 'validation_error');
+        assert.deepEqual(unknown.details, [{ path: 'query.partnerId', message: 'no partner with this id' }]);
+      }
+    });
+
     it('lists payouts newest first with filters, and exports one as CSV with Accept: text/csv', async () => {
       const p = await partner('Csv =cmd');
       await conversion(p, { payoutCents: 1050, externalTxnId: 'order,"1"' });

@@ -7,6 +7,7 @@
 import { Readable } from 'node:stream';
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { acceptsCsvOverJson } from '../../http/accept.js';
 
 /** Rows read per database round trip while a list is exported. */
 export const EXPORT_PAGE_ROWS = 500;
@@ -33,7 +34,7 @@ export function JsonOrCsv<T extends TSchema>(schema: T) {
 
 export function wantsCsv(request: FastifyRequest, format: string | undefined): boolean {
   if (format !== undefined) return format === 'csv';
-  return /(^|,)\s*text\/csv\b/i.test(String(request.headers.accept ?? ''));
+  return acceptsCsvOverJson(request.headers.accept);
 }
 
 /**

@@ -25,7 +25,7 @@ function timeWindow(query: { since?: string; until?: string }): { since?: number
   const since = query.since === undefined ? undefined : Date.parse(query.since);
   const until = query.until === undefined ? undefined : Date.parse(query.until);
   if (since !== undefined && until !== undefined && since >= until) {
-    throw InvalidError.at('until', 'must be later than since');
+    throw InvalidError.at('query.until', 'must be later than since');
   }
   return { since, until };
 }

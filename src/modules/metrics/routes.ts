@@ -38,7 +38,7 @@ export function registerMetricsRoute(app: FastifyInstance, ctx: AppContext): voi
   if (!metrics || token === null || ctx.config.metricsPort !== null) return;
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
     if (!carriesToken(request.headers.authorization, token)) {
-      throw new ApiError('unauthorized', 'Send the metrics token as "Authorization: Bearer <METRICS_TOKEN>".');
+      throw ApiError.unauthorized('Send the metrics token as "Authorization: Bearer <METRICS_TOKEN>".');
     }
     const { body, contentType } = await metrics.scrape();
     return reply.type(contentType).header('cache-control', 'no-store').send(body);

@@ -43,9 +43,9 @@ export async function partnerKeyLimit(ctx: AppContext, token: string): Promise<K
 export function partnerKeyHook(ctx: AppContext) {
   return async function requirePartnerKey(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const token = bearerToken(request);
-    if (!token) throw new ApiError('unauthorized', 'Send your partner API key as "Authorization: Bearer <key>".');
+    if (!token) throw ApiError.unauthorized('Send your partner API key as "Authorization: Bearer <key>".');
     const key = await authenticatePartnerKey(ctx, token);
-    if (!key) throw new ApiError('unauthorized', 'The partner API key is invalid or has been revoked.');
+    if (!key) throw ApiError.unauthorized('The partner API key is invalid or has been revoked.');
     request.partnerAuth = key;
     await enforceRateLimit(ctx, request, reply, `partner-key:${key.keyId}`, ctx.config.rateLimitPerMinute);
   };

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { toIso, toIsoOrNull } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
+import { acceptsCsvOverJson } from '../../http/accept.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
@@ -72,11 +73,6 @@ export async function payoutDetail(q: Queryable, brandId: string, id: string): P
   };
 }
 
-/** True when the client asks for CSV rather than JSON (`Accept: text/csv`). */
-function wantsCsv(accept: string | undefined): boolean {
-  return /(^|,)\s*text\/csv\b/i.test(accept ?? '');
-}
-
 export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
@@ -126,8 +122,16 @@ export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
+        const { brandId } = request.auth;
+        const { partnerId, currency } = request.query;
+        // As on /payouts/preview: a partner the brand does not have is a mistake, not an empty list.
+        if (partnerId && !(await findPartner(ctx.db.read, brandId, partnerId))) {
+          throw ApiError.validation([{ path: 'query.partnerId', message: 'no partner with this id' }]);
+        }
         const limit = pageSize(request.query.limit);
-        const rows = await listPayouts(ctx.db.read, request.auth.brandId, { ...request.query, limit });
+        // Codes are accepted in any case and stored upper case: `eur` must find EUR payouts.
+        const filter = { ...request.query, currency: currency?.toUpperCase(), limit };
+        const rows = await listPayouts(ctx.db.read, brandId, filter);
         return toPage(rows, limit, payoutToApi);
       },
     );
@@ -157,7 +161,7 @@ export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const detail = await payoutDetail(ctx.db.read, request.auth.brandId, request.params.id);
         if (!detail) throw ApiError.notFound('Payout');
-        if (wantsCsv(request.headers.accept)) {
+        if (acceptsCsvOverJson(request.headers.accept)) {
           return reply
             .type('text/csv; charset=utf-8')
             .header('content-disposition', `attachment; filename="${detail.id}.csv"`)

@@ -123,7 +123,9 @@ export const ListPayoutsQuery = Type.Object(
   {
     status: Type.Optional(PayoutStatus),
     partnerId: Type.Optional(Type.String({ maxLength: 64 })),
-    currency: Type.Optional(Type.String({ maxLength: 3 })),
+    currency: Type.Optional(
+      Type.String({ format: 'currency', maxLength: 3, description: 'ISO 4217 code, any case (`eur` finds EUR).' }),
+    ),
     ...pageQuery('pay'),
   },
   { additionalProperties: false },
