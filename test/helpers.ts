@@ -143,10 +143,12 @@ export function anotherHandle(database: TestDatabase): TestDatabase {
 }
 
 /**
- * `migrateToLatest`, retried when PostgreSQL reports a schema vanishing under it: Kysely's
- * migrator introspects the tables of every schema before taking its lock, and other test
- * files drop their own schemas concurrently (SQLSTATE 3F000). Never seen outside tests,
- * where nothing drops schemas mid-run.
+ * `migrateToLatest`, retried when PostgreSQL reports a schema, table or column vanishing
+ * under it: Kysely's migrator introspects the tables of every schema before taking its lock,
+ * and other test files drop their own schemas and migrate their own tables concurrently
+ * (SQLSTATE 3F000; 42P01 and 42703, seen as `column "fraud_threshold" of relation "brands"
+ * does not exist` in a fresh-clone run). Never seen outside tests, where nothing drops
+ * schemas mid-run.
  */
 export async function migrateTestDatabase(db: Database): Promise<{ applied: string[] }> {
   return retriedWhileSchemasVanish(() => migrateToLatest(db));
@@ -165,12 +167,15 @@ export async function migrateTestDatabaseTo(database: TestDatabase, name: string
   });
 }
 
+/** SQLSTATEs of a schema, table or column another test file dropped or altered meanwhile. */
+const VANISHED = new Set(['3F000', '42P01', '42703']);
+
 async function retriedWhileSchemasVanish<T>(work: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
     } catch (error) {
-      if ((error as { code?: string }).code !== '3F000' || attempt >= 5) throw error;
+      if (!VANISHED.has((error as { code?: string }).code ?? '') || attempt >= 5) throw error;
     }
   }
 }
