@@ -75,7 +75,6 @@ export class NestedTransactionError extends Error {
 
 export class Database {
   readonly dialect: Dialect;
-  readonly schema: string;
   /** Connection for reads. On SQLite a second connection, so reads never queue behind a write batch. */
   readonly read: Kysely<Schema>;
   private readonly write: Kysely<Schema>;
@@ -103,11 +102,10 @@ export class Database {
     if (options.databaseUrl) {
       this.dialect = 'postgres';
       this.connectionString = options.databaseUrl;
-      this.schema = options.schema ?? 'public';
       this.pool = new pg.Pool({
         connectionString: options.databaseUrl,
         max: options.poolSize ?? 10,
-        options: this.schema === 'public' ? undefined : `-c search_path=${this.schema}`,
+        options: options.schema ? `-c search_path=${options.schema}` : undefined,
       });
       // A client's error (e.g. the server restarting) must not crash the process: the
       // query in progress fails (and is answered 503), the pool replaces the client. The
@@ -127,7 +125,6 @@ export class Database {
     } else {
       this.dialect = 'sqlite';
       this.connectionString = null;
-      this.schema = 'main';
       this.pool = null;
       ensureDirectory(options.dataDir);
       const file = path.join(options.dataDir, options.sqliteFile ?? 'affitrack.db');

@@ -1,4 +1,5 @@
-import { Migrator } from 'kysely';
+import { type Kysely, Migrator, sql } from 'kysely';
+import { ConfigError } from '../config.js';
 import type { Database } from './database.js';
 import { migrationProvider } from './migrations/index.js';
 
@@ -11,11 +12,48 @@ export async function migrateToLatest(db: Database): Promise<MigrationReport> {
   const migrator = new Migrator({
     db: db.admin,
     provider: migrationProvider,
-    ...(db.dialect === 'postgres' ? { migrationTableSchema: db.schema } : {}),
+    ...(db.dialect === 'postgres' ? { migrationTableSchema: await migrationSchema(db.admin) } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return {
     applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName),
   };
+}
+
+
+/**
+ * PostgreSQL: the schema the tables are created in — the first existing one of the
+ * connection's `search_path` (`public` unless DATABASE_URL's `options` set another) — which
+ * is where the migration records belong too, so two deployments in two schemas of one
+ * database each keep their own. Earlier builds always kept the records in `public`; a schema
+ * they migrated (its tables there, its records not) gets a copy of `public`'s records first.
+ */
+async function migrationSchema(db: Kysely<unknown>): Promise<string> {
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
+  if (!schema) {
+    throw new ConfigError(
+      'DATABASE_URL',
+      'its search_path names no schema that exists: create the schema first, or leave search_path out to use public',
+    );
+  }
+  if (schema !== 'public') await adoptRecordsFromPublic(db, schema);
+  return schema;
+}
+
+async function adoptRecordsFromPublic(db: Kysely<unknown>, schema: string): Promise<void> {
+  const exists = (table: string) =>
+    sql<{ found: string | null }>`select to_regclass(${table}) as found`.execute(db).then((r) => r.rows[0]?.found);
+  const own = `${quoted(schema)}.kysely_migration`;
+  if ((await exists(own)) || !(await exists(`${quoted(schema)}.brands`))) return;
+  if (!(await exists('public.kysely_migration'))) return;
+  await db.transaction().execute(async (trx) => {
+    await sql`create table if not exists ${sql.raw(own)} (like public.kysely_migration including all)`.execute(trx);
+    await sql`insert into ${sql.raw(own)} select * from public.kysely_migration on conflict do nothing`.execute(trx);
+  });
+}
+
+function quoted(identifier: string): string {
+  return `"${identifier.replaceAll('"', '""')}"`;
 }
