@@ -268,7 +268,7 @@ export function expectedReport(
       revenueCents: revenue,
       payoutCents: payout,
       profitCents: revenue - payout,
-      conversionRate: clicks > 0 ? Math.round((conversions / clicks) * 1e6) / 1e6 : 0,
+      conversionRate: clicks > 0 ? conversions / clicks : 0,
       epcCents: clicks > 0 ? Math.round((payout / clicks) * 100) / 100 : 0,
     };
   });

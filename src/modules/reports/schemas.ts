@@ -47,7 +47,7 @@ const counts = {
   approved: Type.Integer(),
   pending: Type.Integer(),
   rejected: Type.Integer(),
-  conversionRate: Type.Number({ description: 'conversions / clicks (0 without clicks).' }),
+  conversionRate: Type.Number({ description: 'conversions / clicks, unrounded (0 without clicks).' }),
 };
 const money = {
   revenueCents: Type.Integer({ description: 'Over pending + approved conversions, in `currency`.' }),

@@ -72,7 +72,7 @@ function metricsOf(s: Sums): Metrics {
     revenueCents: s.revenue,
     payoutCents: s.payout,
     profitCents: s.revenue - s.payout,
-    conversionRate: s.clicks > 0 ? Math.round((conversions / s.clicks) * 1e6) / 1e6 : 0,
+    conversionRate: s.clicks > 0 ? conversions / s.clicks : 0,
     epcCents: s.clicks > 0 ? Math.round((s.payout / s.clicks) * 100) / 100 : 0,
   };
 }
