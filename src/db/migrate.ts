@@ -2,6 +2,7 @@ import { type Kysely, Migrator, sql } from 'kysely';
 import { ConfigError } from '../config.js';
 import type { Database } from './database.js';
 import { migrationProvider } from './migrations/index.js';
+import type { Schema } from './schema.js';
 
 export interface MigrationReport {
   applied: string[];
@@ -21,7 +22,6 @@ export async function migrateToLatest(db: Database): Promise<MigrationReport> {
   };
 }
 
-
 /**
  * PostgreSQL: the schema the tables are created in — the first existing one of the
  * connection's `search_path` (`public` unless DATABASE_URL's `options` set another) — which
@@ -29,7 +29,7 @@ export async function migrateToLatest(db: Database): Promise<MigrationReport> {
  * database each keep their own. Earlier builds always kept the records in `public`; a schema
  * they migrated (its tables there, its records not) gets a copy of `public`'s records first.
  */
-async function migrationSchema(db: Kysely<unknown>): Promise<string> {
+async function migrationSchema(db: Kysely<Schema>): Promise<string> {
   const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
   const schema = rows[0]?.schema;
   if (!schema) {
@@ -42,7 +42,7 @@ async function migrationSchema(db: Kysely<unknown>): Promise<string> {
   return schema;
 }
 
-async function adoptRecordsFromPublic(db: Kysely<unknown>, schema: string): Promise<void> {
+async function adoptRecordsFromPublic(db: Kysely<Schema>, schema: string): Promise<void> {
   const exists = (table: string) =>
     sql<{ found: string | null }>`select to_regclass(${table}) as found`.execute(db).then((r) => r.rows[0]?.found);
   const own = `${quoted(schema)}.kysely_migration`;
