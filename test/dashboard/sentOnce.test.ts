@@ -103,6 +103,24 @@ for (const dialect of testedDialects()) {
       assert.equal(resaved.status, 303);
       assert.deepEqual(await secrets(), { secret: third, previous_secret: shown }, 'no rotation on the repeat');
     });
+
+    it('creates one portal invite when the invite answer is reloaded, so the link shown keeps working', async () => {
+      const partner = await env.request('POST', '/api/v1/partners', {
+        body: { name: 'Invited Twice', email: 'twice@partners.example' },
+      });
+      const page = `/dashboard/partners/${partner.body.id}`;
+      const inviteForm = /action="[^"]+\/invite"[\s\S]*?<\/form>/.exec((await client.get(page)).body)?.[0];
+      const formId = formIdOf(inviteForm ?? '');
+      const first = await client.post(`${page}/invite`, { formId });
+      assert.equal(first.status, 201);
+      const link = /value="https?:\/\/[^/"]+(\/portal\/invite\?token=[^"]+)"/.exec(first.body)?.[1];
+      assert.ok(link, 'the first answer shows the link');
+      const again = await client.post(`${page}/invite`, { formId });
+      assert.equal(again.status, 303);
+      assert.match((await client.get(again.location as string)).body, /This form was sent already/);
+      const opened = await env.app.inject({ method: 'GET', url: link.replaceAll('&amp;', '&') });
+      assert.equal(opened.statusCode, 200, 'the link shown first still opens');
+    });
   });
 
   describe(`the portal's API key form posted twice (${dialect})`, () => {
