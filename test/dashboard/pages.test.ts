@@ -300,6 +300,25 @@ for (const dialect of testedDialects()) {
       assert.match(entry.body, /value="10\.0\.0\.0\/99"/);
     });
 
+    it('shows an invalid auto-ban count as one problem beside its field, not also as "autoBan: must be null"', async () => {
+      const res = await client.post('/dashboard/settings', {
+        name: 'Test Brand',
+        timezone: 'UTC',
+        currency: 'USD',
+        fraudThreshold: '60',
+        autoBanEnabled: '1',
+        highRiskClicks: '0',
+        windowMinutes: '10',
+      });
+      assert.equal(res.status, 422);
+      const summary = /<div class="flash error" role="alert"[\s\S]*?<\/ul>/.exec(res.body)?.[0] ?? '';
+      const problems = [...summary.matchAll(/<li>([\s\S]*?)<\/li>/g)].map((m) => m[1]);
+      assert.equal(problems.length, 1, JSON.stringify(problems));
+      assert.match(problems[0] ?? '', /^<a href="#highRiskClicks">High-risk clicks<\/a>: must be (?:>|&gt;)= 1$/);
+      assert.ok(/id="highRiskClicks-error">must be (?:>|&gt;)= 1</.test(res.body), 'the problem beside its field');
+      assert.doesNotMatch(res.body, /must be null/);
+    });
+
     it('refuses NUL characters in a form with a 422 page', async () => {
       const res = await client.post('/dashboard/settings/api-keys', { name: 'bad\u0000name' });
       assert.equal(res.status, 422);
