@@ -46,6 +46,7 @@ export const FORMAT_TEXT: Record<string, string> = {
   email: 'an email address',
   uri: 'an absolute URI',
   'http-url': 'an absolute http(s) URL without control characters',
+  'http-url-template': 'an absolute http(s) URL without control characters, with macros in the path and query only',
   currency: 'an ISO 4217 currency code such as USD (any case)',
   'time-zone': 'an IANA time zone such as Europe/Berlin',
   day: 'a date as YYYY-MM-DD',

@@ -93,6 +93,21 @@ for (const dialect of testedDialects()) {
       assert.match(second.body, /id="destinationUrl-error">must be an absolute http\(s\) URL/);
     });
 
+    it("lists a macro in the destination host with the form's other problems, in one answer", async () => {
+      const res = await client.post('/dashboard/offers', {
+        ...OFFER_FORM,
+        destinationUrl: 'https://{sub1}.evil.example/x',
+        revenue: '12.345',
+        capDaily: '0',
+        fallbackUrl: 'notaurl',
+      });
+      assert.equal(res.status, 422);
+      for (const field of ['destinationUrl', 'revenue', 'capDaily', 'fallbackUrl']) {
+        assert.match(res.body, new RegExp(`id="${field}-error">`), `${field} has its problem beside it`);
+      }
+      assert.match(res.body, /id="destinationUrl-error">[^<]*macros in the path and query only</);
+    });
+
     it('pages through lists with Next and First page links', async () => {
       for (let i = 0; i < 28; i++) {
         await api('POST', '/api/v1/offers', {
