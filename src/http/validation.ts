@@ -25,7 +25,7 @@ import { Ajv, type AnySchemaObject, type ValidateFunction } from 'ajv';
 import { default as addFormatsPlugin } from 'ajv-formats';
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import { isInstant } from '../calendar.js';
-import { isHttpUrl } from '../modules/urls.js';
+import { isHttpUrl, isHttpUrlTemplate } from '../modules/urls.js';
 import { isCurrencyCode, isTimeZone } from '../modules/validation.js';
 
 function makeAjv(coerceTypes: boolean | 'array') {
@@ -42,6 +42,8 @@ function makeAjv(coerceTypes: boolean | 'array') {
   addFormatsPlugin.default(ajv);
   // Checked by the schema (not later by a service) so one answer lists every problem.
   ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
+  // A URL whose macros are filled in later (an offer's destination, a postback): never in the host.
+  ajv.addFormat('http-url-template', { type: 'string', validate: isHttpUrlTemplate });
   // One rule for every timestamp parameter, the same as GET /conversions?from= (calendar.ts).
   ajv.addFormat('date-time', { type: 'string', validate: isInstant });
   ajv.addFormat('currency', { type: 'string', validate: (code) => isCurrencyCode(code.toUpperCase()) });

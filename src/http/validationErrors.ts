@@ -46,6 +46,7 @@ export const FORMAT_TEXT: Record<string, string> = {
   email: 'an email address',
   uri: 'an absolute URI',
   'http-url': 'an absolute http(s) URL without control characters',
+  'http-url-template': 'an absolute http(s) URL without control characters, with macros in the path and query only',
   currency: 'an ISO 4217 currency code such as USD (any case)',
   'time-zone': 'an IANA time zone such as Europe/Berlin',
   day: 'a date as YYYY-MM-DD',
@@ -205,21 +206,28 @@ function insideFailedUnion(schemaPath: string, unions: Map<string, number | null
   return false;
 }
 
-/** Ajv's errors of one request part (`body`, `querystring`, `params`) as API details, at most MAX_DETAILS. */
-export function detailsFromAjv(issues: AjvIssue[], part: string | undefined): ErrorDetail[] {
-  const prefix = part === 'body' || !part ? '' : part === 'querystring' ? 'query' : part;
-  // Branch errors of a failed union are replaced by the union's own error.
+/**
+ * The issues that say what is wrong: a failed union's branch errors are replaced by the
+ * union's own error, or the union by the errors of the one branch that explains it (an
+ * object given to "rule or null" is told what is wrong with the rule, not "must be null").
+ * The dashboard words the same issues for its forms (`describeIssues`).
+ */
+export function explainingIssues<T extends AjvIssue>(issues: T[]): T[] {
   const unions = new Map<string, number | null>();
   for (const issue of issues) {
     if (issue.keyword === 'anyOf' || issue.keyword === 'oneOf') unions.set(issue.schemaPath, explainingBranch(issue));
   }
+  if (unions.size === 0) return issues;
+  return issues.filter((issue) => !insideFailedUnion(issue.schemaPath, unions) && unions.get(issue.schemaPath) == null);
+}
+
+/** Ajv's errors of one request part (`body`, `querystring`, `params`) as API details, at most MAX_DETAILS. */
+export function detailsFromAjv(issues: AjvIssue[], part: string | undefined): ErrorDetail[] {
+  const prefix = part === 'body' || !part ? '' : part === 'querystring' ? 'query' : part;
   const details: ErrorDetail[] = [];
   const seen = new Set<string>();
-  for (const issue of issues) {
+  for (const issue of explainingIssues(issues)) {
     if (details.length === MAX_DETAILS) break;
-    if (unions.size > 0 && insideFailedUnion(issue.schemaPath, unions)) continue;
-    // A union explained by one branch's errors is not reported itself.
-    if (unions.get(issue.schemaPath) != null) continue;
     // A bad key is reported by its own error (with propertyName) and once more in general.
     if (issue.keyword === 'propertyNames') continue;
     let field = fieldOf(issue.instancePath);

@@ -38,6 +38,17 @@ export function hasHostMacro(url: string): boolean {
 
 export const HOST_MACRO_PROBLEM = 'macros are allowed in the path and query only';
 
+/**
+ * `https:/shop.example` parses here as `https://shop.example/`, but a browser redirected to it
+ * resolves it against the tracking link's host: a template spells out its `//`.
+ */
+const SCHEME_AND_SLASHES = /^https?:\/\//i;
+
+/** Whether `text` can be a URL template (an offer's destination, a postback): see hasHostMacro. */
+export function isHttpUrlTemplate(text: string): boolean {
+  return SCHEME_AND_SLASHES.test(text) && isHttpUrl(text) && !hasHostMacro(text);
+}
+
 const UNSAFE_IN_HEADER = /[^\x21-\x7e]/u;
 const UNSAFE_IN_HEADER_ALL = /[^\x21-\x7e]/gu;
 

@@ -464,6 +464,33 @@ for (const dialect of testedDialects()) {
         assert.equal(await page.evaluate('location.hash'), '#value');
       });
 
+      it('brings a refused new partner back to the open Add a partner form on a phone, with the focus on what went wrong', async () => {
+        await page.setViewportSize({ width: 390, height: 844 });
+        await page.goto(`${base}/dashboard/partners`);
+        await page.getByText('Add a partner', { exact: true }).click();
+        const field = (name: string) => page.locator(`form[action="/dashboard/partners/new"] #${name}`);
+        await field('name').fill('Überblick Média');
+        await field('email').fill('not-an-email');
+        await field('website').fill('ftp://x');
+        const [response] = await Promise.all([
+          page.waitForResponse((r) => r.request().method() === 'POST'),
+          page.getByRole('button', { name: 'Add partner' }).click(),
+        ]);
+        assert.equal(response.status(), 422);
+        await page.waitForLoadState('load');
+        assert.equal(await page.evaluate('document.activeElement.id'), 'error-summary');
+        assert.ok(await field('email').isVisible(), 'the form is open');
+        assert.equal(await field('name').inputValue(), 'Überblick Média');
+        assert.equal(await field('email').inputValue(), 'not-an-email');
+        assert.equal(await field('email').getAttribute('aria-invalid'), 'true');
+        assert.equal(await field('website').getAttribute('aria-invalid'), 'true');
+        assert.match((await page.locator('#website-error').textContent()) ?? '', /absolute http\(s\) URL/);
+        const [scrollWidth = 0, clientWidth = 0] = await page.evaluate<number[]>(
+          '[document.documentElement.scrollWidth, document.documentElement.clientWidth]',
+        );
+        assert.ok(scrollWidth <= clientWidth, `${scrollWidth} px wide in ${clientWidth} px`);
+      });
+
       it('brings a refused payout run back to its form, with the values entered and the problem beside its field', async () => {
         await page.setViewportSize({ width: 1280, height: 900 });
         const expectRefusal = async (field: string, value: string, problem: RegExp) => {

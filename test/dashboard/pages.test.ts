@@ -93,6 +93,21 @@ for (const dialect of testedDialects()) {
       assert.match(second.body, /id="destinationUrl-error">must be an absolute http\(s\) URL/);
     });
 
+    it("lists a macro in the destination host with the form's other problems, in one answer", async () => {
+      const res = await client.post('/dashboard/offers', {
+        ...OFFER_FORM,
+        destinationUrl: 'https://{sub1}.evil.example/x',
+        revenue: '12.345',
+        capDaily: '0',
+        fallbackUrl: 'notaurl',
+      });
+      assert.equal(res.status, 422);
+      for (const field of ['destinationUrl', 'revenue', 'capDaily', 'fallbackUrl']) {
+        assert.match(res.body, new RegExp(`id="${field}-error">`), `${field} has its problem beside it`);
+      }
+      assert.match(res.body, /id="destinationUrl-error">[^<]*macros in the path and query only</);
+    });
+
     it('pages through lists with Next and First page links', async () => {
       for (let i = 0; i < 28; i++) {
         await api('POST', '/api/v1/offers', {
@@ -298,6 +313,25 @@ for (const dialect of testedDialects()) {
       assert.equal(entry.status, 422);
       assert.match(entry.body, /id="value-error">must be a CIDR range/);
       assert.match(entry.body, /value="10\.0\.0\.0\/99"/);
+    });
+
+    it('shows an invalid auto-ban count as one problem beside its field, not also as "autoBan: must be null"', async () => {
+      const res = await client.post('/dashboard/settings', {
+        name: 'Test Brand',
+        timezone: 'UTC',
+        currency: 'USD',
+        fraudThreshold: '60',
+        autoBanEnabled: '1',
+        highRiskClicks: '0',
+        windowMinutes: '10',
+      });
+      assert.equal(res.status, 422);
+      const summary = /<div class="flash error" role="alert"[\s\S]*?<\/ul>/.exec(res.body)?.[0] ?? '';
+      const problems = [...summary.matchAll(/<li>([\s\S]*?)<\/li>/g)].map((m) => m[1]);
+      assert.equal(problems.length, 1, JSON.stringify(problems));
+      assert.match(problems[0] ?? '', /^<a href="#highRiskClicks">High-risk clicks<\/a>: must be (?:>|&gt;)= 1$/);
+      assert.ok(/id="highRiskClicks-error">must be (?:>|&gt;)= 1</.test(res.body), 'the problem beside its field');
+      assert.doesNotMatch(res.body, /must be null/);
     });
 
     it('refuses NUL characters in a form with a 422 page', async () => {

@@ -31,15 +31,41 @@ for (const dialect of testedDialects()) {
       await env.close();
     });
 
-    it('adds an active partner from the form and refuses an invalid email', async () => {
+    it('adds an active partner from the form', async () => {
       const res = await client.post('/dashboard/partners/new', { name: 'Acme Ads', email: 'ads@acme.example' });
       assert.equal(await followFlash(client, res), 'Acme Ads is added and active.');
       const id = res.location!.split('/').pop()!;
       const partner = (await env.request('GET', `/api/v1/partners/${id}`)).body;
       assert.equal(partner.status, 'active');
       assert.equal(partner.email, 'ads@acme.example');
-      const bad = await client.post('/dashboard/partners/new', { name: 'X', email: 'not-an-email' });
-      assert.match(await followFlash(client, bad), /email/);
+    });
+
+    it('brings a refused partner back to the open Add a partner form, with what was typed and each problem beside its field', async () => {
+      const bad = await client.post('/dashboard/partners/new', {
+        name: 'Überblick Média',
+        email: 'not-an-email',
+        website: 'ftp://x',
+      });
+      assert.equal(bad.status, 422);
+      assert.match(bad.body, /<details class="panel" open>\s*<summary>Add a partner<\/summary>/);
+      assert.match(bad.body, /<div class="flash error" role="alert" id="error-summary" tabindex="-1" autofocus>/);
+      assert.match(bad.body, /<a href="#email">Email<\/a>: must be an email address/);
+      assert.match(bad.body, /id="name"[^>]*value="Überblick Média"/);
+      assert.match(
+        bad.body,
+        /id="email"[^>]*value="not-an-email"[^>]*aria-invalid="true" aria-describedby="email-error"/,
+      );
+      assert.match(bad.body, /id="email-error">must be an email address</);
+      assert.match(
+        bad.body,
+        /id="website"[^>]*value="ftp:\/\/x"[^>]*aria-invalid="true" aria-describedby="website-error"/,
+      );
+      assert.match(bad.body, /id="website-error">must be an absolute http\(s\) URL/);
+      assert.doesNotMatch(bad.body, /id="name"[^>]*aria-invalid/);
+      // The list's approve buttons still come back to the list, not to the form's address.
+      assert.doesNotMatch(bad.body, /name="back" value="\/dashboard\/partners\/new"/);
+      const untouched = await client.get('/dashboard/partners');
+      assert.match(untouched.body, /<details class="panel">\s*<summary>Add a partner/);
     });
 
     it('finds partners by part of the name or email, in any case, and by id', async () => {
@@ -87,10 +113,41 @@ for (const dialect of testedDialects()) {
       assert.equal(receiver.received.length, 1);
 
       const refused = await client.post(`${base}/postbacks/${template.id}`, { url: 'ftp://x', events: [] });
-      assert.match(await followFlash(client, refused), /Validation failed/);
+      assert.equal(refused.status, 422);
+      assert.match(refused.body, /Edit postback URL/);
+      assert.match(refused.body, /action="[^"]+\/postbacks\/pbk_[^"]+"/, 'the form still saves the template edited');
+      assert.match(refused.body, /id="url-error">must be an absolute http\(s\) URL/);
+      assert.match(refused.body, /id="events-error">/);
+      assert.doesNotMatch(refused.body, /must match pattern|\[Hh\]/, 'no regular expression');
 
       const deleted = await client.post(`${base}/postbacks/${template.id}/delete`);
       assert.equal(await followFlash(client, deleted), 'Postback URL deleted.');
+      assert.deepEqual((await env.request('GET', `/api/v1/partners/${partner}/postbacks`)).body.data, []);
+    });
+
+    it('brings a refused postback URL back to its form, with the URL, offer and events chosen and each problem beside its field', async () => {
+      const partner = (await env.request('POST', '/api/v1/partners', { body: { name: 'Pr', email: 'pr@example.com' } }))
+        .body.id;
+      const offer = (
+        await env.request('POST', '/api/v1/offers', { body: { name: 'Chosen', destinationUrl: 'https://x.example/' } })
+      ).body.id;
+      const res = await client.post(`/dashboard/partners/${partner}/postbacks`, {
+        url: 'notaurl {click_id}',
+        offerId: offer,
+        events: ['conversion.rejected'],
+      });
+      assert.equal(res.status, 422);
+      assert.match(res.body, /<div class="flash error" role="alert" id="error-summary" tabindex="-1" autofocus>/);
+      assert.match(res.body, /<a href="#url">Postback URL<\/a>: must be an absolute http\(s\) URL/);
+      assert.match(
+        res.body,
+        /id="url"[^>]*value="notaurl \{click_id\}"[^>]*aria-invalid="true" aria-describedby="url-hint url-error"/,
+      );
+      assert.match(res.body, /id="url-error">must be an absolute http\(s\) URL/);
+      assert.match(res.body, new RegExp(`<option value="${offer}" selected>Chosen</option>`));
+      assert.match(res.body, /value="conversion\.rejected" checked/);
+      assert.doesNotMatch(res.body, /value="conversion\.approved" checked/);
+      assert.match(res.body, /Add a postback URL/);
       assert.deepEqual((await env.request('GET', `/api/v1/partners/${partner}/postbacks`)).body.data, []);
     });
 

@@ -207,6 +207,20 @@ for (const dialect of testedDialects()) {
         });
       }
 
+      it('says what a refused URL must be, not the regular expression it failed', async () => {
+        const partnerId = await newPartner();
+        for (const url of ['notaurl', 'ftp://p.example/pb', '', 'http://{sub1}.example.com/pb']) {
+          const error = expectError(await addPostback(partnerId, { url }), 422, 'validation_error');
+          assert.deepEqual(error.details, [
+            {
+              path: 'url',
+              message:
+                'must be an absolute http(s) URL without control characters, with macros in the path and query only',
+            },
+          ]);
+        }
+      });
+
       it('refuses an http URL that does not parse (a macro in the port, no host) with 422', async () => {
         const partnerId = await newPartner();
         for (const url of ['http://p.example:{sub1}/pb', 'http://', 'http://a b/pb']) {

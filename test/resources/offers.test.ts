@@ -116,6 +116,28 @@ for (const dialect of testedDialects()) {
         );
       });
 
+      it('lists a macro in the host with the other problems of the request, in one 422', async () => {
+        const res = await env.request('POST', '/api/v1/offers', {
+          body: { name: 'x', destinationUrl: 'https://{sub1}.evil.example/x', revenueCents: -1, caps: { daily: 0 } },
+        });
+        const error = expectError(res, 422, 'validation_error');
+        assert.deepEqual(error.details?.map((d) => d.path).sort(), ['caps.daily', 'destinationUrl', 'revenueCents']);
+        const destination = error.details?.find((d) => d.path === 'destinationUrl');
+        assert.match(
+          destination?.message ?? '',
+          /^must be an absolute http\(s\) URL .*macros in the path and query only$/,
+        );
+        const patched = await env.request('PATCH', `/api/v1/offers/${(await create()).id}`, {
+          body: { fallbackUrl: 'https://{sub2}.example/', payoutCents: -1 },
+        });
+        assert.deepEqual(
+          expectError(patched, 422, 'validation_error')
+            .details?.map((d) => d.path)
+            .sort(),
+          ['fallbackUrl', 'payoutCents'],
+        );
+      });
+
       it('accepts an internationalised URL and macros in the path and query', async () => {
         const destinationUrl = 'https://shop.example/日本/{sub1}?c={click_id}';
         const res = await env.request('POST', '/api/v1/offers', { body: { ...BASE, destinationUrl } });

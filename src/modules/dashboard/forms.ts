@@ -11,7 +11,7 @@ import { type TLiteral, type TProperties, type TSchema, type TUnion, Type } from
 import type { ErrorObject } from 'ajv';
 import { ApiError, type ErrorDetail } from '../../http/errors.js';
 import { jsonValidator } from '../../http/validation.js';
-import { FORMAT_TEXT } from '../../http/validationErrors.js';
+import { type AjvIssue, explainingIssues, FORMAT_TEXT } from '../../http/validationErrors.js';
 import { currencyDecimals, parseMajorUnits } from '../../money.js';
 
 /** Longer than any field of ours needs; the services check the real limits. */
@@ -60,7 +60,8 @@ function schemaProblems(schema: TSchema, value: unknown): ErrorDetail[] {
 
 /** Ajv's findings, one per field, worded for people. */
 export function describeIssues(issues: ErrorObject[]): ErrorDetail[] {
-  const details = issues.map((issue) => {
+  // As in the API's answers: "autoBan: must be null" beside a bad count would be false and name no field.
+  const details = explainingIssues(issues as AjvIssue[]).map((issue) => {
     const path = issue.instancePath.replace(/^\//, '').replaceAll('/', '.');
     if (issue.keyword === 'required') {
       const missing = String(issue.params.missingProperty);

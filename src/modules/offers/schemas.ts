@@ -19,7 +19,9 @@ export const Caps = Type.Object(
 );
 const CapsPatch = Type.Partial(Caps, { additionalProperties: false });
 
-const Url = (description: string) => Type.String({ format: 'http-url', maxLength: MAX_URL_LENGTH, description });
+/** Checked with the rest of the body, so a macro in the host is listed with the other problems. */
+const Url = (description: string) =>
+  Type.String({ format: 'http-url-template', maxLength: MAX_URL_LENGTH, description });
 const DestinationUrl = Url(
   'Absolute http(s) URL; macros {click_id} {partner_id} {offer_id} {sub1}…{sub5} are filled in on redirect.',
 );

@@ -18,9 +18,8 @@ export type Postback = Static<typeof Postback>;
 export const CreatePostbackBody = Type.Object(
   {
     url: Type.String({
-      minLength: 1,
+      format: 'http-url-template',
       maxLength: MAX_URL_LENGTH,
-      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
       description:
         'http(s) URL template; macros {click_id} {conversion_id} {offer_id} {partner_id} {payout} {currency} {status} {sub1}…{sub5} {txn_id} are filled in, URL-encoded.',
     }),

@@ -4,12 +4,13 @@
  * each partner's balance per currency.
  */
 import type { AppContext } from '../../../context.js';
+import { ALREADY_CREATED, claimForm, FORM_ID_FIELD, newFormId } from '../../../web/sentOnce.js';
 import type { PartnerBalance } from '../../payouts/repository.js';
 import { createInvite, INVITE_TTL_MS } from '../../portal/invites.js';
 import { money } from '../format.js';
-import { FormBody, IdParams } from '../forms.js';
+import { Field, FormBody, IdParams } from '../forms.js';
 import { type DashboardApp, render } from '../respond.js';
-import { sessionOf } from '../session.js';
+import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, BackLink, CopyField, Time } from '../views/components.js';
 import { num, Table } from '../views/table.js';
 
@@ -41,6 +42,7 @@ export function PartnerPortalPanel(props: {
             action={`/dashboard/partners/${props.partnerId}/invite`}
             label="Invite to partner portal"
             tone="secondary"
+            fields={{ [FORM_ID_FIELD]: newFormId() }}
           />{' '}
           <span class="hint">A one-time link, valid 7 days; a new one also resets the partner's password.</span>
         </p>
@@ -65,9 +67,18 @@ export function PartnerPortalPanel(props: {
   );
 }
 
+const InviteForm = FormBody({ formId: Field });
+
 export function partnerPortalPages(app: DashboardApp, ctx: AppContext): void {
-  app.post('/partners/:id/invite', { schema: { params: IdParams, body: FormBody({}) } }, async (request, reply) => {
-    const { brand } = sessionOf(request);
+  app.post('/partners/:id/invite', { schema: { params: IdParams, body: InviteForm } }, async (request, reply) => {
+    const { brand, userId } = sessionOf(request);
+    // The answer shows the link, so a reload posts again: a new invite would void the link shown.
+    if (!(await claimForm(ctx, `dashboard:${userId}`, request.body.formId))) {
+      return redirectWithFlash(reply, `/dashboard/partners/${request.params.id}`, {
+        kind: 'error',
+        text: ALREADY_CREATED('invite'),
+      });
+    }
     const invite = await createInvite(ctx, brand.id, request.params.id);
     const back = `/dashboard/partners/${invite.partnerId}`;
     return render(request, reply, {

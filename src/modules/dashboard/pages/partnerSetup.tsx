@@ -4,17 +4,21 @@
  */
 import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
-import { ApiError, toApiError } from '../../../http/errors.js';
+import { ApiError } from '../../../http/errors.js';
+import { findPartner, type PartnerRow } from '../../partners/repository.js';
 import { CreatePartnerBody } from '../../partners/schemas.js';
 import { createPartner } from '../../partners/service.js';
 import { CreatePostbackBody, POSTBACK_EVENTS } from '../../postbacks/schemas.js';
 import { createPostback, deletePostback, type PostbackRow, updatePostback } from '../../postbacks/service.js';
 import { sendTestPostback } from '../../postbacks/testSend.js';
-import { Field, FormBody, IdParams, ListField, text, validateAgainst } from '../forms.js';
-import { type DashboardApp, runAction } from '../respond.js';
+import { notFound } from '../errors.js';
+import { Field, FormBody, type FormValues, IdParams, ListField, text, validateAgainst } from '../forms.js';
+import { type DashboardApp, formError, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, CsrfField } from '../views/components.js';
+import { FormView } from '../views/form.js';
 import { Table } from '../views/table.js';
 
 const PartnerForm = FormBody({ name: Field, email: Field, website: Field });
@@ -26,30 +30,33 @@ const PostbackParams = Type.Object({
 /** Characters of a test answer shown in the message. */
 const TEST_ANSWER_CHARS = 200;
 
-/** The "Add a partner" form of the Partners page (added partners start active). */
-export function AddPartnerForm({ csrf }: { csrf: string }) {
+/** A refused form, to show again with what was entered and each problem beside its field. */
+export interface RefusedForm {
+  values: FormValues;
+  error: ApiError;
+}
+
+const PARTNER_LABELS = { name: 'Name', email: 'Email', website: 'Website (optional)' };
+
+/** The "Add a partner" form of the Partners page (added partners start active); open when refused. */
+export function AddPartnerForm({ csrf, refused }: { csrf: string; refused?: RefusedForm }) {
+  const f = new FormView(refused?.values ?? {}, PARTNER_LABELS, refused?.error);
   return (
-    <details class="panel">
+    <details class="panel" open={refused !== undefined}>
       <summary>Add a partner</summary>
-      <form method="post" action="/dashboard/partners/new" class="inline-form">
+      {f.summary()}
+      <form method="post" action="/dashboard/partners/new" class="inline-form" novalidate>
         <CsrfField token={csrf} />
-        <div>
-          <label for="new-name">Name</label>
-          <input id="new-name" name="name" required maxlength="200" />
-        </div>
-        <div>
-          <label for="new-email">Email</label>
-          <input id="new-email" name="email" type="email" required maxlength="254" />
-        </div>
-        <div>
-          <label for="new-website">Website (optional)</label>
-          <input id="new-website" name="website" type="url" maxlength="2048" />
-        </div>
+        {f.input('name', { required: true, attrs: { maxlength: '200' } })}
+        {f.input('email', { type: 'email', required: true, attrs: { maxlength: '254' } })}
+        {f.input('website', { type: 'url', attrs: { maxlength: '2048' } })}
         <button type="submit">Add partner</button>
       </form>
     </details>
   );
 }
+
+const POSTBACK_LABELS = { url: 'Postback URL', offerId: 'Offer', events: 'Send on' };
 
 /** Add or edit a postback URL (`row` given: edit it). */
 export function PostbackFormView(props: {
@@ -57,52 +64,34 @@ export function PostbackFormView(props: {
   partnerId: string;
   offers: Array<{ id: string; name: string }>;
   row?: PostbackRow;
+  refused?: RefusedForm;
 }) {
   const { row } = props;
-  const key = row?.id ?? 'new';
-  const events = row ? (JSON.parse(row.events) as string[]) : ['conversion.approved'];
+  const stored = row
+    ? { url: row.url, offerId: row.offer_id ?? '', events: JSON.parse(row.events) as string[] }
+    : { url: '', offerId: '', events: ['conversion.approved'] };
+  const f = new FormView(props.refused?.values ?? stored, POSTBACK_LABELS, props.refused?.error);
   const action = `/dashboard/partners/${props.partnerId}/postbacks${row ? `/${row.id}` : ''}`;
   return (
-    <form method="post" action={action} class="stack">
-      <CsrfField token={props.csrf} />
-      <div>
-        <label for={`pb-url-${key}`}>Postback URL</label>
-        <input
-          id={`pb-url-${key}`}
-          name="url"
-          required
-          maxlength="2048"
-          class="mono"
-          value={escapeHtml(row?.url ?? '')}
-          aria-describedby={`pb-hint-${key}`}
-        />
-        <p class="hint" id={`pb-hint-${key}`}>
-          Macros: {'{conversion_id} {click_id} {offer_id} {payout} {currency} {status} {txn_id} {sub1}…{sub5}'}
-        </p>
-      </div>
-      <div>
-        <label for={`pb-offer-${key}`}>Offer</label>
-        <select id={`pb-offer-${key}`} name="offerId">
-          <option value="">All offers</option>
-          {props.offers.map((o) => (
-            <option value={o.id} selected={o.id === row?.offer_id} safe>
-              {o.name}
-            </option>
-          ))}
-        </select>
-      </div>
-      <fieldset>
-        <legend>Send on</legend>
-        {POSTBACK_EVENTS.map((e) => (
-          <label class="check">
-            <input type="checkbox" name="events" value={e} checked={events.includes(e)} /> {e}
-          </label>
-        ))}
-      </fieldset>
-      <div>
-        <button type="submit">{row ? 'Save postback' : 'Add postback'}</button>
-      </div>
-    </form>
+    <>
+      {f.summary()}
+      <form method="post" action={action} class="stack" novalidate>
+        <CsrfField token={props.csrf} />
+        {f.input('url', {
+          required: true,
+          hint: 'Macros: {conversion_id} {click_id} {offer_id} {payout} {currency} {status} {txn_id} {sub1}…{sub5}',
+          attrs: { maxlength: '2048', class: 'mono' },
+        })}
+        {f.select('offerId', [['', 'All offers'], ...props.offers.map((o): [string, string] => [o.id, o.name])])}
+        {f.checkboxes(
+          'events',
+          POSTBACK_EVENTS.map((e): [string, string] => [e, e]),
+        )}
+        <div>
+          <button type="submit">{row ? 'Save postback' : 'Add postback'}</button>
+        </div>
+      </form>
+    </>
   );
 }
 
@@ -165,7 +154,18 @@ function postbackInput(form: { url?: string; offerId?: string; events?: string[]
   return input as CreatePostbackBody;
 }
 
-export function partnerSetupRoutes(app: DashboardApp, ctx: AppContext): void {
+/** The pages a refused set-up form is shown again on (partners.tsx). */
+export interface PartnerViews {
+  showList(request: FastifyRequest, reply: FastifyReply, refused: RefusedForm): Promise<FastifyReply>;
+  showPartner(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    partner: PartnerRow,
+    options: { editing?: string; refused: RefusedForm },
+  ): Promise<FastifyReply>;
+}
+
+export function partnerSetupRoutes(app: DashboardApp, ctx: AppContext, views: PartnerViews): void {
   app.post('/partners/new', { schema: { body: PartnerForm } }, async (request, reply) => {
     const { brand } = sessionOf(request);
     const input = {
@@ -181,32 +181,43 @@ export function partnerSetupRoutes(app: DashboardApp, ctx: AppContext): void {
         text: `${row.name} is added and active.`,
       });
     } catch (error) {
-      const refused = toApiError(error);
-      if (refused.status >= 500) throw error;
-      return redirectWithFlash(reply, '/dashboard/partners', { kind: 'error', text: refused.message });
+      return views.showList(request, reply, { values: request.body, error: formError(error) });
     }
   });
 
-  app.post('/partners/:id/postbacks', { schema: { params: IdParams, body: PostbackForm } }, async (request, reply) => {
+  /** Adds a template, or saves `postbackId`; a refusal shows the partner page with the form as sent. */
+  const savePostback = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    form: { url?: string; offerId?: string; events?: string[] },
+    partnerId: string,
+    postbackId?: string,
+  ) => {
     const { brand } = sessionOf(request);
-    const back = `/dashboard/partners/${request.params.id}`;
-    return runAction(request, reply, back, async () => {
-      await createPostback(ctx, brand.id, request.params.id, postbackInput(request.body));
-      return 'Postback URL added.';
-    });
-  });
+    const partner = await findPartner(ctx.db.read, brand.id, partnerId);
+    if (!partner) return notFound(reply, request, 'partner');
+    try {
+      const input = postbackInput(form);
+      if (postbackId) await updatePostback(ctx, brand.id, partner.id, postbackId, input);
+      else await createPostback(ctx, brand.id, partner.id, input);
+      return redirectWithFlash(reply, `/dashboard/partners/${partner.id}`, {
+        kind: 'ok',
+        text: postbackId ? 'Postback URL saved.' : 'Postback URL added.',
+      });
+    } catch (error) {
+      const refused = { values: form, error: formError(error) };
+      return views.showPartner(request, reply, partner, { editing: postbackId, refused });
+    }
+  };
+
+  app.post('/partners/:id/postbacks', { schema: { params: IdParams, body: PostbackForm } }, async (request, reply) =>
+    savePostback(request, reply, request.body, request.params.id),
+  );
 
   app.post(
     '/partners/:id/postbacks/:postbackId',
     { schema: { params: PostbackParams, body: PostbackForm } },
-    async (request, reply) => {
-      const { brand } = sessionOf(request);
-      const { id, postbackId } = request.params;
-      return runAction(request, reply, `/dashboard/partners/${id}`, async () => {
-        await updatePostback(ctx, brand.id, id, postbackId, postbackInput(request.body));
-        return 'Postback URL saved.';
-      });
-    },
+    async (request, reply) => savePostback(request, reply, request.body, request.params.id, request.params.postbackId),
   );
 
   app.post(

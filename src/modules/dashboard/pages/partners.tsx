@@ -1,6 +1,7 @@
 /** Partners: list by status, applicant review (approve, ban with a reason), partner page. */
 import { escapeHtml } from '@kitajs/html';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import { toPage } from '../../../http/pagination.js';
 import { listOffers } from '../../offers/repository.js';
@@ -38,7 +39,13 @@ import {
 import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, numberCells, numbersRange } from '../views/numbers.js';
 import { num, Table } from '../views/table.js';
 import { BalanceCell, PartnerPortalPanel } from './partnerPortal.js';
-import { AddPartnerForm, PostbackFormView, PostbackTable, partnerSetupRoutes } from './partnerSetup.js';
+import {
+  AddPartnerForm,
+  PostbackFormView,
+  PostbackTable,
+  partnerSetupRoutes,
+  type RefusedForm,
+} from './partnerSetup.js';
 
 const PAGE_SIZE = 25;
 const RECENT_SENDS = 20;
@@ -77,13 +84,18 @@ function BanFormView({ csrf, partner, back }: { csrf: string; partner: PartnerRo
 }
 
 export function partnerPages(app: DashboardApp, ctx: AppContext): void {
-  partnerSetupRoutes(app, ctx);
-
-  app.get('/partners', { schema: { querystring: ListQuery } }, async (request, reply) => {
+  /** The list; `refused` shows the Add a partner form again (422) with what was entered. */
+  const showList = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    query: Static<typeof ListQuery>,
+    back: string,
+    refused?: RefusedForm,
+  ) => {
     const { brand } = sessionOf(request);
-    const status = request.query.status || undefined;
-    const search = text(request.query.q) || undefined;
-    const cursor = request.query.cursor || undefined;
+    const status = query.status || undefined;
+    const search = text(query.q) || undefined;
+    const cursor = query.cursor || undefined;
     const [rows, applicants] = await Promise.all([
       searchPartners(ctx.db.read, brand.id, { status, search, cursor, limit: PAGE_SIZE }),
       countByStatus(ctx.db.read, 'partners', brand.id, 'applicant'),
@@ -105,17 +117,17 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
         to,
       ),
     ]);
-    const back = request.url;
     const applyUrl = `${ctx.config.publicUrl}/apply/${brand.slug}`;
     return render(request, reply, {
       title: 'Partners',
       section: 'partners',
+      status: refused ? refused.error.status : 200,
       body: (session) => (
         <>
           <div class="head">
             <h1>Partners</h1>
           </div>
-          <AddPartnerForm csrf={session.csrfToken} />
+          <AddPartnerForm csrf={session.csrfToken} refused={refused} />
           <CopyField id="apply-url" label="Public application form" value={applyUrl} />
           <form method="get" action="/dashboard/partners" class="inline-form search">
             {status ? <input type="hidden" name="status" value={status} /> : ''}
@@ -220,15 +232,20 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
         </>
       ),
     });
-  });
+  };
 
-  app.get('/partners/:id', { schema: { params: IdParams, querystring: PartnerQuery } }, async (request, reply) => {
+  /** A partner's page; `refused` shows the postback form again (422) with what was entered. */
+  const showPartner = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    partner: PartnerRow,
+    options: { offers?: string; editing?: string; refused?: RefusedForm },
+  ) => {
     const { brand } = sessionOf(request);
-    const partner = await findPartner(ctx.db.read, brand.id, request.params.id);
-    if (!partner) return notFound(reply, request, 'partner');
     const templates = await listPostbacks(ctx, brand.id, partner.id);
-    const cursor = request.query.offers || undefined;
-    const editing = templates.find((t) => t.id === request.query.edit);
+    const cursor = options.offers || undefined;
+    const editing = templates.find((t) => t.id === options.editing);
+    const refused = options.refused;
     const range = numbersRange(ctx.clock.now(), brand.timezone);
     const [sends, offers, names, menu, numbers] = await Promise.all([
       recentPostbackSends(
@@ -304,6 +321,7 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
     return render(request, reply, {
       title: partner.name,
       section: 'partners',
+      status: refused ? refused.error.status : 200,
       body: (session) => (
         <>
           <BackLink href="/dashboard/partners" label="Partners" />
@@ -376,7 +394,13 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
           />
           <section class="panel" id="postback-form" aria-labelledby="postback-form-h">
             <h3 id="postback-form-h">{editing ? 'Edit postback URL' : 'Add a postback URL'}</h3>
-            <PostbackFormView csrf={session.csrfToken} partnerId={partner.id} offers={menu} row={editing} />
+            <PostbackFormView
+              csrf={session.csrfToken}
+              partnerId={partner.id}
+              offers={menu}
+              row={editing}
+              refused={refused}
+            />
           </section>
           <h2>Recent postback sends</h2>
           {sendRows}
@@ -392,6 +416,21 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
         </>
       ),
     });
+  };
+
+  partnerSetupRoutes(app, ctx, {
+    showList: (request, reply, refused) => showList(request, reply, {}, '/dashboard/partners', refused),
+    showPartner,
+  });
+
+  app.get('/partners', { schema: { querystring: ListQuery } }, async (request, reply) =>
+    showList(request, reply, request.query, request.url),
+  );
+
+  app.get('/partners/:id', { schema: { params: IdParams, querystring: PartnerQuery } }, async (request, reply) => {
+    const partner = await findPartner(ctx.db.read, sessionOf(request).brand.id, request.params.id);
+    if (!partner) return notFound(reply, request, 'partner');
+    return showPartner(request, reply, partner, { offers: request.query.offers, editing: request.query.edit });
   });
 
   app.post('/partners/:id/approve', { schema: { params: IdParams, body: ApproveForm } }, async (request, reply) => {

@@ -72,7 +72,8 @@ export function SubscriptionFormView(props: {
       {f.summary()}
       <form method="post" action={props.action} class="stack" novalidate>
         <CsrfField token={props.csrf} />
-        {props.mode === 'create' ? <FormIdField /> : ''}
+        {/* Creating shows a secret, and so does saving with "Generate a new secret" ticked. */}
+        <FormIdField />
         {f.input('url', {
           type: 'url',
           required: true,

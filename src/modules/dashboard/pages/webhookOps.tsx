@@ -8,6 +8,7 @@ import { addDays, isRealDay, localDay, parseDay, startOfLocalDay } from '../../.
 import { toIso } from '../../../clock.js';
 import type { AppContext } from '../../../context.js';
 import { InvalidError } from '../../../errors.js';
+import { ALREADY_CREATED, claimForm, FORM_ID_FIELD, newFormId } from '../../../web/sentOnce.js';
 import { healthOf } from '../../webhooks/health.js';
 import { findSubscription, type SubscriptionRow } from '../../webhooks/repository.js';
 import type { SubscriptionHealth } from '../../webhooks/schemas.js';
@@ -16,7 +17,7 @@ import { notFound } from '../errors.js';
 import { count, percent } from '../format.js';
 import { Field, FormBody, IdParams, text } from '../forms.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
-import { sessionOf } from '../session.js';
+import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, BackLink, Badge, CsrfField, Prop, Time } from '../views/components.js';
 import { SecretNotice } from './webhookForm.js';
 
@@ -152,6 +153,7 @@ export function OperationsPanel(props: {
           action={`${base}/rotate`}
           label="Rotate secret"
           tone="secondary"
+          fields={{ [FORM_ID_FIELD]: newFormId() }}
           confirm="Make a new signing secret? The old one keeps signing deliveries for 24 hours."
         />
       </div>
@@ -179,6 +181,7 @@ export function OperationsPanel(props: {
 
 const EnableForm = FormBody({ discardParked: Field });
 const RecoverForm = FormBody({ from: Field, to: Field, dryRun: Field });
+const RotateForm = FormBody({ formId: Field });
 
 export function webhookOperationPages(app: DashboardApp, ctx: AppContext): void {
   app.post('/webhooks/:id/enable', { schema: { params: IdParams, body: EnableForm } }, async (request, reply) => {
@@ -212,10 +215,18 @@ export function webhookOperationPages(app: DashboardApp, ctx: AppContext): void 
     });
   });
 
-  app.post('/webhooks/:id/rotate', { schema: { params: IdParams, body: FormBody({}) } }, async (request, reply) => {
-    const { brand } = sessionOf(request);
+  app.post('/webhooks/:id/rotate', { schema: { params: IdParams, body: RotateForm } }, async (request, reply) => {
+    const { brand, userId } = sessionOf(request);
     if (!(await findSubscription(ctx.db.read, brand.id, request.params.id))) {
       return notFound(reply, request, 'subscription');
+    }
+    // The answer shows the new secret, so a reload posts again: a second rotation would drop
+    // the old secret at once, which the receiver still verifies with for 24 hours.
+    if (!(await claimForm(ctx, `dashboard:${userId}`, request.body.formId))) {
+      return redirectWithFlash(reply, `/dashboard/webhooks/${request.params.id}`, {
+        kind: 'error',
+        text: ALREADY_CREATED('secret'),
+      });
     }
     const { row, secret, previousSecretExpiresAt } = await rotateSecret(ctx, brand.id, request.params.id, {});
     return render(request, reply, {

@@ -321,10 +321,17 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
   });
 
   app.post('/webhooks/:id', { schema: { params: IdParams, body: SubscriptionForm } }, async (request, reply) => {
-    const { brand } = sessionOf(request);
+    const { brand, userId } = sessionOf(request);
     const existing = await findSubscription(ctx.db.read, brand.id, request.params.id);
     if (!existing) return notFound(reply, request, 'subscription');
     const form = request.body;
+    // Only a save that rotates shows a secret; saving the same fields twice changes nothing.
+    if (text(form.rotateSecret) && !(await claimForm(ctx, `dashboard:${userId}`, form.formId))) {
+      return redirectWithFlash(reply, `/dashboard/webhooks/${existing.id}`, {
+        kind: 'error',
+        text: ALREADY_CREATED('secret'),
+      });
+    }
     try {
       const input = { ...subscriptionInput(form), status: text(form.status) };
       validateAgainst(UpdateSubscriptionBody, input);
