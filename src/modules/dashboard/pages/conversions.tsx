@@ -310,8 +310,16 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
           <form method="post" action="/dashboard/conversions/bulk">
             <CsrfField token={session.csrfToken} />
             <input type="hidden" name="back" value={escapeHtml(request.url)} />
-            {/* The form's default button: Enter in the reason field submits nothing, not the first row's Approve. */}
+            {/*
+              Enter submits a form through a submit button chosen by the browser, never one the
+              user aimed at: these two come first so that Enter never approves or rejects. Enter
+              in a text field meets the disabled one (the form's default button) and does nothing;
+              chromium's Enter in a checkbox skips disabled buttons and clicks the next one, which
+              decides nothing (the script cancels it, keeping the ticks; without the script the
+              list comes back saying what to press).
+            */}
             <button type="submit" disabled hidden></button>
+            <button type="submit" name="action" value="none" hidden data-enter-only></button>
             {anyPending ? (
               <div class="bulkbar">
                 <div>
