@@ -29,6 +29,7 @@ import { brandRoutes } from './modules/brands/routes.js';
 import { clickRoutes, trackingRoutes } from './modules/clicks/routes.js';
 import { pixelPostbackRoutes, pixelTokenRoutes } from './modules/conversions/pixel.js';
 import { conversionRoutes } from './modules/conversions/routes.js';
+import { isDashboardUrl, sendRouterRefusalPage } from './modules/dashboard/errors.js';
 import { dashboardRoutes } from './modules/dashboard/routes.js';
 import { eventRoutes } from './modules/events/routes.js';
 import { fraudRoutes } from './modules/fraud/routes.js';
@@ -89,9 +90,15 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     },
     return503OnClosing: false,
     // Errors the router raises before any handler (bad percent-encoding, over-long
-    // parameters) are answered in the API's error shape too.
+    // parameters) are answered in the API's error shape too, and with an HTML page for
+    // the dashboard's addresses, as a browser opened them.
     frameworkErrors: (error, request, reply) => {
       const code = (error as { code?: string }).code;
+      if ((code === 'FST_ERR_BAD_URL' || code === 'FST_ERR_MAX_PARAM_LENGTH') && isDashboardUrl(request.url)) {
+        // Set here as by the onRequest hook, which a refused request never reaches.
+        reply.header('X-Request-Id', request.id);
+        return sendRouterRefusalPage(reply, request, code === 'FST_ERR_BAD_URL' ? 'undecodable' : 'overlong');
+      }
       if (code === 'FST_ERR_MAX_PARAM_LENGTH') return answerOverlongParameter(ctx, request, reply);
       if (code === 'FST_ERR_BAD_URL')
         return sendError(reply, new ApiError('bad_request', 'The URL is not validly encoded.'));

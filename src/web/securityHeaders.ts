@@ -7,8 +7,9 @@
  * link's 302 would hide the partner's site from the advertiser, and a
  * Cross-Origin-Resource-Policy would break the pixel in an <img> on another site.
  */
-import helmet, { type FastifyHelmetOptions } from '@fastify/helmet';
-import type { FastifyInstance } from 'fastify';
+import fastifyHelmet from '@fastify/helmet';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import helmet, { type HelmetOptions } from 'helmet';
 
 /**
  * Only our own scripts, styles and images (plus data: images, which swagger-ui draws with);
@@ -27,16 +28,29 @@ export const CONTENT_SECURITY_POLICY = {
   'object-src': ["'none'"],
 };
 
-const HELMET_OPTIONS: FastifyHelmetOptions = {
+const HELMET_OPTIONS = {
   // Exactly the policy above: helmet's defaults would add `upgrade-insecure-requests`, which
   // breaks a deployment served over plain http on a private network.
   contentSecurityPolicy: { useDefaults: false, directives: CONTENT_SECURITY_POLICY },
   xFrameOptions: { action: 'deny' },
   // Links between our own pages keep their referrer; nothing leaks to other sites.
   referrerPolicy: { policy: 'same-origin' },
-};
+} satisfies HelmetOptions;
 
 /** Adds the headers to every response of `scope` (an encapsulated plugin). */
 export async function securityHeaders(scope: FastifyInstance): Promise<void> {
-  await scope.register(helmet, HELMET_OPTIONS);
+  await scope.register(fastifyHelmet, HELMET_OPTIONS);
+}
+
+/** The same headers written by helmet itself (what the plugin runs on each request), built once. */
+const writePageHeaders = helmet(HELMET_OPTIONS);
+
+/**
+ * Adds the headers to one reply that no scope's hooks saw: a page's address the router
+ * refused before routing (app.ts's frameworkErrors), answered with that page's HTML.
+ */
+export function setPageSecurityHeaders(reply: FastifyReply): void {
+  writePageHeaders(reply.request.raw, reply.raw, (error) => {
+    if (error) throw error;
+  });
 }

@@ -65,6 +65,36 @@ for (const dialect of testedDialects()) {
       assert.match(refused.location ?? '', /^\/dashboard\/analytics\?/);
     });
 
+    it('names offers and partners in the table and the chart, as the reports do; the CSV keeps their ids', async () => {
+      const partnerId = (
+        await env.request('POST', '/api/v1/partners', { body: { name: 'Jane & Co Media', email: 'jane@example.com' } })
+      ).body.id;
+      const offerId = (
+        await env.request('POST', '/api/v1/offers', {
+          body: { name: 'Summer Sale', destinationUrl: 'https://o.example/', currency: 'EUR' },
+        })
+      ).body.id;
+      const click = await env.app.inject({
+        method: 'GET',
+        url: `/t/${offerId}/${partnerId}`,
+        headers: { 'user-agent': CHROME, 'x-forwarded-for': '81.2.69.142' },
+      });
+      assert.equal(click.statusCode, 302);
+      const query = 'from=2026-11-21&to=2026-11-21&d1=partner&d2=offer&d3=';
+      const page = await client.get(`/dashboard/analytics?${query}`);
+      assert.equal(page.status, 200);
+      assert.match(
+        page.body,
+        /<th scope="row"[^>]*>Jane &amp; Co Media<\/th><th scope="row"[^>]*>Summer Sale<\/th><td[^>]*>EUR<\/td>/,
+      );
+      const chart = /<figure[\s\S]*?<\/figure>/.exec(page.body)?.[0] ?? '';
+      assert.match(chart, /Jane &amp; Co Media · Summer Sale · EUR/, 'the chart names them too');
+      assert.doesNotMatch(page.body, new RegExp(`${partnerId}|${offerId}`), 'no raw id on the page');
+      const csv = await client.get(`/dashboard/analytics/export.csv?${query}`);
+      const row = csv.body.split(/\r?\n/).find((line) => line.includes(partnerId)) ?? '';
+      assert.match(row, new RegExp(`${partnerId},${offerId}|${offerId},${partnerId}`), 'the CSV keeps the ids');
+    });
+
     it('filters by a dimension value', async () => {
       const page = await client.get('/dashboard/analytics?from=2026-11-21&to=2026-11-21&d1=country&country=DE');
       assert.equal(page.status, 200);

@@ -166,6 +166,31 @@ for (const dialect of testedDialects()) {
       assert.match(bad.body, /“From” must be a date\./);
     });
 
+    it('refuses a reversed range on the conversions list and its CSV (422), as the reports and the API do', async () => {
+      const offerId = (
+        await api('POST', '/api/v1/offers', { body: { name: 'Range', destinationUrl: 'https://x.example/' } })
+      ).body.id;
+      assert.equal((await api('POST', '/api/v1/conversions', { body: { offerId, partnerId } })).status, 201);
+      const page = await client.get('/dashboard/conversions?from=2026-11-22&to=2026-11-20');
+      assert.equal(page.status, 422);
+      assert.match(page.body, /role="alert">“From” must not be after “To”\.</);
+      assert.doesNotMatch(
+        page.body,
+        /No conversions match|No matching conversions|conv_/,
+        'no list for a refused range',
+      );
+      assert.match(page.body, /id="from" name="from" type="date" value="2026-11-22"/, 'the typed days stay');
+      assert.doesNotMatch(page.body, /export\.csv/, 'no export of a refused range');
+      const csv = await client.get('/dashboard/conversions/export.csv?from=2026-11-22&to=2026-11-20');
+      assert.equal(csv.status, 422);
+      assert.match(csv.headers['content-type'] as string, /^text\/html/);
+      assert.match(csv.body, /from: must not be after to/);
+      // One day (from = to) is a range, not a reversed one.
+      const oneDay = await client.get('/dashboard/conversions?from=2026-11-21&to=2026-11-21');
+      assert.equal(oneDay.status, 200);
+      assert.match(oneDay.body, /conv_/);
+    });
+
     it('exports the report as CSV with a file name, guarding against spreadsheet formulas', async () => {
       const formula = await api('POST', '/api/v1/partners', {
         body: { name: '=HYPERLINK("x")', email: 'f@example.com' },

@@ -110,6 +110,41 @@ for (const dialect of testedDialects()) {
       );
     });
 
+    it("answers an address the router cannot decode with the dashboard's 400 page, not the API's JSON", async () => {
+      const visitor = new DashboardClient(env);
+      for (const [who, as] of [
+        ['signed in', client],
+        ['signed out', visitor],
+      ] as const) {
+        for (const url of ['/dashboard/offers/%zz', '/dashboard/webhooks/sub_%ff', '/dashboard/no-such-page/%']) {
+          const res = await as.get(url);
+          const where = `${who} GET ${url}`;
+          assert.equal(res.status, 400, where);
+          assert.match(String(res.headers['content-type']), /^text\/html/, where);
+          assert.match(res.body, /<h1>Bad request<\/h1>/, where);
+          assert.match(res.body, /not validly encoded/, where);
+          assert.match(res.body, /href="\/dashboard"/, `${where}: a way back`);
+          // The headers every dashboard page has (test/security/headers.test.ts checks them all).
+          assert.equal(res.headers['cache-control'], 'no-store', where);
+          assert.equal(res.headers['x-frame-options'], 'DENY', where);
+          assert.match(String(res.headers['content-security-policy']), /script-src 'self'/, where);
+          assert.ok(res.headers['x-request-id'], where);
+        }
+      }
+      // A path segment over the router's limit matches no page: the dashboard's 404, not JSON.
+      const overlong = await client.get(`/dashboard/offers/off_${'x'.repeat(1001)}`);
+      assert.equal(overlong.status, 404);
+      assert.match(overlong.body, /<h1>Not found<\/h1>/);
+      // A form posted to such an address is refused the same way (before its token is checked).
+      const posted = await client.post('/dashboard/offers/%zz/edit', { name: 'x' });
+      assert.equal(posted.status, 400);
+      assert.match(posted.body, /<h1>Bad request<\/h1>/);
+      // The API keeps its JSON error.
+      const api = await env.request('GET', '/api/v1/offers/%zz');
+      assert.equal(api.status, 400);
+      assert.equal(api.body.error.code, 'bad_request');
+    });
+
     it('keeps the friendly answers for what people type: messages on the page, filters kept', async () => {
       const bad = await client.get('/dashboard/conversions?from=2026-02-30&status=&offerId=&txn=');
       assert.equal(bad.status, 200);

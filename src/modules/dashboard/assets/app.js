@@ -56,6 +56,11 @@ document.addEventListener('click', (event) => {
 
 document.addEventListener('submit', (event) => {
   const submitter = event.submitter;
+  // The button only Enter reaches (see the conversions list): nothing to post, keep the ticks.
+  if (submitter?.hasAttribute('data-enter-only')) {
+    event.preventDefault();
+    return;
+  }
   const message = submitter?.getAttribute('data-confirm') || event.target.getAttribute('data-confirm');
   if (message && !window.confirm(message)) event.preventDefault();
 });

@@ -14,6 +14,7 @@ import { GROUP_KEYS, type Report, type ReportRow } from '../../reports/schemas.j
 import { buildReport, reportColumns } from '../../reports/service.js';
 import { count, money, percent } from '../format.js';
 import { Choice, Query, text } from '../forms.js';
+import { offerNames, partnerNames } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
@@ -58,12 +59,37 @@ const LABELS: Record<string, string> = {
 };
 const rowKey = (key: string) => (key === 'offer' ? 'offerId' : key === 'partner' ? 'partnerId' : key);
 
-function keysOf(row: ReportRow, groupBy: string[]): string[] {
-  const values = row as unknown as Record<string, string | null | undefined>;
-  return groupBy.map((k) => values[rowKey(k)] ?? '(none)');
+/** The report with the names of its offers and partners, which the page shows (the CSV keeps the ids). */
+interface NamedReport extends Report {
+  names: { offer: Map<string, string>; partner: Map<string, string> };
 }
 
-function ResultTable({ report }: { report: Report }) {
+/** The rows the chart shows: the most clicks first. */
+function topRows(report: Report): ReportRow[] {
+  return [...report.data].sort((a, b) => b.clicks - a.clicks).slice(0, TOP_ROWS);
+}
+
+/** Names for the rows shown (the table's first rows and the chart's), not every row of a long report. */
+async function namesOf(ctx: AppContext, brandId: string, report: Report): Promise<NamedReport> {
+  const shown = [...report.data.slice(0, MAX_TABLE_ROWS), ...topRows(report)];
+  const ids = (key: 'offerId' | 'partnerId') => shown.flatMap((r) => (r[key] ? [r[key]] : []));
+  const [offer, partner] = await Promise.all([
+    offerNames(ctx.db.read, brandId, ids('offerId')),
+    partnerNames(ctx.db.read, brandId, ids('partnerId')),
+  ]);
+  return { ...report, names: { offer, partner } };
+}
+
+function keysOf(row: ReportRow, report: NamedReport): string[] {
+  const values = row as unknown as Record<string, string | null | undefined>;
+  return report.groupBy.map((k) => {
+    const value = values[rowKey(k)];
+    if (value == null) return '(none)';
+    return (k === 'offer' || k === 'partner' ? report.names[k].get(value) : undefined) ?? value;
+  });
+}
+
+function ResultTable({ report }: { report: NamedReport }) {
   return (
     <Table
       caption={`Report ${report.from} to ${report.to}`}
@@ -75,7 +101,7 @@ function ResultTable({ report }: { report: Report }) {
       rows={report.data
         .slice(0, MAX_TABLE_ROWS)
         .map((r) => [
-          ...keysOf(r, report.groupBy).map((k) => ({ rowHeader: true, text: k })),
+          ...keysOf(r, report).map((k) => ({ rowHeader: true, text: k })),
           { text: r.currency },
           { class: 'num', text: count(r.clicks) },
           { class: 'num', text: count(r.conversions) },
@@ -89,11 +115,11 @@ function ResultTable({ report }: { report: Report }) {
   );
 }
 
-function TopChart({ report }: { report: Report }) {
-  const top = [...report.data].sort((a, b) => b.clicks - a.clicks).slice(0, TOP_ROWS);
+function TopChart({ report }: { report: NamedReport }) {
+  const top = topRows(report);
   if (top.length === 0 || report.groupBy.length === 0) return '';
   // The chart cuts what does not fit and keeps the full label in a tooltip.
-  const labels = top.map((r) => [...keysOf(r, report.groupBy), r.currency].join(' · '));
+  const labels = top.map((r) => [...keysOf(r, report), r.currency].join(' · '));
   return (
     <BarChart
       id="analytics-chart"
@@ -155,10 +181,10 @@ export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
     const { brand } = sessionOf(request);
     const q = request.query as Record<string, string | undefined>;
     const picked = pickedOf(q);
-    let report: Report | null = null;
+    let report: NamedReport | null = null;
     let problem = '';
     try {
-      report = await buildReport(ctx, brand.id, reportQueryOf(q));
+      report = await namesOf(ctx, brand.id, await buildReport(ctx, brand.id, reportQueryOf(q)));
     } catch (error) {
       // A combination the API refuses (Day with Week, a dimension twice, From after To) keeps
       // the builder and its choices, with the problem in the builder's own words.

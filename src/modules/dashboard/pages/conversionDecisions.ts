@@ -58,7 +58,11 @@ export function conversionDecisionRoutes(app: DashboardApp, ctx: AppContext): vo
     const action = single ?? text(form.action);
     const ids = single ? [text(form.approve)] : [...new Set(form.ids ?? [])];
     if (action !== 'approve' && action !== 'reject') {
-      return redirectWithFlash(reply, back, { kind: 'error', text: 'Choose Approve or Reject.' });
+      // Also what the list's Enter-only button (action=none) posts without the script.
+      return redirectWithFlash(reply, back, {
+        kind: 'error',
+        text: 'Nothing was decided: press “Approve selected” or “Reject selected”.',
+      });
     }
     if (ids.length === 0) {
       return redirectWithFlash(reply, back, { kind: 'error', text: 'Select at least one conversion first.' });

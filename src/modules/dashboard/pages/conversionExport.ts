@@ -7,6 +7,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { addDays, isRealDay, parseDay, startOfLocalDay } from '../../../calendar.js';
 import { toIso } from '../../../clock.js';
 import type { AppContext } from '../../../context.js';
+import { ApiError } from '../../../http/errors.js';
 import { idAt } from '../../../ids.js';
 import { formatMajorUnits } from '../../../money.js';
 import { type ConversionFilter, listConversions } from '../../conversions/repository.js';
@@ -32,7 +33,11 @@ export const ConversionListQuery = Query({
 });
 type ConversionQuery = Static<typeof ConversionListQuery>;
 
-/** What was typed (kept in the form), problems with it, and the filter it means. */
+/**
+ * What was typed (kept in the form), problems with it, and the filter it means. A day that is
+ * not a date is ignored with a word; a reversed range (from after to) is `refused` instead, as
+ * the reports and the API refuse it: answering it with no conversions would read as "none then".
+ */
 export function conversionFilterOf(given: ConversionQuery, timeZone: string) {
   const filters = {
     status: given.status || undefined,
@@ -45,6 +50,7 @@ export function conversionFilterOf(given: ConversionQuery, timeZone: string) {
   const problems: string[] = [];
   if (filters.from && !isRealDay(filters.from)) problems.push('“From” must be a date.');
   if (filters.to && !isRealDay(filters.to)) problems.push('“To” must be a date.');
+  const refused = isRealDay(filters.from) && isRealDay(filters.to) && filters.from > filters.to;
   const filter: Omit<ConversionFilter, 'cursor' | 'limit'> = {
     status: filters.status,
     offerId: filters.offerId || undefined,
@@ -61,7 +67,7 @@ export function conversionFilterOf(given: ConversionQuery, timeZone: string) {
         ? idAt('conv', startOfLocalDay(addDays(parseDay(filters.to), 1), timeZone))
         : undefined,
   };
-  return { filters, problems, filter };
+  return { filters, problems, filter, refused };
 }
 
 const HEADER = [
@@ -133,7 +139,9 @@ async function* csvLines(ctx: AppContext, brandId: string, filter: Omit<Conversi
 export function conversionExportRoute(app: DashboardApp, ctx: AppContext): void {
   app.get('/conversions/export.csv', { schema: { querystring: ConversionListQuery } }, async (request, reply) => {
     const { brand } = sessionOf(request);
-    const { filter } = conversionFilterOf(request.query, brand.timezone);
+    const { filter, refused } = conversionFilterOf(request.query, brand.timezone);
+    // The reports' CSV answers the same way: the dashboard's 422 page.
+    if (refused) throw ApiError.validation([{ path: 'from', message: 'must not be after to' }]);
     return reply
       .type('text/csv; charset=utf-8')
       .header('content-disposition', 'attachment; filename="affitrack-conversions.csv"')

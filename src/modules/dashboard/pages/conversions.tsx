@@ -213,15 +213,18 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
     const { brand } = sessionOf(request);
     const tz = brand.timezone;
     const { cursor: cursorParam, ...given } = request.query;
-    const { filters, problems, filter } = conversionFilterOf(given, tz);
+    const { filters, problems, filter, refused } = conversionFilterOf(given, tz);
     const cursor = cursorParam || undefined;
     const q = ctx.db.read;
+    // A refused range lists nothing: the page shows the filters and what to change.
     const [rows, totals, offers, partners] = await Promise.all([
-      listConversions(q, brand.id, { ...filter, cursor, limit: PAGE_SIZE }),
-      conversionTotals(q, brand.id, filter, {
-        from: isRealDay(filters.from) ? filters.from : undefined,
-        to: isRealDay(filters.to) ? filters.to : undefined,
-      }),
+      refused ? [] : listConversions(q, brand.id, { ...filter, cursor, limit: PAGE_SIZE }),
+      refused
+        ? []
+        : conversionTotals(q, brand.id, filter, {
+            from: isRealDay(filters.from) ? filters.from : undefined,
+            to: isRealDay(filters.to) ? filters.to : undefined,
+          }),
       offerMenu(q, brand.id),
       partnerMenu(q, brand.id),
     ]);
@@ -254,19 +257,28 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
     return render(request, reply, {
       title: 'Conversions',
       section: 'conversions',
+      status: refused ? 422 : 200,
       body: (session) => (
         <>
           <div class="head">
             <h1>Conversions</h1>
-            <a class="btn secondary" href={link('/dashboard/conversions/export.csv', filters)} download="">
-              Export CSV
-            </a>
+            {refused ? (
+              ''
+            ) : (
+              <a class="btn secondary" href={link('/dashboard/conversions/export.csv', filters)} download="">
+                Export CSV
+              </a>
+            )}
           </div>
-          <p class="totals">
-            {totals.length === 0
-              ? 'No matching conversions.'
-              : escapeHtml(totals.map((t) => totalText(t, totals, filters.status)).join('; '))}
-          </p>
+          {refused ? (
+            ''
+          ) : (
+            <p class="totals">
+              {totals.length === 0
+                ? 'No matching conversions.'
+                : escapeHtml(totals.map((t) => totalText(t, totals, filters.status)).join('; '))}
+            </p>
+          )}
           <details class="filter-panel" open={filtered}>
             <summary>Filters</summary>
             <form method="get" action="/dashboard/conversions" class="filters" aria-label="Filters">
@@ -307,49 +319,65 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
           ) : (
             ''
           )}
-          <form method="post" action="/dashboard/conversions/bulk">
-            <CsrfField token={session.csrfToken} />
-            <input type="hidden" name="back" value={escapeHtml(request.url)} />
-            {/* The form's default button: Enter in the reason field submits nothing, not the first row's Approve. */}
-            <button type="submit" disabled hidden></button>
-            {anyPending ? (
-              <div class="bulkbar">
-                <div>
-                  {/* Here rather than in the table head, which a phone's card layout hides. */}
-                  <label class="check">
-                    <input type="checkbox" data-select-all />
-                    Select all pending on this page
-                  </label>
-                  <span data-selection-count class="muted">
-                    Select pending conversions to decide several at once.
-                  </span>
-                </div>
-                <div class="inline-form">
-                  <div>
-                    <label for="reason">Rejection reason (optional)</label>
-                    <input id="reason" name="reason" maxlength="500" />
+          {refused ? (
+            <div class="flash error" role="alert">
+              “From” must not be after “To”.
+            </div>
+          ) : (
+            <>
+              <form method="post" action="/dashboard/conversions/bulk">
+                <CsrfField token={session.csrfToken} />
+                <input type="hidden" name="back" value={escapeHtml(request.url)} />
+                {/*
+                  Enter submits a form through a submit button chosen by the browser, never one the
+                  user aimed at: these two come first so that Enter never approves or rejects. Enter
+                  in a text field meets the disabled one (the form's default button) and does nothing;
+                  chromium's Enter in a checkbox skips disabled buttons and clicks the next one, which
+                  decides nothing (the script cancels it, keeping the ticks; without the script the
+                  list comes back saying what to press).
+                */}
+                <button type="submit" disabled hidden></button>
+                <button type="submit" name="action" value="none" hidden data-enter-only></button>
+                {anyPending ? (
+                  <div class="bulkbar">
+                    <div>
+                      {/* Here rather than in the table head, which a phone's card layout hides. */}
+                      <label class="check">
+                        <input type="checkbox" data-select-all />
+                        Select all pending on this page
+                      </label>
+                      <span data-selection-count class="muted">
+                        Select pending conversions to decide several at once.
+                      </span>
+                    </div>
+                    <div class="inline-form">
+                      <div>
+                        <label for="reason">Rejection reason (optional)</label>
+                        <input id="reason" name="reason" maxlength="500" />
+                      </div>
+                      <button type="submit" name="action" value="approve" data-needs-selection>
+                        Approve selected
+                      </button>
+                      <button type="submit" name="action" value="reject" class="danger" data-needs-selection>
+                        Reject selected
+                      </button>
+                    </div>
                   </div>
-                  <button type="submit" name="action" value="approve" data-needs-selection>
-                    Approve selected
-                  </button>
-                  <button type="submit" name="action" value="reject" class="danger" data-needs-selection>
-                    Reject selected
-                  </button>
-                </div>
-              </div>
-            ) : (
-              ''
-            )}
-            <ConversionRows
-              rows={page.data}
-              offers={offerNamesMap}
-              partners={partnerNamesMap}
-              timeZone={tz}
-              empty={empty}
-            />
-          </form>
-          <RowRejectForms rows={page.data} csrf={session.csrfToken} back={request.url} />
-          <Pager path="/dashboard/conversions" query={{ ...filters, cursor }} nextCursor={page.nextCursor} />
+                ) : (
+                  ''
+                )}
+                <ConversionRows
+                  rows={page.data}
+                  offers={offerNamesMap}
+                  partners={partnerNamesMap}
+                  timeZone={tz}
+                  empty={empty}
+                />
+              </form>
+              <RowRejectForms rows={page.data} csrf={session.csrfToken} back={request.url} />
+              <Pager path="/dashboard/conversions" query={{ ...filters, cursor }} nextCursor={page.nextCursor} />
+            </>
+          )}
         </>
       ),
     });
