@@ -88,8 +88,12 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).type('application/json; charset=utf-8').send({ error: body });
 }
 
-/** Sockets to the database failing, and SQLite's writer lock held by another process. */
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'SQLITE_BUSY']);
+/**
+ * Sockets to the database failing, SQLite's writer lock held by another process, and
+ * SQLite's disk (or DATA_DIR's file system) full: none is the request's fault, and each
+ * clears without it (the lock is released, an operator frees space).
+ */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'SQLITE_BUSY', 'SQLITE_FULL']);
 /**
  * PostgreSQL refusing or dropping the connection: SQLSTATE class 08 (connection), 28 (the
  * role may not log in), 57P (shut down, restarting), 53300 (too many connections), 3D000
