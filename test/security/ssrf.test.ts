@@ -142,6 +142,9 @@ for (const dialect of testedDialects()) {
       for (const url of [
         'https://track.example.com/t/off_1/prt_1',
         'http://TRACK.example.com/postback?token=pbt_x&click_id={click_id}',
+        // The same DNS name, fully qualified (the root label's dot).
+        'https://track.example.com./t/off_1/prt_1',
+        'http://Track.Example.COM.:80/postback?token=pbt_x&click_id={click_id}',
       ]) {
         const attempts = {
           'POST webhooks': await env.request('POST', WEBHOOKS, { body: { url, events: ['cap.reached'] } }),
@@ -153,6 +156,37 @@ for (const dialect of testedDialects()) {
         for (const [where, res] of Object.entries(attempts)) {
           const error = expectError(res, 422, 'validation_error');
           assert.match(error.details?.[0]?.message ?? '', /this service itself/, `${where} ${url}`);
+        }
+      }
+    });
+  });
+
+  describe(`Outbound URLs on this service's own address or internationalised name are refused (${dialect})`, () => {
+    it('refuses the own host however URL parsing spells it: IDNA, legacy IPv4 forms, IPv4-mapped IPv6', async () => {
+      for (const [publicUrl, urls] of [
+        ['https://bücher.example', ['https://BÜCHER.example./t/off_1/prt_1', 'http://xn--bcher-kva.example/postback']],
+        [
+          'http://127.0.0.1:8080',
+          [
+            'http://2130706433:8080/t/off_1/prt_1',
+            'http://0x7f.1:8080/postback',
+            'http://[::ffff:127.0.0.1]:8080/t/x/y',
+          ],
+        ],
+      ] as const) {
+        const env = await createTestEnv(dialect, { env: { ...UNLIMITED, PUBLIC_URL: publicUrl } });
+        try {
+          for (const url of urls) {
+            const res = await env.request('POST', WEBHOOKS, { body: { url, events: ['cap.reached'] } });
+            const error = expectError(res, 422, 'validation_error');
+            assert.match(error.details?.[0]?.message ?? '', /this service itself/, `${publicUrl}: ${url}`);
+          }
+          const other = await env.request('POST', WEBHOOKS, {
+            body: { url: 'http://127.0.0.2:8080/h', events: ['cap.reached'] },
+          });
+          assert.equal(other.status, 201, `control: another address is accepted (${JSON.stringify(other.body)})`);
+        } finally {
+          await env.close();
         }
       }
     });
