@@ -137,7 +137,11 @@ function validationFailure(details: ErrorDetail[]): ApiError {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const domain = answerDomainError(error);
-  if (domain) return new ApiError(domain.code, domain.message, domain.details);
+  if (domain) {
+    const headers =
+      domain.retryAfterSeconds === undefined ? undefined : { 'Retry-After': `${domain.retryAfterSeconds}` };
+    return new ApiError(domain.code, domain.message, domain.details, headers);
+  }
   if (isStorageUnavailable(error)) {
     return new ApiError(
       'service_unavailable',
@@ -175,8 +179,9 @@ export function toApiError(error: unknown): ApiError {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request: FastifyRequest, reply) => {
     const apiError = toApiError(error);
-    if (apiError.status === 503) request.log.warn({ err: error }, 'storage unavailable');
-    else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (apiError.status === 503) {
+      request.log.warn({ err: error }, isStorageUnavailable(error) ? 'storage unavailable' : 'service unavailable');
+    } else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(reply, apiError);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, noRoute(request)));
