@@ -34,3 +34,16 @@ export class InvalidError extends DomainError {
     return new InvalidError([{ path, message }]);
   }
 }
+
+/**
+ * Something the request needs is failing for now (a DNS resolver that timed out): not the
+ * input's fault, so the caller may try again after `retryAfterSeconds`.
+ */
+export class UnavailableError extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}

@@ -79,6 +79,10 @@ export class GroupCommitter {
             this.release.run();
             outcomes.push({ ok: true, value });
           } catch (error) {
+            // SQLite rolled the whole transaction back itself (SQLITE_FULL, SQLITE_IOERR…):
+            // the batch's earlier units went with it, and there is no savepoint left to
+            // return to. The batch fails with the unit's error, not with "no such savepoint".
+            if (!this.writer.inTransaction) throw error;
             this.rollbackTo.run();
             this.release.run();
             outcomes.push({ ok: false, error });

@@ -76,8 +76,20 @@ const LOCK_RETRY_MAX_MS = 25;
 const BEGIN = CompiledQuery.raw('begin immediate');
 
 export class SharedFileSqliteDialect extends LiteralLimitSqliteDialect {
+  constructor(private readonly writer: SQLite.Database) {
+    super(writer);
+  }
+
   override createDriver(): Driver {
     const driver = super.createDriver();
+    const rollback = driver.rollbackTransaction.bind(driver);
+    driver.rollbackTransaction = async (connection: DatabaseConnection) => {
+      // SQLite ends the whole transaction itself on some errors (SQLITE_FULL, SQLITE_IOERR,
+      // SQLITE_NOMEM). A ROLLBACK then fails with "cannot rollback - no transaction is
+      // active", and Kysely would throw that instead of the error that mattered: a full disk
+      // was logged only as a failed rollback.
+      if (this.writer.inTransaction) await rollback(connection);
+    };
     driver.beginTransaction = async (connection: DatabaseConnection) => {
       const giveUpAt = Date.now() + SQLITE_LOCK_WAIT_MS;
       for (let pause = 1; ; pause = Math.min(2 * pause, LOCK_RETRY_MAX_MS)) {

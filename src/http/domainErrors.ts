@@ -3,12 +3,14 @@
  * API (which fixes the status, http/errors.ts) and the message. The service's words pass
  * through unchanged; a validation message lists every problem, as for schema errors.
  */
-import { ConflictError, InvalidError, NotFoundError, type Problem } from '../errors.js';
+import { ConflictError, InvalidError, NotFoundError, type Problem, UnavailableError } from '../errors.js';
 
 export interface DomainErrorAnswer {
-  code: 'not_found' | 'conflict' | 'validation_error';
+  code: 'not_found' | 'conflict' | 'validation_error' | 'service_unavailable';
   message: string;
   details?: Problem[];
+  /** Seconds a client should wait before trying again (`Retry-After`). */
+  retryAfterSeconds?: number;
 }
 
 /** The API's answer to a domain error, or null when `error` is none. */
@@ -17,6 +19,9 @@ export function answerDomainError(error: unknown): DomainErrorAnswer | null {
   if (error instanceof ConflictError) return { code: 'conflict', message: error.message };
   if (error instanceof InvalidError) {
     return { code: 'validation_error', message: `Validation failed: ${error.message}.`, details: error.problems };
+  }
+  if (error instanceof UnavailableError) {
+    return { code: 'service_unavailable', message: error.message, retryAfterSeconds: error.retryAfterSeconds };
   }
   return null;
 }

@@ -88,8 +88,12 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).type('application/json; charset=utf-8').send({ error: body });
 }
 
-/** Sockets to the database failing, and SQLite's writer lock held by another process. */
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'SQLITE_BUSY']);
+/**
+ * Sockets to the database failing, SQLite's writer lock held by another process, and
+ * SQLite's disk (or DATA_DIR's file system) full: none is the request's fault, and each
+ * clears without it (the lock is released, an operator frees space).
+ */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'SQLITE_BUSY', 'SQLITE_FULL']);
 /**
  * PostgreSQL refusing or dropping the connection: SQLSTATE class 08 (connection), 28 (the
  * role may not log in), 57P (shut down, restarting), 53300 (too many connections), 3D000
@@ -133,7 +137,11 @@ function validationFailure(details: ErrorDetail[]): ApiError {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const domain = answerDomainError(error);
-  if (domain) return new ApiError(domain.code, domain.message, domain.details);
+  if (domain) {
+    const headers =
+      domain.retryAfterSeconds === undefined ? undefined : { 'Retry-After': `${domain.retryAfterSeconds}` };
+    return new ApiError(domain.code, domain.message, domain.details, headers);
+  }
   if (isStorageUnavailable(error)) {
     return new ApiError(
       'service_unavailable',
@@ -171,8 +179,9 @@ export function toApiError(error: unknown): ApiError {
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request: FastifyRequest, reply) => {
     const apiError = toApiError(error);
-    if (apiError.status === 503) request.log.warn({ err: error }, 'storage unavailable');
-    else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    if (apiError.status === 503) {
+      request.log.warn({ err: error }, isStorageUnavailable(error) ? 'storage unavailable' : 'service unavailable');
+    } else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendError(reply, apiError);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, noRoute(request)));

@@ -14,7 +14,7 @@
  *   (`idempotency_key_in_use`) and 422 (`idempotency_key_reused`).
  * - `security: []` on routes that declare none: they are public, and say so.
  * - The headers answers carry, as `components/headers`: X-Request-Id on every response,
- *   RateLimit-* on keyed ones, Retry-After on 429 and 503, WWW-Authenticate on 401, and
+ *   RateLimit-* on keyed ones and those with `config.rateLimited`, Retry-After on 429 and 503, WWW-Authenticate on 401, and
  *   Idempotent-Replayed where an Idempotency-Key may replay the answer.
  * - `requestBody.required: false` where an empty body is accepted (updates, DELETEs, actions
  *   such as `POST /partners/:id/approve` whose fields are all optional).
@@ -129,6 +129,7 @@ function documentRoute({ schema, url, route }: { schema: FastifySchema; url: str
 
   const documented: Record<string, unknown> = { ...schema, response: responses };
   documented.security ??= [];
+  if (route.config?.rateLimited) documented[RATE_LIMITED] = true;
   if (method === 'POST' && IDEMPOTENT_PREFIXES.some((prefix) => url.startsWith(prefix)) && !schema?.headers) {
     documented.headers = IDEMPOTENCY_KEY;
   }
@@ -142,6 +143,7 @@ interface DocumentedResponseObject {
 
 interface DocumentedOperation {
   security?: unknown[];
+  [RATE_LIMITED]?: boolean;
   parameters?: Array<{ in?: string; name?: string }>;
   requestBody?: { required?: boolean; content?: Record<string, { schema?: { required?: unknown[] } }> };
   responses?: Record<string, DocumentedResponseObject>;
@@ -153,6 +155,27 @@ interface OpenApiDocument {
 }
 
 const SECONDS = { type: 'integer', minimum: 0 };
+
+/** Which requests carry the RateLimit-* headers, and what they count. */
+const RATE_LIMIT_SCOPE =
+  'On every answer to a request with a valid key; on a route limited without a key, for what it counts ' +
+  '(the public application form: the client address; the pixel postback: its token) once the request is counted.';
+
+/**
+ * Marks an operation whose route sets `config.rateLimited` (documentRoute), read and removed
+ * by describeHeadersAndBodies: @fastify/swagger copies only `x-` keys of a schema onto the operation.
+ */
+const RATE_LIMITED = 'x-affitrack-rate-limited';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route counts requests without an API key (per client address, per token) and sends
+     * RateLimit-* as keyed routes do, so its answers document them.
+     */
+    rateLimited?: boolean;
+  }
+}
 
 /**
  * The response headers the server sends, as `components/headers`: every response names the
@@ -167,15 +190,15 @@ const HEADER_COMPONENTS = {
     schema: { type: 'string', maxLength: 128 },
   },
   RateLimitLimit: {
-    description: 'Requests this key may make per minute. On every answer to a request with a valid key.',
+    description: `Requests this key may make per minute. ${RATE_LIMIT_SCOPE}`,
     schema: SECONDS,
   },
   RateLimitRemaining: {
-    description: "Requests left in this key's current window. On every answer to a request with a valid key.",
+    description: `Requests left in this key's current window. ${RATE_LIMIT_SCOPE}`,
     schema: SECONDS,
   },
   RateLimitReset: {
-    description: 'Seconds until the window frees a request. On every answer to a request with a valid key.',
+    description: `Seconds until the window frees a request. ${RATE_LIMIT_SCOPE}`,
     schema: SECONDS,
   },
   RetryAfter: { description: 'Seconds to wait before retrying.', required: true, schema: SECONDS },
@@ -197,7 +220,9 @@ const header = (name: keyof typeof HEADER_COMPONENTS) => ({ $ref: `#/components/
 function responseHeaders(operation: DocumentedOperation, status: string): Record<string, unknown> {
   const headers: Record<string, unknown> = { 'X-Request-Id': header('RequestId') };
   // A keyed request is counted once its key is known: every answer but the 401 (and Node's own, `default`).
-  if ((operation.security ?? []).length > 0 && status !== '401' && status !== 'default') {
+  // A route limited without a key counts before (apply) or with (postback token) its 401.
+  const keyed = (operation.security ?? []).length > 0 && status !== '401';
+  if ((keyed || operation[RATE_LIMITED]) && status !== 'default') {
     headers['RateLimit-Limit'] = header('RateLimitLimit');
     headers['RateLimit-Remaining'] = header('RateLimitRemaining');
     headers['RateLimit-Reset'] = header('RateLimitReset');
@@ -224,6 +249,7 @@ function describeHeadersAndBodies(document: OpenApiDocument): OpenApiDocument {
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         response.headers = { ...responseHeaders(operation, status), ...response.headers };
       }
+      delete operation[RATE_LIMITED];
       const body = operation.requestBody;
       if (body) body.required = bodyRequired(method, path, body);
     }

@@ -112,7 +112,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'unsupported_media_type: send bodies as application/json in UTF-8, uncompressed (no Content-Encoding).',
   422: 'validation_error (every problem in error.details), invalid_cursor, or idempotency_key_reused.',
   429: 'rate_limit_exceeded: wait Retry-After seconds.',
-  503: 'service_unavailable: the database is unreachable or the server is restarting; retry after Retry-After seconds.',
+  503: 'service_unavailable: the database is unreachable or its disk full, the DNS resolver failed checking a webhook or postback URL, or the server is restarting; retry after Retry-After seconds.',
 };
 
 /** Error responses for a route's OpenAPI description (http/openapi.ts adds those every route of its shape has). */

@@ -191,6 +191,8 @@ describe('OpenAPI, docs and health', () => {
       assert.ok(doc.components.headers?.[name]?.schema, `components/headers/${name}`);
     }
     assert.equal(doc.components.headers.WWWAuthenticate.schema.const, 'Bearer realm="affitrack"');
+    // Limited without a key: per client address, per postback token.
+    const limitedWithoutKey = new Set(['applyAsPartner', 'recordPixelPostback']);
     let replayable = 0;
     for (const [path, byMethod] of Object.entries<Record<string, JsonBody>>(doc.paths)) {
       for (const [method, operation] of Object.entries<JsonBody>(byMethod)) {
@@ -200,7 +202,8 @@ describe('OpenAPI, docs and health', () => {
           const name = `${method.toUpperCase()} ${path} ${status}`;
           const headers = response.headers ?? {};
           assert.deepEqual(headers['X-Request-Id'], ref('RequestId'), `${name}: X-Request-Id`);
-          const counted = keyed && status !== '401' && status !== 'default';
+          const counted =
+            ((keyed && status !== '401') || limitedWithoutKey.has(operation.operationId)) && status !== 'default';
           for (const limit of ['Limit', 'Remaining', 'Reset']) {
             assert.deepEqual(headers[`RateLimit-${limit}`], counted ? ref(`RateLimit${limit}`) : undefined, name);
           }
@@ -214,6 +217,15 @@ describe('OpenAPI, docs and health', () => {
       }
     }
     assert.ok(replayable >= 20, `POST successes that may be replayed (${replayable})`);
+    for (const [path, method, status] of [
+      ['/api/public/partners/apply', 'post', '201'],
+      ['/api/public/partners/apply', 'post', '422'],
+      ['/postback', 'get', '200'],
+    ]) {
+      const headers = doc.paths[path as string][method as string].responses[status as string].headers;
+      assert.deepEqual(headers['RateLimit-Remaining'], ref('RateLimitRemaining'), `${method} ${path} ${status}`);
+      assert.equal(doc.paths[path as string][method as string]['x-affitrack-rate-limited'], undefined);
+    }
     assert.deepEqual(
       doc.paths['/t/{offerId}/{partnerId}'].get.responses['302'].headers.Location.schema,
       { type: 'string' },

@@ -267,6 +267,21 @@ for (const dialect of testedDialects()) {
       }
     });
 
+    it('says the 731-day limit where a client reads it: the 422 message and the OpenAPI parameters', async () => {
+      const error = expectError(
+        await env.request('GET', '/api/v1/reports?from=2024-11-19&to=2026-11-21'),
+        422,
+        'validation_error',
+      );
+      assert.deepEqual(error.details, [{ path: 'query.to', message: 'may be at most 731 days after from' }]);
+      const doc = (await env.request('GET', '/api/v1/openapi.json', { key: null })).body;
+      const parameters = doc.paths['/api/v1/reports'].get.parameters as Array<{ name: string; description?: string }>;
+      for (const name of ['from', 'to']) {
+        const description = parameters.find((p) => p.name === name)?.description ?? '';
+        assert.match(description, /`to` may be at most 731 days after `from`/, name);
+      }
+    });
+
     it('answers 422 for an unknown groupBy, from after to, or a from that is not a date', async () => {
       const bad: Array<[string, string]> = [
         ['from=2026-11-01&to=2026-11-30&groupBy=planet', 'query.groupBy'],

@@ -142,6 +142,9 @@ for (const dialect of testedDialects()) {
       for (const url of [
         'https://track.example.com/t/off_1/prt_1',
         'http://TRACK.example.com/postback?token=pbt_x&click_id={click_id}',
+        // The same DNS name, fully qualified (the root label's dot).
+        'https://track.example.com./t/off_1/prt_1',
+        'http://Track.Example.COM.:80/postback?token=pbt_x&click_id={click_id}',
       ]) {
         const attempts = {
           'POST webhooks': await env.request('POST', WEBHOOKS, { body: { url, events: ['cap.reached'] } }),
@@ -155,6 +158,97 @@ for (const dialect of testedDialects()) {
           assert.match(error.details?.[0]?.message ?? '', /this service itself/, `${where} ${url}`);
         }
       }
+    });
+  });
+
+  describe(`Outbound URLs on this service's own address or internationalised name are refused (${dialect})`, () => {
+    it('refuses the own host however URL parsing spells it: IDNA, legacy IPv4 forms, IPv4-mapped IPv6', async () => {
+      for (const [publicUrl, urls] of [
+        ['https://bücher.example', ['https://BÜCHER.example./t/off_1/prt_1', 'http://xn--bcher-kva.example/postback']],
+        [
+          'http://127.0.0.1:8080',
+          [
+            'http://2130706433:8080/t/off_1/prt_1',
+            'http://0x7f.1:8080/postback',
+            'http://[::ffff:127.0.0.1]:8080/t/x/y',
+          ],
+        ],
+      ] as const) {
+        const env = await createTestEnv(dialect, { env: { ...UNLIMITED, PUBLIC_URL: publicUrl } });
+        try {
+          for (const url of urls) {
+            const res = await env.request('POST', WEBHOOKS, { body: { url, events: ['cap.reached'] } });
+            const error = expectError(res, 422, 'validation_error');
+            assert.match(error.details?.[0]?.message ?? '', /this service itself/, `${publicUrl}: ${url}`);
+          }
+          const other = await env.request('POST', WEBHOOKS, {
+            body: { url: 'http://127.0.0.2:8080/h', events: ['cap.reached'] },
+          });
+          assert.equal(other.status, 201, `control: another address is accepted (${JSON.stringify(other.body)})`);
+        } finally {
+          await env.close();
+        }
+      }
+    });
+  });
+
+  describe(`A webhook URL whose host cannot be resolved (${dialect})`, () => {
+    let env: TestEnv;
+    const original = dns.lookup;
+    before(async () => {
+      env = await createTestEnv(dialect, { env: GUARDED });
+      // A resolver answering each test name with the failure it is named after.
+      dns.lookup = ((hostname: string, options: unknown, callback: (...args: unknown[]) => void) => {
+        const failure = /^(enotfound|eai_again|etimeout|eservfail)\.test$/.exec(hostname)?.[1];
+        if (!failure) return (original as (...a: unknown[]) => void)(hostname, options, callback);
+        const error = Object.assign(new Error(`getaddrinfo ${failure.toUpperCase()} ${hostname}`), {
+          code: failure.toUpperCase(),
+          hostname,
+        });
+        process.nextTick(() => callback(error));
+      }) as typeof dns.lookup;
+      syncBuiltinESMExports();
+    });
+    after(async () => {
+      dns.lookup = original;
+      syncBuiltinESMExports();
+      await env.close();
+    });
+
+    it('is 422 when the name does not exist (ENOTFOUND): the URL is wrong', async () => {
+      const res = await env.request('POST', WEBHOOKS, {
+        body: { url: 'https://enotfound.test/h', events: ['cap.reached'] },
+      });
+      const error = expectError(res, 422, 'validation_error');
+      assert.match(error.details?.[0]?.message ?? '', /enotfound\.test does not resolve/);
+    });
+
+    it('is 503 with Retry-After when the resolver fails for now (EAI_AGAIN, time-out, SERVFAIL), on POST and PATCH', async () => {
+      const control = await env.request('POST', WEBHOOKS, {
+        body: { url: 'https://93.184.216.34/h', events: ['cap.reached'] },
+      });
+      assert.equal(control.status, 201, JSON.stringify(control.body));
+      for (const name of ['eai_again', 'etimeout', 'eservfail']) {
+        const url = `https://${name}.test/h`;
+        const attempts = {
+          POST: await env.request('POST', WEBHOOKS, { body: { url, events: ['cap.reached'] } }),
+          PATCH: await env.request('PATCH', `${WEBHOOKS}/${control.body.id}`, { body: { url } }),
+        };
+        for (const [method, res] of Object.entries(attempts)) {
+          const error = expectError(res, 503, 'service_unavailable');
+          assert.match(error.message, new RegExp(`${name}\\.test could not be resolved right now`), method);
+          assert.ok(
+            Number(res.headers['retry-after']) > 0,
+            `${method} ${name}: Retry-After ${res.headers['retry-after']}`,
+          );
+        }
+      }
+      const list = await env.request('GET', WEBHOOKS);
+      assert.deepEqual(
+        list.body.data.map((s: { url: string }) => s.url),
+        ['https://93.184.216.34/h'],
+        'nothing saved, nothing changed',
+      );
     });
   });
 

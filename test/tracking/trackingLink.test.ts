@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Click } from '../../src/modules/clicks/schemas.js';
+import { SENDER_USER_AGENT } from '../../src/modules/deliveries/userAgent.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 
 const BROWSER_UA =
@@ -123,6 +124,26 @@ for (const dialect of testedDialects()) {
         const res = await visit(env, `/t/${offerId}/${partnerId}?utm_source=news&sub1=x&gclid=abc`);
         assert.equal(res.statusCode, 302);
         assert.equal(res.headers.location, 'https://shop.example/?s1=x');
+      });
+    });
+
+    describe("the service's own sender", () => {
+      it('is redirected like any visitor but stores no click: a postback pointed at the link under another name of this host', async () => {
+        const offerId = await newOffer(env);
+        const before = await clickCount(env);
+        for (const userAgent of [SENDER_USER_AGENT, 'Affitrack-Webhooks/2.0']) {
+          const res = await visit(env, `/t/${offerId}/${partnerId}?sub1=pad`, { 'user-agent': userAgent });
+          assert.equal(res.statusCode, 302, userAgent);
+          assert.equal(
+            res.headers.location,
+            `https://shop.example/land?cid=&pid=${partnerId}&oid=${offerId}&s1=pad&s2=&s3=&s4=&s5=`,
+            userAgent,
+          );
+        }
+        assert.equal(await clickCount(env), before, 'no click stored');
+        const browser = await visit(env, `/t/${offerId}/${partnerId}?sub1=real`);
+        assert.equal(browser.statusCode, 302);
+        assert.equal(await clickCount(env), before + 1, 'control: a browser is recorded');
       });
     });
 

@@ -62,7 +62,8 @@ export function trackingRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           querystring: TrackingQuery,
           response: {
             302: {
-              description: "The click is recorded: on to the offer's URL (or its fallback URL while a cap is reached).",
+              description:
+                "The click is recorded: on to the offer's URL (or its fallback URL while a cap is reached). A request from this service's own webhook and postback sender (`User-Agent: Affitrack-Webhooks/…`) is redirected to the offer's URL without being recorded (`{click_id}` empty).",
               headers: { Location: Type.String({ description: 'Where to go.' }) },
               content: { 'text/html': { schema: Type.String({ description: 'A link to the same place.' }) } },
             },

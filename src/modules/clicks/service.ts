@@ -1,7 +1,8 @@
 /**
  * The tracking click: validate the link, score the click, store it (durably, before the
  * redirect is answered), update the report rollups, fire fraud.high_risk and apply the
- * automation ban rule — then tell the caller where to redirect.
+ * automation ban rule — then tell the caller where to redirect. A request from this
+ * service's own sender is redirected but not recorded.
  */
 import { isIP } from 'node:net';
 import { sql } from 'kysely';
@@ -16,6 +17,7 @@ import { clickFact, recordClickFact } from '../analytics/facts.js';
 import { localHour } from '../analytics/localHour.js';
 import type { BrandRow } from '../brands/repository.js';
 import { hasCaps, isAnyCapReached } from '../caps/service.js';
+import { isOwnSender } from '../deliveries/userAgent.js';
 import { recordEvent } from '../events/outbox.js';
 import type { FraudSignal } from '../events/schemas.js';
 import { isBlocklisted } from '../fraud/blocklist.js';
@@ -81,7 +83,8 @@ const recentHighRiskClicks = prepared(3, (q, partnerId: string, since: number, l
     .select((eb) => eb.fn.countAll<number>().as('n')),
 );
 
-export type ClickOutcome = { found: false } | { found: true; location: string; click: ClickRow };
+/** `click` is null when the request was not recorded (the service's own sender, see trackClick). */
+export type ClickOutcome = { found: false } | { found: true; location: string; click: ClickRow | null };
 
 /**
  * One spelling per address, so velocity and blocklist matching compare like with like:
@@ -109,6 +112,17 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
     hotBrand(ctx, offer.brand_id),
   ]);
   if (partner?.status !== 'active' || !brand) return { found: false };
+  if (isOwnSender(input.userAgent ?? undefined)) {
+    // A webhook or partner postback pointed at this link, under some name or address of this
+    // service the save-time check cannot know (targetUrl.ts): recording it would let a
+    // partner pad a competitor's clicks (and every retry would add one). The redirect is
+    // still answered, as to any visitor, but nothing is stored, so there is no click id.
+    return {
+      found: true,
+      location: locationOf(offer.destination_url, offer.id, partner.id, null, input.subs),
+      click: null,
+    };
+  }
 
   const ip = normaliseIp(input.ip) ?? normaliseIp(input.socketIp) ?? input.socketIp;
   const [datacenter, blocklisted, countries] = await Promise.all([
@@ -202,21 +216,32 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
   const { click, capReached } = stored;
 
   const target = capReached && offer.fallback_url ? offer.fallback_url : offer.destination_url;
+  const subs = [click.sub1, click.sub2, click.sub3, click.sub4, click.sub5];
+  return { found: true, location: locationOf(target, offer.id, partner.id, click.id, subs), click };
+}
+
+/** Where a click is redirected: `target` with its macros filled (an unrecorded request has no click id). */
+function locationOf(
+  target: string,
+  offerId: string,
+  partnerId: string,
+  clickId: string | null,
+  subs: Array<string | null>,
+): string {
   // headerSafeUrl: a template saved before control characters were refused, or with
   // characters beyond Latin-1 (an internationalised path), still makes a valid Location.
-  const location = headerSafeUrl(
+  return headerSafeUrl(
     fillMacros(target, {
-      click_id: click.id,
-      partner_id: partner.id,
-      offer_id: offer.id,
-      sub1: click.sub1,
-      sub2: click.sub2,
-      sub3: click.sub3,
-      sub4: click.sub4,
-      sub5: click.sub5,
+      click_id: clickId ?? '',
+      partner_id: partnerId,
+      offer_id: offerId,
+      sub1: subs[0] ?? null,
+      sub2: subs[1] ?? null,
+      sub3: subs[2] ?? null,
+      sub4: subs[3] ?? null,
+      sub5: subs[4] ?? null,
     }),
   );
-  return { found: true, location, click };
 }
 
 /**

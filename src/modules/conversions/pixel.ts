@@ -9,6 +9,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { lockRowForUpdate } from '../../db/locks.js';
 import { NotFoundError } from '../../errors.js';
@@ -91,6 +92,22 @@ const PixelQuery = Type.Object(
   { additionalProperties: true },
 );
 
+/**
+ * Limited per token (hashed: the counter key need not hold the secret itself), counted as the
+ * request arrives, as the application form is: every answer then carries RateLimit-* (as the
+ * document says), and a stream of malformed postbacks is throttled like any other.
+ */
+function limitPerToken(ctx: AppContext) {
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    const given = (request.query as Record<string, unknown>).token;
+    const token = Array.isArray(given) ? given[0] : given;
+    const tokenKey = createHash('sha256')
+      .update(typeof token === 'string' ? token : '')
+      .digest('base64url');
+    return enforceRateLimit(ctx, request, reply, `postback:${tokenKey}`, ctx.config.postbackRateLimitPerMinute);
+  };
+}
+
 export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
@@ -98,7 +115,8 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
       {
         // A HEAD from a link checker must not record a conversion.
         exposeHeadRoute: false,
-        config: { takesLegacyEscapes: true },
+        onRequest: limitPerToken(ctx),
+        config: { takesLegacyEscapes: true, rateLimited: true },
         schema: {
           operationId: 'recordPixelPostback',
           tags: ['postbacks'],
@@ -127,9 +145,6 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
             },
           ]);
         }
-        // Limited per token (hashed: the counter key need not hold the secret itself).
-        const tokenKey = createHash('sha256').update(q.token).digest('base64url');
-        await enforceRateLimit(ctx, request, reply, `postback:${tokenKey}`, ctx.config.postbackRateLimitPerMinute);
         const offer = q.token.startsWith(TOKEN_PREFIX)
           ? await ctx.db.read.selectFrom('offers').selectAll().where('postback_token', '=', q.token).executeTakeFirst()
           : undefined;

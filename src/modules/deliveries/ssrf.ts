@@ -14,6 +14,7 @@
 import { lookup as dnsLookup } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { UnavailableError } from '../../errors.js';
 
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
 
@@ -54,8 +55,20 @@ function resolveAll(hostname: string): Promise<string[]> {
 }
 
 /**
+ * Answers of the resolver saying the name has no address: the URL is wrong (or its DNS record
+ * not yet published). Every other failure (EAI_AGAIN for a time-out or SERVFAIL, EAI_FAIL,
+ * ECONNREFUSED…) is the resolver's, not the URL's.
+ */
+const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA']);
+
+/** How long a client should wait before retrying a save the resolver failed: resolvers retry and time out within seconds. */
+const RESOLVER_RETRY_AFTER_SECONDS = 5;
+
+/**
  * Checks a URL's target at save time. Resolves to null when allowed, or the reason it is
- * refused. Names that do not resolve are refused too (a typo should not be accepted silently).
+ * refused. Names that do not resolve are refused too (a typo should not be accepted
+ * silently); a resolver that fails for now throws an UnavailableError, since the URL may be
+ * fine and a retry may succeed.
  */
 export async function checkUrlTarget(url: string, allowPrivate: boolean): Promise<string | null> {
   if (allowPrivate) return null;
@@ -67,8 +80,13 @@ export async function checkUrlTarget(url: string, allowPrivate: boolean): Promis
   } else {
     try {
       addresses = await resolveAll(hostname);
-    } catch {
-      return `the host ${hostname} does not resolve`;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code === 'string' && NO_SUCH_NAME.has(code)) return `the host ${hostname} does not resolve`;
+      throw new UnavailableError(
+        `The host ${hostname} could not be resolved right now (${String(code ?? error)}). Please retry shortly.`,
+        RESOLVER_RETRY_AFTER_SECONDS,
+      );
     }
   }
   const bad = addresses.find((a) => !isPublicAddress(a));

@@ -1,4 +1,6 @@
 /** The rule every target URL obeys when it is saved (webhook subscriptions, postback templates). */
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { AppContext } from '../../context.js';
 import { InvalidError } from '../../errors.js';
 import { httpUrlProblem } from '../urls.js';
@@ -16,9 +18,31 @@ function hasCredentials(url: string): boolean {
   return parsed.username !== '' || parsed.password !== '';
 }
 
-/** Of a URL httpUrlProblem passed: whether it is on this service's own host (any scheme). */
+/**
+ * A URL's host and port in one spelling per host. URL parsing already lowercases names,
+ * converts internationalised ones to punycode (IDNA) and writes IP literals canonically
+ * (`2130706433` → `127.0.0.1`, `[0::1]` → `[::1]`); this also drops the root label's dot
+ * (`track.example.com.` is the same DNS name) and reads an IPv4-mapped IPv6 literal as its
+ * IPv4 address (`[::ffff:127.0.0.1]` reaches `127.0.0.1`).
+ */
+function ownHostKey(url: string): string {
+  const { hostname, port } = new URL(url);
+  let host = hostname.replace(/\.+$/, '');
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : null;
+  if (bare && isIP(bare) === 6) {
+    const address = ipaddr.IPv6.parse(bare);
+    if (address.isIPv4MappedAddress()) host = address.toIPv4Address().toString();
+  }
+  return port === '' ? host : `${host}:${port}`;
+}
+
+/**
+ * Of a URL httpUrlProblem passed: whether it is on this service's own host (any scheme),
+ * however the host is spelled. Another name or address of the same server is not known
+ * here: the tracking link and the pixel also ignore the service's own sender (userAgent.ts).
+ */
 function isOwnHost(ctx: AppContext, url: string): boolean {
-  return new URL(url).host === new URL(ctx.config.publicUrl).host;
+  return ownHostKey(url) === ownHostKey(ctx.config.publicUrl);
 }
 
 /**

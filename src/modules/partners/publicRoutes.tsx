@@ -43,6 +43,7 @@ export function partnerPublicRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
       '/api/public/partners/apply',
       {
         onRequest: limitPerIp(ctx),
+        config: { rateLimited: true },
         schema: {
           operationId: 'applyAsPartner',
           tags: ['partners'],

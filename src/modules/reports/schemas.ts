@@ -8,14 +8,19 @@ export const GROUP_KEYS = [...TIME_KEYS, 'offer', 'partner', ...ATTRIBUTES] as c
 export type GroupKey = (typeof GROUP_KEYS)[number];
 /** Dimensions one report may be split by at once. */
 export const MAX_GROUP_KEYS = 3;
+/** Days `to` may be after `from`: two years (a leap day included) per report, so one request reads a bounded number of rollup rows. */
+export const MAX_RANGE_DAYS = 731;
+const RANGE_LIMIT = `\`to\` may be at most ${MAX_RANGE_DAYS} days after \`from\` (a longer range is 422 on \`query.to\`: ask for it in parts).`;
 
 const Day = (description: string) => Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description });
 const Filter = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 255, description }));
 
 export const ReportQuery = Type.Object(
   {
-    from: Type.Optional(Day('First day (YYYY-MM-DD, brand time zone), inclusive; default 29 days before `to`.')),
-    to: Type.Optional(Day('Last day (YYYY-MM-DD, brand time zone), inclusive; default today.')),
+    from: Type.Optional(
+      Day(`First day (YYYY-MM-DD, brand time zone), inclusive; default 29 days before \`to\`. ${RANGE_LIMIT}`),
+    ),
+    to: Type.Optional(Day(`Last day (YYYY-MM-DD, brand time zone), inclusive; default today. ${RANGE_LIMIT}`)),
     offerId: Type.Optional(Type.String({ maxLength: 64 })),
     partnerId: Type.Optional(Type.String({ maxLength: 64 })),
     groupBy: Type.Optional(

@@ -15,6 +15,7 @@ import {
   GROUP_KEYS,
   type GroupKey,
   MAX_GROUP_KEYS,
+  MAX_RANGE_DAYS,
   type Metrics,
   type Report,
   type ReportQuery,
@@ -23,7 +24,6 @@ import {
 } from './schemas.js';
 
 const DEFAULT_RANGE_DAYS = 30;
-const MAX_RANGE_DAYS = 731;
 
 interface Sums {
   clicks: number;
@@ -98,7 +98,7 @@ function dayRange(query: ReportQuery, today: string): { from: string; to: string
   if (problems.length === 0 && from > to) problems.push({ path: 'query.from', message: 'must not be after to' });
   // Counted in days, not compared as text: '10001-…' sorts before '9999-…'.
   if (problems.length === 0 && daysBetween(parseDay(from), parseDay(to)) > MAX_RANGE_DAYS) {
-    problems.push({ path: 'query.to', message: `the range may span at most ${MAX_RANGE_DAYS} days` });
+    problems.push({ path: 'query.to', message: `may be at most ${MAX_RANGE_DAYS} days after from` });
   }
   if (problems.length > 0) throw new InvalidError(problems);
   return { from, to };
