@@ -229,10 +229,11 @@ for (const dialect of testedDialects()) {
       for (const row of rows) assert.equal(row.attempt_count, 1, 'one attempt per delivery: waiting did not count');
       const starts = rows.map((r) => Number(r.attempted_at));
       const gaps = starts.slice(1).map((t, i) => t - (starts[i] as number));
-      // 100 ms apart at 10/s, less the few milliseconds between taking a start and sending
-      // (before, the busy worker's late sends went out 0–40 ms after the other's).
+      // 100 ms apart at 10/s, less the time between taking a start and sending, which a busy
+      // machine can stretch for one send and not the next (84 ms was seen with 2 cores shared
+      // by seven test runs): before, the busy worker's late sends went out 0–40 ms after the other's.
       assert.ok(
-        gaps.every((gap) => gap >= 85),
+        gaps.every((gap) => gap >= 60),
         `gaps of ${gaps.join(', ')} ms`,
       );
     });
