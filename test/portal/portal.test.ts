@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { INVITE_TTL_MS } from '../../src/modules/portal/invites.js';
+import { INVITE_TTL_MS, MAX_PASSWORD_LENGTH } from '../../src/modules/portal/invites.js';
 import { PORTAL_LOGIN_ATTEMPTS_PER_MINUTE } from '../../src/modules/portal/pages/access.js';
 import { signedInClient } from '../dashboard/client.js';
 import { expectError, testedDialects } from '../helpers.js';
@@ -161,6 +161,26 @@ for (const dialect of testedDialects()) {
         assert.equal((await new PortalClient(env.base).signIn(email)).status, 303);
         assert.notEqual(await keyOf(), null, 'keyed by the sign-in');
         assert.equal((await new PortalClient(env.base).signIn(email)).status, 303);
+        env.clock.advance(61_000);
+      });
+
+      it('refuses a password longer than the maximum as a wrong one, never checking a cut-off part of it', async () => {
+        env.clock.advance(61_000);
+        const created = await env.http('POST', '/api/v1/partners', {
+          body: { name: 'Longest', email: 'longest@example.com' },
+        });
+        const link = await invite(env, created.body.id);
+        const token = new URLSearchParams(link.split('?')[1]).get('token') ?? '';
+        const password = 'q'.repeat(MAX_PASSWORD_LENGTH);
+        const client = new PortalClient(env.base);
+        await client.get(link);
+        assert.equal((await client.post('/portal/invite', { token, password, confirm: password })).status, 303);
+        for (const longer of [`${password}WRONG-SUFFIX`, `${password}q`]) {
+          const refused = await new PortalClient(env.base).signIn('longest@example.com', longer);
+          assert.equal(refused.status, 422, `${longer.length} characters`);
+          assert.match(refused.body, /The email or password is not correct\./);
+        }
+        assert.equal((await new PortalClient(env.base).signIn('longest@example.com', password)).status, 303);
         env.clock.advance(61_000);
       });
 
