@@ -266,6 +266,32 @@ for (const dialect of testedDialects()) {
         assert.equal((await client.get('/portal/conversions?colour=red')).status, 422);
       });
 
+      it('shows no earning for a rejected conversion, and documents payoutCents as earned only once approved', async () => {
+        const { client, partnerId } = await invitedPartner(env, 'Rejected Partner');
+        const held = await env.http('POST', '/api/v1/offers', {
+          body: {
+            name: 'Held',
+            destinationUrl: 'https://shop.example/',
+            payoutCents: 100,
+            conversionStatus: 'pending',
+          },
+        });
+        const conversion = await env.http('POST', '/api/v1/conversions', {
+          body: { offerId: held.body.id, partnerId, payoutCents: 4242 },
+        });
+        assert.equal(conversion.status, 201);
+        assert.equal((await env.http('POST', `/api/v1/conversions/${conversion.body.id}/reject`)).status, 200);
+        const page = (await client.get('/portal/conversions?status=rejected')).body;
+        const row = /<tr>(?:(?!<\/tr>).)*rejected(?:(?!<\/tr>).)*<\/tr>/s.exec(page)?.[0] ?? '';
+        assert.match(row, new RegExp(conversion.body.id), 'the rejected conversion is listed');
+        assert.doesNotMatch(row, /42\.42/, 'no earning shown for it');
+        assert.match(row, /data-label="You earn"><span class="muted">—<\/span>/);
+        const doc = await env.http('GET', '/api/v1/openapi.json', { key: null });
+        const described = doc.body.components.schemas.PartnerConversion.properties.payoutCents.description;
+        assert.match(described, /once the conversion is approved/);
+        assert.match(described, /rejected conversion earns nothing/);
+      });
+
       it("charts a partner's earnings in the currency they were earned in, never only the brand's", async () => {
         const { client, partnerId } = await invitedPartner(env, 'Euro Partner');
         const euroOffer = await env.http('POST', '/api/v1/offers', {

@@ -1,7 +1,7 @@
 /**
  * What a partner may see of a brand's data, for the portal pages and the partner API alike:
- * every read is scoped to one brand *and* one partner, and the shapes carry what the partner
- * earns (payoutCents), never the brand's revenue or profit.
+ * every read is scoped to one brand *and* one partner, and the shapes carry the partner's
+ * payout (payoutCents, earned once approved), never the brand's revenue or profit.
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { toIso, toIsoOrNull } from '../../clock.js';
@@ -23,7 +23,10 @@ export const PartnerConversion = Resource('PartnerConversion', {
   offerId: Type.String(),
   clickId: Nullable(Type.String()),
   status: ConversionStatus,
-  payoutCents: Type.Integer({ description: 'What the partner earns for this conversion (minor units).' }),
+  payoutCents: Type.Integer({
+    description:
+      "The conversion's payout (minor units): earned once the conversion is approved, not yet while it is pending. A rejected conversion earns nothing; it keeps the payout it was recorded with here.",
+  }),
   currency: Type.String(),
   sub1: Nullable(Type.String()),
   sub2: Nullable(Type.String()),

@@ -1,4 +1,4 @@
-/** The partner's own conversions: filters, status and what they earn (never the brand's revenue). */
+/** The partner's own conversions: filters, status and what they earn (nothing when rejected; never the brand's revenue). */
 import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import { isRealDay } from '../../../calendar.js';
@@ -96,13 +96,17 @@ export function conversionPages(app: PortalApp, ctx: AppContext): void {
               { html: <Time ms={c.created_at} timeZone={tz} /> },
               { text: names.get(c.offer_id) ?? c.offer_id },
               { html: <Badge status={c.status} /> },
-              { class: 'num', text: money(c.payout_cents, c.currency) },
+              // A rejected conversion earns nothing: its recorded payout is not what the partner earns.
+              c.status === 'rejected'
+                ? { class: 'num', html: <span class="muted">—</span> }
+                : { class: 'num', text: money(c.payout_cents, c.currency) },
               { text: c.sub1 },
               { text: c.sub2 },
               { class: 'mono', text: c.id },
             ])}
             empty={<EmptyState title="No conversions match.">Conversions appear here as they are recorded.</EmptyState>}
           />
+          <p class="hint">You earn a conversion's payout once the brand approves it; a rejected one earns nothing.</p>
           <Pager path="/portal/conversions" query={{ ...filters, cursor: q.cursor }} nextCursor={page.nextCursor} />
         </>
       ),
