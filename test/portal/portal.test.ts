@@ -292,6 +292,69 @@ for (const dialect of testedDialects()) {
         assert.match(described, /rejected conversion earns nothing/);
       });
 
+      it("names only active offers and those of the partner's own conversions, and attaches postbacks to active offers only", async () => {
+        const offer = async (name: string, status?: string) => {
+          const res = await env.http('POST', '/api/v1/offers', {
+            body: { name, destinationUrl: 'https://shop.example/', payoutCents: 100, ...(status ? { status } : {}) },
+          });
+          assert.equal(res.status, 201, JSON.stringify(res.body));
+          return res.body.id as string;
+        };
+        const retired = await offer('Retired offer');
+        const seller = await invitedPartner(env, 'Retired Seller');
+        const sold = await env.http('POST', '/api/v1/conversions', {
+          body: { offerId: retired, partnerId: seller.partnerId },
+        });
+        assert.equal(sold.status, 201);
+        assert.equal(
+          (await env.http('PATCH', `/api/v1/offers/${retired}`, { body: { status: 'archived' } })).status,
+          200,
+        );
+        // More active offers than the old menu's first 100, all newer than the retired one.
+        for (let i = 0; i < 101; i++) await offer(`Active ${i}`);
+        const paused = await offer('SECRET upcoming launch', 'paused');
+        const archived = await offer('SECRET old deal', 'archived');
+        const stranger = await invitedPartner(env, 'Menu Stranger');
+
+        const menu = (body: string) =>
+          [...(/<select id="offerId"[^>]*>(.*?)<\/select>/s.exec(body)?.[1] ?? '').matchAll(/value="([^"]*)"/g)].map(
+            (m) => m[1],
+          );
+        const strangerPage = (await stranger.client.get('/portal/conversions')).body;
+        for (const secret of ['SECRET', paused, archived, 'Retired offer', retired]) {
+          assert.ok(!strangerPage.includes(secret), `a partner without conversions of it sees ${secret}`);
+        }
+        assert.ok(menu(strangerPage).includes(offerId), 'active offers are listed');
+        assert.equal(menu(strangerPage).filter((id) => id?.startsWith('off_')).length >= 102, true, 'all of them');
+
+        const sellerPage = (await seller.client.get('/portal/conversions')).body;
+        assert.ok(menu(sellerPage).includes(retired), "the offer of the partner's own conversion is in the menu");
+        assert.match(sellerPage, /<td data-label="Offer">Retired offer<\/td>/, 'its conversion shows its name');
+        assert.doesNotMatch(sellerPage, /SECRET/);
+
+        await stranger.client.get('/portal/postbacks');
+        for (const hidden of [paused, archived, retired]) {
+          const refused = await stranger.client.post('/portal/postbacks', {
+            url: 'https://partner.example/pb?c={click_id}',
+            offerId: hidden,
+            events: ['conversion.created'],
+          });
+          assert.equal(refused.status, 303);
+          const after = (await stranger.client.get('/portal/postbacks')).body;
+          assert.match(after, /no offer with this id/, hidden);
+          assert.doesNotMatch(after, /Postback URL added/);
+        }
+        const added = await stranger.client.post('/portal/postbacks', {
+          url: 'https://partner.example/pb?c={click_id}',
+          offerId,
+          events: ['conversion.created'],
+        });
+        assert.equal(added.status, 303);
+        const listed = (await stranger.client.get('/portal/postbacks')).body;
+        assert.match(listed, /Postback URL added/);
+        assert.match(listed, /<td data-label="Offer">Summer sale<\/td>/);
+      });
+
       it("charts a partner's earnings in the currency they were earned in, never only the brand's", async () => {
         const { client, partnerId } = await invitedPartner(env, 'Euro Partner');
         const euroOffer = await env.http('POST', '/api/v1/offers', {

@@ -123,6 +123,33 @@ export function partnerOffers(q: Queryable, scope: PartnerScope, page: { cursor?
   return listOffers(q, scope.brandId, { status: 'active', ...page });
 }
 
+/**
+ * The offers a partner may see named (the conversions page's offer menu and its rows): the
+ * brand's active offers and those of the partner's own conversions, however many. A paused or
+ * archived offer the partner has no conversion of stays unknown to it, name and id.
+ */
+export function partnerOfferMenu(q: Queryable, scope: PartnerScope): Promise<Array<{ id: string; name: string }>> {
+  return q
+    .selectFrom('offers as o')
+    .select(['o.id', 'o.name'])
+    .where('o.brand_id', '=', scope.brandId)
+    .where((eb) =>
+      eb.or([
+        eb('o.status', '=', 'active'),
+        eb.exists(
+          eb
+            .selectFrom('conversions as c')
+            .select('c.id')
+            .whereRef('c.offer_id', '=', 'o.id')
+            .where('c.brand_id', '=', scope.brandId)
+            .where('c.partner_id', '=', scope.partnerId),
+        ),
+      ]),
+    )
+    .orderBy('o.id', 'desc')
+    .execute();
+}
+
 export const PartnerReportQuery = Type.Object(
   {
     from: Type.Optional(

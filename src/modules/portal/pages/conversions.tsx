@@ -8,8 +8,7 @@ import { money } from '../../dashboard/format.js';
 import { Choice, Cursor, Query } from '../../dashboard/forms.js';
 import { Badge, EmptyState, Pager, Time } from '../../dashboard/views/components.js';
 import { num, Table } from '../../dashboard/views/table.js';
-import { listOffers } from '../../offers/repository.js';
-import { partnerConversions } from '../partnerData.js';
+import { partnerConversions, partnerOfferMenu } from '../partnerData.js';
 import { type PortalApp, renderPortal } from '../respond.js';
 import { partnerSessionOf } from '../web.js';
 
@@ -23,8 +22,6 @@ const ConversionsQuery = Query({
   to: Short,
   cursor: Cursor,
 });
-/** Offers listed in the filter menu at most. */
-const OFFER_CHOICES = 100;
 
 export function conversionPages(app: PortalApp, ctx: AppContext): void {
   app.get('/conversions', { schema: { querystring: ConversionsQuery } }, async (request, reply) => {
@@ -42,7 +39,7 @@ export function conversionPages(app: PortalApp, ctx: AppContext): void {
         cursor: q.cursor,
         limit: PAGE_SIZE,
       }),
-      listOffers(ctx.db.read, scope.brandId, { limit: OFFER_CHOICES }),
+      partnerOfferMenu(ctx.db.read, scope),
     ]);
     const page = toPage(rows, PAGE_SIZE, (r) => r);
     const names = new Map(offers.map((o) => [o.id, o.name]));
@@ -70,7 +67,7 @@ export function conversionPages(app: PortalApp, ctx: AppContext): void {
               <label for="offerId">Offer</label>
               <select id="offerId" name="offerId">
                 <option value="">All offers</option>
-                {offers.slice(0, OFFER_CHOICES).map((o) => (
+                {offers.map((o) => (
                   <option value={escapeHtml(o.id)} selected={q.offerId === o.id} safe>
                     {o.name}
                   </option>
