@@ -355,6 +355,31 @@ for (const dialect of testedDialects()) {
         assert.match(listed, /<td data-label="Offer">Summer sale<\/td>/);
       });
 
+      it('says why a day that is not in the calendar, or a reversed range, cannot be shown, instead of dropping the filter', async () => {
+        const { client, partnerId } = await invitedPartner(env, 'Day Range Partner');
+        const recorded = await env.http('POST', '/api/v1/conversions', { body: { offerId, partnerId } });
+        assert.equal(recorded.status, 201);
+        const today = new Date(env.clock.now()).toISOString().slice(0, 10);
+        const shown = await client.get(`/portal/conversions?from=${today}&to=${today}`);
+        assert.equal(shown.status, 200);
+        assert.match(shown.body, new RegExp(recorded.body.id));
+        for (const [query, problem] of [
+          ['from=2026-02-31', /The days cannot be shown: from is not a calendar date\./],
+          [`from=${today}&to=2026-13-01`, /The days cannot be shown: to is not a calendar date\./],
+          ['from=2026-12-01&to=2026-11-01', /The days cannot be shown: from must not be after to\./],
+        ] as const) {
+          const page = await client.get(`/portal/conversions?${query}`);
+          assert.equal(page.status, 422, query);
+          assert.match(page.body, problem, query);
+          assert.match(page.body, /role="alert"/, query);
+          assert.doesNotMatch(page.body, new RegExp(recorded.body.id), `${query}: no list that looks filtered`);
+          assert.doesNotMatch(page.body, /No conversions match/, query);
+        }
+        const reversed = (await client.get('/portal/conversions?from=2026-12-01&to=2026-11-01')).body;
+        assert.match(reversed, /id="from"[^>]*aria-invalid="true"/);
+        assert.match(reversed, /value="2026-12-01"/, 'the days entered are kept');
+      });
+
       it("charts a partner's earnings in the currency they were earned in, never only the brand's", async () => {
         const { client, partnerId } = await invitedPartner(env, 'Euro Partner');
         const euroOffer = await env.http('POST', '/api/v1/offers', {

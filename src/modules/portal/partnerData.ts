@@ -4,9 +4,11 @@
  * payout (payoutCents, earned once approved), never the brand's revenue or profit.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { isRealDay } from '../../calendar.js';
 import { toIso, toIsoOrNull } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
+import { InvalidError } from '../../errors.js';
 import { Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { type ConversionRow, listConversions } from '../conversions/repository.js';
 import { ConversionStatus } from '../conversions/schemas.js';
@@ -75,13 +77,23 @@ export type PartnerConversionsQuery = Static<typeof PartnerConversionsQuery>;
 /**
  * `from`/`to` are days of the brand's time zone, matched against the conversion's brand-local
  * creation day as the partner report and the brand's /conversions count them: the same days
- * show the same conversions in the list and the report.
+ * show the same conversions in the list and the report. A day that is not in the calendar,
+ * or a reversed range, is refused (InvalidError, paths `query.from`/`query.to`) for the API
+ * and the portal page alike, as the report refuses them: dropping the filter would answer
+ * with a list that looks filtered and is not.
  */
 export function partnerConversions(
   q: Queryable,
   scope: PartnerScope,
   f: { status?: ConversionRow['status']; offerId?: string; from?: string; to?: string; cursor?: string; limit: number },
 ): Promise<ConversionRow[]> {
+  const problems = (['from', 'to'] as const)
+    .filter((edge) => f[edge] !== undefined && !isRealDay(f[edge] ?? ''))
+    .map((edge) => ({ path: `query.${edge}`, message: 'is not a calendar date' }));
+  if (problems.length === 0 && f.from !== undefined && f.to !== undefined && f.from > f.to) {
+    problems.push({ path: 'query.from', message: 'must not be after to' });
+  }
+  if (problems.length > 0) return Promise.reject(new InvalidError(problems));
   return listConversions(q, scope.brandId, {
     status: f.status,
     offerId: f.offerId,
