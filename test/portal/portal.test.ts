@@ -329,7 +329,11 @@ for (const dialect of testedDialects()) {
 
         const sellerPage = (await seller.client.get('/portal/conversions')).body;
         assert.ok(menu(sellerPage).includes(retired), "the offer of the partner's own conversion is in the menu");
-        assert.match(sellerPage, /<td data-label="Offer">Retired offer<\/td>/, 'its conversion shows its name');
+        assert.match(
+          sellerPage,
+          /<td class="name" data-label="Offer">Retired offer<\/td>/,
+          'its conversion shows its name',
+        );
         assert.doesNotMatch(sellerPage, /SECRET/);
 
         await stranger.client.get('/portal/postbacks');
@@ -352,7 +356,7 @@ for (const dialect of testedDialects()) {
         assert.equal(added.status, 303);
         const listed = (await stranger.client.get('/portal/postbacks')).body;
         assert.match(listed, /Postback URL added/);
-        assert.match(listed, /<td data-label="Offer">Summer sale<\/td>/);
+        assert.match(listed, /<td class="name" data-label="Offer">Summer sale<\/td>/);
       });
 
       it('says why a day that is not in the calendar, or a reversed range, cannot be shown, instead of dropping the filter', async () => {

@@ -140,6 +140,7 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
                 ),
               },
               {
+                class: 'name',
                 html: (
                   <a href={`/dashboard/partners/${p.partner_id}`} safe>
                     {names.get(p.partner_id) ?? p.partner_id}

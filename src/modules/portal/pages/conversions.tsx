@@ -116,7 +116,7 @@ export function conversionPages(app: PortalApp, ctx: AppContext): void {
                 columns={['Recorded', 'Offer', 'Status', num('You earn'), 'sub1', 'sub2', 'Conversion']}
                 rows={page.data.map((c) => [
                   { html: <Time ms={c.created_at} timeZone={tz} /> },
-                  { text: names.get(c.offer_id) ?? c.offer_id },
+                  { class: 'name', text: names.get(c.offer_id) ?? c.offer_id },
                   { html: <Badge status={c.status} /> },
                   // A rejected conversion earns nothing: its recorded payout is not what the partner earns.
                   c.status === 'rejected'

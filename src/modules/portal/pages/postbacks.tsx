@@ -58,7 +58,7 @@ export function postbackPages(app: PortalApp, ctx: AppContext): void {
             columns={['URL', 'Offer', 'Events', '']}
             rows={templates.map((t) => [
               { class: 'mono', text: t.url },
-              { text: t.offer_id ? (names.get(t.offer_id) ?? t.offer_id) : 'All offers' },
+              { class: 'name', text: t.offer_id ? (names.get(t.offer_id) ?? t.offer_id) : 'All offers' },
               { text: (JSON.parse(t.events) as string[]).join(', ') },
               {
                 class: 'actions',
