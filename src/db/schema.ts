@@ -343,7 +343,11 @@ export interface PayoutTable {
   reference: string | null;
   created_at: number;
   paid_at: number | null;
-  /** Paid payouts: the partner's payout method and account when it was marked paid. */
+  /**
+   * The partner's payout method and account when the payout was created (migration 0034;
+   * payouts paid before it: when marked paid): what the brand pays to. Later changes in the
+   * portal do not touch it; the brand cancels and runs again to pay to new details.
+   */
   paid_method: string | null;
   paid_account: string | null;
   cancelled_at: number | null;

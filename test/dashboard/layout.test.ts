@@ -44,8 +44,10 @@ function pages(ids: Record<string, string>): Array<[string, string]> {
     ['overview', '/dashboard'],
     ['offers', '/dashboard/offers'],
     ['offer', `/dashboard/offers/${ids.offer}`],
+    ['offer-long-name', `/dashboard/offers/${ids.longOffer}`],
     ['partners', '/dashboard/partners'],
     ['partner', `/dashboard/partners/${ids.partner}`],
+    ['partner-long-name', `/dashboard/partners/${ids.longPartner}`],
     ['conversions', '/dashboard/conversions'],
     ['conversion', `/dashboard/conversions/${ids.conversion}`],
     ['clicks', '/dashboard/clicks'],
@@ -101,6 +103,17 @@ for (const dialect of testedDialects()) {
         website: 'https://jane-media.example/a/very/long/path/that/does/not/fit',
       });
       ids.partner = partner.id;
+      // Names of up to 200 characters without a space (the API's and the public form's limit).
+      ids.longOffer = (
+        await api('POST', '/api/v1/offers', {
+          name: `Offer-with-an-extremely-long-unbroken-name-${'z'.repeat(150)}`,
+          destinationUrl: 'https://shop.example/',
+          payoutCents: 100,
+        })
+      ).id;
+      ids.longPartner = (
+        await api('POST', '/api/v1/partners', { name: `Partner${'n'.repeat(120)}`, email: 'long@example.com' })
+      ).id;
       await env.app.inject({
         method: 'POST',
         url: '/api/public/partners/apply',

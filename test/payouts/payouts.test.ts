@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { Kysely } from 'kysely';
+import * as detailsAtCreation from '../../src/db/migrations/0034_payout_details_at_creation.js';
 import { jsonValidator } from '../../src/http/validation.js';
 import { EVENT_SCHEMAS } from '../../src/modules/events/schemas.js';
+import { signedInClient } from '../dashboard/client.js';
 import { expectError, type TestBrand, testedDialects } from '../helpers.js';
 import { invitedPartner } from '../portal/client.js';
 import { createHttpEnv, type HttpEnv } from './http.js';
@@ -263,31 +266,102 @@ for (const dialect of testedDialects()) {
       );
     });
 
-    it('keeps the payout details it was marked paid with, whatever the partner enters afterwards', async () => {
+    it('pays to the payout details of the moment the payout was created, whatever the partner enters afterwards', async () => {
       const { client, partnerId } = await invitedPartner(env, 'Paid To');
       const enter = async (method: string, account: string) => {
         await client.get('/portal/payout-details');
         assert.equal((await client.post('/portal/payout-details', { method, account })).status, 303);
       };
-      await enter('PayPal', 'first@partner.example');
+      await enter('Bank transfer (IBAN)', 'DE00 1111 OLD');
       await conversion(partnerId, { payoutCents: 500 });
       env.clock.advance(MINUTE);
       const id = (await env.http('POST', '/api/v1/payouts', { body: { upTo: now(), partnerId } })).body.data[0].id;
+      const brandUser = await signedInClient(env);
       const shown = async () => {
         const { payoutMethod, payoutAccount } = (await env.http('GET', `/api/v1/payouts/${id}`)).body;
-        return [payoutMethod, payoutAccount];
+        const csv = await fetch(`${env.base}/api/v1/payouts/${id}`, {
+          headers: { authorization: `Bearer ${env.brand.apiKey}`, accept: 'text/csv' },
+        });
+        const line = (await csv.text()).split('\r\n')[1] ?? '';
+        const dashboard = (await brandUser.get(`/dashboard/payouts/${id}`)).body;
+        const portal = (await client.get('/portal/earnings')).body;
+        return { api: [payoutMethod, payoutAccount], csv: line, dashboard, portal };
       };
-      await enter('Bank transfer (IBAN)', 'DE00 1111');
-      assert.deepEqual(await shown(), ['Bank transfer (IBAN)', 'DE00 1111'], 'until paid: the current details');
-      assert.equal((await env.http('POST', `/api/v1/payouts/${id}/mark-paid`)).status, 200);
+      const taken = ['Bank transfer (IBAN)', 'DE00 1111 OLD'];
+      const expectTaken = async (when: string) => {
+        const s = await shown();
+        assert.deepEqual(s.api, taken, `${when}: the API`);
+        assert.match(s.csv, /,Bank transfer \(IBAN\),DE00 1111 OLD,/, `${when}: the CSV`);
+        assert.match(s.dashboard, /DE00 1111 OLD/, `${when}: the dashboard`);
+        assert.match(s.portal, /Bank transfer \(IBAN\): DE00 1111 OLD/, `${when}: the portal`);
+        for (const page of [s.csv, s.dashboard, s.portal]) assert.doesNotMatch(page, /attacker/, when);
+      };
+      await expectTaken('created');
+      // Changed between the brand's export and its "mark paid": the payout still names what was exported.
       await enter('PayPal', 'attacker@evil.example');
-      assert.deepEqual(await shown(), ['Bank transfer (IBAN)', 'DE00 1111'], 'once paid: the details it was paid to');
-      const csv = await fetch(`${env.base}/api/v1/payouts/${id}`, {
-        headers: { authorization: `Bearer ${env.brand.apiKey}`, accept: 'text/csv' },
+      await expectTaken('changed before it is paid');
+      assert.equal((await env.http('POST', `/api/v1/payouts/${id}/mark-paid`)).status, 200);
+      await expectTaken('paid');
+      await enter('Wise', 'attacker-2@evil.example');
+      await expectTaken('changed after it is paid');
+
+      // Cancelled and run again, a payout takes the details as they are then.
+      const second = await conversion(partnerId, { payoutCents: 300 });
+      env.clock.advance(MINUTE);
+      const created = (await env.http('POST', '/api/v1/payouts', { body: { upTo: now(), partnerId } })).body.data[0];
+      await enter('PayPal', 'new@partner.example');
+      assert.equal((await env.http('POST', `/api/v1/payouts/${created.id}/cancel`)).status, 200);
+      env.clock.advance(MINUTE);
+      const rerun = (await env.http('POST', '/api/v1/payouts', { body: { upTo: now(), partnerId } })).body.data[0];
+      const detail = (await env.http('GET', `/api/v1/payouts/${rerun.id}`)).body;
+      assert.deepEqual(
+        detail.conversions.map((c: { conversionId: string }) => c.conversionId),
+        [second.id],
+      );
+      assert.deepEqual([detail.payoutMethod, detail.payoutAccount], ['PayPal', 'new@partner.example']);
+      const cancelled = (await env.http('GET', `/api/v1/payouts/${created.id}`)).body;
+      assert.deepEqual([cancelled.payoutMethod, cancelled.payoutAccount], ['Wise', 'attacker-2@evil.example']);
+    });
+
+    it('gives payouts created before details were taken at creation the details they showed (migration 0034)', async () => {
+      const { client, partnerId } = await invitedPartner(env, 'Before 0034');
+      await client.get('/portal/payout-details');
+      await client.post('/portal/payout-details', { method: 'PayPal', account: 'current@partner.example' });
+      const statuses = ['created', 'paid', 'cancelled'] as const;
+      const ids: string[] = [];
+      for (const _ of statuses) {
+        await conversion(partnerId, { payoutCents: 100 });
+        env.clock.advance(MINUTE);
+        ids.push((await env.http('POST', '/api/v1/payouts', { body: { upTo: now(), partnerId } })).body.data[0].id);
+      }
+      assert.equal((await env.http('POST', `/api/v1/payouts/${ids[1]}/mark-paid`)).status, 200);
+      assert.equal((await env.http('POST', `/api/v1/payouts/${ids[2]}/cancel`)).status, 200);
+      // As they were stored before 0034: only a paid payout had details (those it was marked paid with).
+      await env.ctx.db.transact(async (trx) => {
+        await trx
+          .updateTable('payouts')
+          .set({ paid_method: null, paid_account: null })
+          .where('id', 'in', [ids[0] ?? '', ids[2] ?? ''])
+          .execute();
+        await trx
+          .updateTable('payouts')
+          .set({ paid_method: 'Wise', paid_account: 'paid-to@partner.example' })
+          .where('id', '=', ids[1] ?? '')
+          .execute();
       });
-      const text = await csv.text();
-      assert.match(text, /DE00 1111/);
-      assert.doesNotMatch(text, /attacker/);
+      await detailsAtCreation.up(env.ctx.db.admin as unknown as Kysely<unknown>);
+      const changed = await client.post('/portal/payout-details', { method: 'Other', account: 'changed after 0034' });
+      assert.equal(changed.status, 303);
+      const details = [];
+      for (const id of ids) {
+        const { status, payoutMethod, payoutAccount } = (await env.http('GET', `/api/v1/payouts/${id}`)).body;
+        details.push([status, payoutMethod, payoutAccount]);
+      }
+      assert.deepEqual(details, [
+        ['created', 'PayPal', 'current@partner.example'],
+        ['paid', 'Wise', 'paid-to@partner.example'],
+        ['cancelled', 'PayPal', 'current@partner.example'],
+      ]);
     });
 
     it('cancels a created payout and its conversions are payable again in the next run', async () => {

@@ -327,6 +327,64 @@ for (const dialect of testedDialects()) {
       }
     });
 
+    it('fits every page at 390 and 1280 px with long unbroken partner and offer names, sign-out on the screen', async () => {
+      // The API and the public application form take names of up to 200 characters.
+      const longPartner = await invitedPartner(env, `Partner${'n'.repeat(120)}`);
+      const longOffer = (
+        await env.http('POST', '/api/v1/offers', {
+          body: {
+            name: `Offer-with-an-extremely-long-unbroken-name-${'z'.repeat(150)}`,
+            destinationUrl: 'https://shop.example/',
+            payoutCents: 100,
+            conversionStatus: 'approved',
+          },
+        })
+      ).body.id;
+      const recorded = await env.http('POST', '/api/v1/conversions', {
+        body: { offerId: longOffer, partnerId: longPartner.partnerId, sub1: 's'.repeat(200) },
+      });
+      assert.equal(recorded.status, 201, JSON.stringify(recorded.body));
+      const other = await browser.newContext();
+      try {
+        const tab = await other.newPage();
+        await tab.goto(`${env.base}/portal/login`);
+        await tab.getByLabel('Email').fill(longPartner.email);
+        await tab.getByLabel('Password').fill(PARTNER_PASSWORD);
+        await tab.getByRole('button', { name: 'Sign in' }).click();
+        await tab.waitForURL(`${env.base}/portal`);
+        const wide: string[] = [];
+        for (const width of [390, 1280]) {
+          await tab.setViewportSize({ width, height: 900 });
+          for (const path of [
+            '/portal',
+            '/portal/offers',
+            `/portal/offers/${longOffer}`,
+            '/portal/conversions',
+            '/portal/earnings',
+            '/portal/postbacks',
+            '/portal/payout-details',
+            '/portal/api-keys',
+          ]) {
+            await tab.goto(`${env.base}${path}`);
+            const overflow = await tab.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+            if (overflow > 0) wide.push(`${path} at ${width} px: ${overflow} px too wide`);
+            const signOut = await tab.getByRole('button', { name: 'Sign out' }).boundingBox();
+            if (!signOut || signOut.x < 0 || signOut.x + signOut.width > width) {
+              wide.push(`${path} at ${width} px: Sign out at ${JSON.stringify(signOut)}`);
+            }
+          }
+        }
+        assert.deepEqual(wide, []);
+        // The name cut with an ellipsis in the header is still whole for a screen reader and a tooltip.
+        await tab.goto(`${env.base}/portal`);
+        const shown = tab.locator('header .user span').first();
+        assert.equal(await shown.textContent(), `Partner${'n'.repeat(120)}`);
+        assert.equal(await shown.getAttribute('title'), `Partner${'n'.repeat(120)}`);
+      } finally {
+        await other.close();
+      }
+    });
+
     it('signs out, and ran without script errors or CSP violations', async () => {
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL(/\/portal\/login/);

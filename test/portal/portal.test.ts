@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { INVITE_TTL_MS } from '../../src/modules/portal/invites.js';
+import { INVITE_TTL_MS, MAX_PASSWORD_LENGTH } from '../../src/modules/portal/invites.js';
 import { PORTAL_LOGIN_ATTEMPTS_PER_MINUTE } from '../../src/modules/portal/pages/access.js';
 import { signedInClient } from '../dashboard/client.js';
 import { expectError, testedDialects } from '../helpers.js';
@@ -164,6 +164,26 @@ for (const dialect of testedDialects()) {
         env.clock.advance(61_000);
       });
 
+      it('refuses a password longer than the maximum as a wrong one, never checking a cut-off part of it', async () => {
+        env.clock.advance(61_000);
+        const created = await env.http('POST', '/api/v1/partners', {
+          body: { name: 'Longest', email: 'longest@example.com' },
+        });
+        const link = await invite(env, created.body.id);
+        const token = new URLSearchParams(link.split('?')[1]).get('token') ?? '';
+        const password = 'q'.repeat(MAX_PASSWORD_LENGTH);
+        const client = new PortalClient(env.base);
+        await client.get(link);
+        assert.equal((await client.post('/portal/invite', { token, password, confirm: password })).status, 303);
+        for (const longer of [`${password}WRONG-SUFFIX`, `${password}q`]) {
+          const refused = await new PortalClient(env.base).signIn('longest@example.com', longer);
+          assert.equal(refused.status, 422, `${longer.length} characters`);
+          assert.match(refused.body, /The email or password is not correct\./);
+        }
+        assert.equal((await new PortalClient(env.base).signIn('longest@example.com', password)).status, 303);
+        env.clock.advance(61_000);
+      });
+
       it('refuses an expired invite and one replaced by a newer invite', async () => {
         const created = await env.http('POST', '/api/v1/partners', { body: { name: 'Exp', email: 'exp@example.com' } });
         const first = await invite(env, created.body.id);
@@ -244,6 +264,124 @@ for (const dialect of testedDialects()) {
         const range = await client.get('/portal?from=2026-02-30&to=2026-03-01');
         assert.equal(range.status, 422);
         assert.equal((await client.get('/portal/conversions?colour=red')).status, 422);
+      });
+
+      it('shows no earning for a rejected conversion, and documents payoutCents as earned only once approved', async () => {
+        const { client, partnerId } = await invitedPartner(env, 'Rejected Partner');
+        const held = await env.http('POST', '/api/v1/offers', {
+          body: {
+            name: 'Held',
+            destinationUrl: 'https://shop.example/',
+            payoutCents: 100,
+            conversionStatus: 'pending',
+          },
+        });
+        const conversion = await env.http('POST', '/api/v1/conversions', {
+          body: { offerId: held.body.id, partnerId, payoutCents: 4242 },
+        });
+        assert.equal(conversion.status, 201);
+        assert.equal((await env.http('POST', `/api/v1/conversions/${conversion.body.id}/reject`)).status, 200);
+        const page = (await client.get('/portal/conversions?status=rejected')).body;
+        const row = /<tr>(?:(?!<\/tr>).)*rejected(?:(?!<\/tr>).)*<\/tr>/s.exec(page)?.[0] ?? '';
+        assert.match(row, new RegExp(conversion.body.id), 'the rejected conversion is listed');
+        assert.doesNotMatch(row, /42\.42/, 'no earning shown for it');
+        assert.match(row, /data-label="You earn"><span class="muted">—<\/span>/);
+        const doc = await env.http('GET', '/api/v1/openapi.json', { key: null });
+        const described = doc.body.components.schemas.PartnerConversion.properties.payoutCents.description;
+        assert.match(described, /once the conversion is approved/);
+        assert.match(described, /rejected conversion earns nothing/);
+      });
+
+      it("names only active offers and those of the partner's own conversions, and attaches postbacks to active offers only", async () => {
+        const offer = async (name: string, status?: string) => {
+          const res = await env.http('POST', '/api/v1/offers', {
+            body: { name, destinationUrl: 'https://shop.example/', payoutCents: 100, ...(status ? { status } : {}) },
+          });
+          assert.equal(res.status, 201, JSON.stringify(res.body));
+          return res.body.id as string;
+        };
+        const retired = await offer('Retired offer');
+        const seller = await invitedPartner(env, 'Retired Seller');
+        const sold = await env.http('POST', '/api/v1/conversions', {
+          body: { offerId: retired, partnerId: seller.partnerId },
+        });
+        assert.equal(sold.status, 201);
+        assert.equal(
+          (await env.http('PATCH', `/api/v1/offers/${retired}`, { body: { status: 'archived' } })).status,
+          200,
+        );
+        // More active offers than the old menu's first 100, all newer than the retired one.
+        for (let i = 0; i < 101; i++) await offer(`Active ${i}`);
+        const paused = await offer('SECRET upcoming launch', 'paused');
+        const archived = await offer('SECRET old deal', 'archived');
+        const stranger = await invitedPartner(env, 'Menu Stranger');
+
+        const menu = (body: string) =>
+          [...(/<select id="offerId"[^>]*>(.*?)<\/select>/s.exec(body)?.[1] ?? '').matchAll(/value="([^"]*)"/g)].map(
+            (m) => m[1],
+          );
+        const strangerPage = (await stranger.client.get('/portal/conversions')).body;
+        for (const secret of ['SECRET', paused, archived, 'Retired offer', retired]) {
+          assert.ok(!strangerPage.includes(secret), `a partner without conversions of it sees ${secret}`);
+        }
+        assert.ok(menu(strangerPage).includes(offerId), 'active offers are listed');
+        assert.equal(menu(strangerPage).filter((id) => id?.startsWith('off_')).length >= 102, true, 'all of them');
+
+        const sellerPage = (await seller.client.get('/portal/conversions')).body;
+        assert.ok(menu(sellerPage).includes(retired), "the offer of the partner's own conversion is in the menu");
+        assert.match(
+          sellerPage,
+          /<td class="name" data-label="Offer">Retired offer<\/td>/,
+          'its conversion shows its name',
+        );
+        assert.doesNotMatch(sellerPage, /SECRET/);
+
+        await stranger.client.get('/portal/postbacks');
+        for (const hidden of [paused, archived, retired]) {
+          const refused = await stranger.client.post('/portal/postbacks', {
+            url: 'https://partner.example/pb?c={click_id}',
+            offerId: hidden,
+            events: ['conversion.created'],
+          });
+          assert.equal(refused.status, 303);
+          const after = (await stranger.client.get('/portal/postbacks')).body;
+          assert.match(after, /no offer with this id/, hidden);
+          assert.doesNotMatch(after, /Postback URL added/);
+        }
+        const added = await stranger.client.post('/portal/postbacks', {
+          url: 'https://partner.example/pb?c={click_id}',
+          offerId,
+          events: ['conversion.created'],
+        });
+        assert.equal(added.status, 303);
+        const listed = (await stranger.client.get('/portal/postbacks')).body;
+        assert.match(listed, /Postback URL added/);
+        assert.match(listed, /<td class="name" data-label="Offer">Summer sale<\/td>/);
+      });
+
+      it('says why a day that is not in the calendar, or a reversed range, cannot be shown, instead of dropping the filter', async () => {
+        const { client, partnerId } = await invitedPartner(env, 'Day Range Partner');
+        const recorded = await env.http('POST', '/api/v1/conversions', { body: { offerId, partnerId } });
+        assert.equal(recorded.status, 201);
+        const today = new Date(env.clock.now()).toISOString().slice(0, 10);
+        const shown = await client.get(`/portal/conversions?from=${today}&to=${today}`);
+        assert.equal(shown.status, 200);
+        assert.match(shown.body, new RegExp(recorded.body.id));
+        for (const [query, problem] of [
+          ['from=2026-02-31', /The days cannot be shown: from is not a calendar date\./],
+          [`from=${today}&to=2026-13-01`, /The days cannot be shown: to is not a calendar date\./],
+          ['from=2026-12-01&to=2026-11-01', /The days cannot be shown: from must not be after to\./],
+        ] as const) {
+          const page = await client.get(`/portal/conversions?${query}`);
+          assert.equal(page.status, 422, query);
+          assert.match(page.body, problem, query);
+          assert.match(page.body, /role="alert"/, query);
+          assert.doesNotMatch(page.body, new RegExp(recorded.body.id), `${query}: no list that looks filtered`);
+          assert.doesNotMatch(page.body, /No conversions match/, query);
+        }
+        const reversed = (await client.get('/portal/conversions?from=2026-12-01&to=2026-11-01')).body;
+        assert.match(reversed, /id="from"[^>]*aria-invalid="true"/);
+        assert.match(reversed, /value="2026-12-01"/, 'the days entered are kept');
       });
 
       it("charts a partner's earnings in the currency they were earned in, never only the brand's", async () => {

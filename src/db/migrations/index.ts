@@ -37,6 +37,7 @@ import * as m0030 from './0030_throttle_last_send.js';
 import * as m0031 from './0031_idempotency_at_rest.js';
 import * as m0032 from './0032_partner_sign_in_key.js';
 import * as m0033 from './0033_payout_paid_to.js';
+import * as m0034 from './0034_payout_details_at_creation.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -72,6 +73,7 @@ const migrations: Record<string, Migration> = {
   '0031_idempotency_at_rest': m0031,
   '0032_partner_sign_in_key': m0032,
   '0033_payout_paid_to': m0033,
+  '0034_payout_details_at_creation': m0034,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -5,7 +5,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isRealDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
 import { bearerToken, enforceRateLimit, type KeyLimit } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
@@ -83,15 +82,7 @@ export function partnerApiRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const problems = (['from', 'to'] as const)
-          .filter((edge) => request.query[edge] !== undefined && !isRealDay(request.query[edge] ?? ''))
-          .map((edge) => ({ path: `query.${edge}`, message: 'is not a calendar date' }));
-        const { from, to } = request.query;
-        // As on the brand's /conversions and the partner report: a reversed range is refused, not empty.
-        if (problems.length === 0 && from !== undefined && to !== undefined && from > to) {
-          problems.push({ path: 'query.from', message: 'must not be after to' });
-        }
-        if (problems.length > 0) throw ApiError.validation(problems);
+        // A day not in the calendar or a reversed range is 422, as on the report (partnerConversions).
         const limit = pageSize(request.query.limit);
         const rows = await partnerConversions(ctx.db.read, request.partnerAuth, { ...request.query, limit });
         return toPage(rows, limit, partnerConversionToApi);

@@ -9,14 +9,7 @@ import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
 import { findPartner } from '../partners/repository.js';
 import { payoutCsv } from './csv.js';
-import {
-  findPayout,
-  listPayouts,
-  partnerBalances,
-  partnerPayoutDetails,
-  payoutConversions,
-  payoutToApi,
-} from './repository.js';
+import { findPayout, listPayouts, partnerBalances, payoutConversions, payoutToApi } from './repository.js';
 import {
   Balances,
   CreatePayoutsBody,
@@ -44,24 +37,18 @@ function runToApi(outcome: RunOutcome): RunResult {
 }
 
 /**
- * A payout with its conversions (none once cancelled) and the partner's payout details: those
- * it was marked paid with, or the current ones until then.
+ * A payout with its conversions (none once cancelled) and the payout details it is paid to:
+ * the partner's when the payout was created, whatever the partner entered since.
  */
 export async function payoutDetail(q: Queryable, brandId: string, id: string): Promise<PayoutDetail | null> {
   const row = await findPayout(q, brandId, id);
   if (!row) return null;
-  const [partner, details, items] = await Promise.all([
-    findPartner(q, brandId, row.partner_id),
-    row.status === 'paid'
-      ? { payout_method: row.paid_method, payout_account: row.paid_account }
-      : partnerPayoutDetails(q, row.partner_id),
-    payoutConversions(q, row.id),
-  ]);
+  const [partner, items] = await Promise.all([findPartner(q, brandId, row.partner_id), payoutConversions(q, row.id)]);
   return {
     ...payoutToApi(row),
     partnerName: partner?.name ?? '',
-    payoutMethod: details.payout_method,
-    payoutAccount: details.payout_account,
+    payoutMethod: row.paid_method,
+    payoutAccount: row.paid_account,
     conversions: items.map((i) => ({
       conversionId: i.id,
       offerId: i.offer_id,

@@ -36,12 +36,13 @@ export const PayoutDetail = Type.Composite(
       payoutMethod: Nullable(
         Type.String({
           description:
-            'What the partner entered in the portal, e.g. PayPal: as it was when the payout was marked paid, the current entry until then.',
+            'The payout method to pay to, e.g. PayPal: what the partner had entered in the portal when the payout was created (a payout run), kept as it was whatever the partner enters afterwards, and when it is marked paid. To pay to details the partner changed since, cancel the payout and run again. Null when the partner had entered none.',
         }),
       ),
       payoutAccount: Nullable(
         Type.String({
-          description: 'e.g. a PayPal e-mail or an IBAN, as the partner entered it (as it was when marked paid).',
+          description:
+            'The account to pay to, e.g. a PayPal e-mail or an IBAN, as the partner had entered it when the payout was created (see payoutMethod).',
         }),
       ),
       conversions: Type.Array(PayoutConversion, {

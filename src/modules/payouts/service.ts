@@ -3,6 +3,10 @@
  * per partner and currency, the approved conversions approved up to `upTo` that are in no
  * payout yet. Each payout and its event commit in one transaction.
  *
+ * A payout keeps the partner's payout details of the moment it was created: what the brand
+ * pays to. A partner who changes them afterwards is paid to the new ones only by a payout
+ * created after the change (the brand cancels the created payout and runs again).
+ *
  * Concurrency: a conversion can only ever be in one created or paid payout — `payout_items`
  * is keyed by conversion. On top of that, runs of one brand are serialised (an advisory
  * lock on PostgreSQL; SQLite's write transaction already excludes other writers), so two
@@ -152,6 +156,9 @@ export async function createRun(ctx: AppContext, brandId: string, input: RunInpu
     );
     const payouts: PayoutRow[] = [];
     for (const group of groups.paid) {
+      // The details it is to be paid to, kept with it from now on: the brand exports the
+      // payout and pays to these, and the partner may change them in the meantime.
+      const details = await partnerPayoutDetails(trx, group.partnerId);
       const row: PayoutRow = {
         id: newId('pay', now),
         brand_id: brandId,
@@ -165,8 +172,8 @@ export async function createRun(ctx: AppContext, brandId: string, input: RunInpu
         reference: null,
         created_at: now,
         paid_at: null,
-        paid_method: null,
-        paid_account: null,
+        paid_method: details.payout_method,
+        paid_account: details.payout_account,
         cancelled_at: null,
         updated_at: now,
       };
@@ -210,16 +217,8 @@ export async function markPayoutPaid(
       throw new ConflictError(`Only created payouts can be marked paid; this one is ${row.status}.`);
     }
     const now = ctx.clock.now();
-    // The details it is paid to, kept with it: the partner may change them afterwards.
-    const details = await partnerPayoutDetails(trx, row.partner_id);
-    const paid = {
-      status: 'paid' as const,
-      paid_at: now,
-      paid_method: details.payout_method,
-      paid_account: details.payout_account,
-      reference,
-      updated_at: now,
-    };
+    // It keeps the details taken when it was created: those are what the brand paid to.
+    const paid = { status: 'paid' as const, paid_at: now, reference, updated_at: now };
     const updated: PayoutRow = { ...row, ...paid };
     await trx.updateTable('payouts').set(paid).where('id', '=', id).execute();
     await recordEvent(ctx, trx, brandId, 'payout.paid', {

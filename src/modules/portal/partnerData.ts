@@ -1,12 +1,14 @@
 /**
  * What a partner may see of a brand's data, for the portal pages and the partner API alike:
- * every read is scoped to one brand *and* one partner, and the shapes carry what the partner
- * earns (payoutCents), never the brand's revenue or profit.
+ * every read is scoped to one brand *and* one partner, and the shapes carry the partner's
+ * payout (payoutCents, earned once approved), never the brand's revenue or profit.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { isRealDay } from '../../calendar.js';
 import { toIso, toIsoOrNull } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
+import { InvalidError } from '../../errors.js';
 import { Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { type ConversionRow, listConversions } from '../conversions/repository.js';
 import { ConversionStatus } from '../conversions/schemas.js';
@@ -23,7 +25,10 @@ export const PartnerConversion = Resource('PartnerConversion', {
   offerId: Type.String(),
   clickId: Nullable(Type.String()),
   status: ConversionStatus,
-  payoutCents: Type.Integer({ description: 'What the partner earns for this conversion (minor units).' }),
+  payoutCents: Type.Integer({
+    description:
+      "The conversion's payout (minor units): earned once the conversion is approved, not yet while it is pending. A rejected conversion earns nothing; it keeps the payout it was recorded with here.",
+  }),
   currency: Type.String(),
   sub1: Nullable(Type.String()),
   sub2: Nullable(Type.String()),
@@ -72,13 +77,23 @@ export type PartnerConversionsQuery = Static<typeof PartnerConversionsQuery>;
 /**
  * `from`/`to` are days of the brand's time zone, matched against the conversion's brand-local
  * creation day as the partner report and the brand's /conversions count them: the same days
- * show the same conversions in the list and the report.
+ * show the same conversions in the list and the report. A day that is not in the calendar,
+ * or a reversed range, is refused (InvalidError, paths `query.from`/`query.to`) for the API
+ * and the portal page alike, as the report refuses them: dropping the filter would answer
+ * with a list that looks filtered and is not.
  */
 export function partnerConversions(
   q: Queryable,
   scope: PartnerScope,
   f: { status?: ConversionRow['status']; offerId?: string; from?: string; to?: string; cursor?: string; limit: number },
 ): Promise<ConversionRow[]> {
+  const problems = (['from', 'to'] as const)
+    .filter((edge) => f[edge] !== undefined && !isRealDay(f[edge] ?? ''))
+    .map((edge) => ({ path: `query.${edge}`, message: 'is not a calendar date' }));
+  if (problems.length === 0 && f.from !== undefined && f.to !== undefined && f.from > f.to) {
+    problems.push({ path: 'query.from', message: 'must not be after to' });
+  }
+  if (problems.length > 0) return Promise.reject(new InvalidError(problems));
   return listConversions(q, scope.brandId, {
     status: f.status,
     offerId: f.offerId,
@@ -118,6 +133,33 @@ export function partnerOfferToApi(ctx: AppContext, scope: PartnerScope, row: Off
 /** Offers open to the brand's partners: the active ones (paused and archived links do not redirect). */
 export function partnerOffers(q: Queryable, scope: PartnerScope, page: { cursor?: string; limit: number }) {
   return listOffers(q, scope.brandId, { status: 'active', ...page });
+}
+
+/**
+ * The offers a partner may see named (the conversions page's offer menu and its rows): the
+ * brand's active offers and those of the partner's own conversions, however many. A paused or
+ * archived offer the partner has no conversion of stays unknown to it, name and id.
+ */
+export function partnerOfferMenu(q: Queryable, scope: PartnerScope): Promise<Array<{ id: string; name: string }>> {
+  return q
+    .selectFrom('offers as o')
+    .select(['o.id', 'o.name'])
+    .where('o.brand_id', '=', scope.brandId)
+    .where((eb) =>
+      eb.or([
+        eb('o.status', '=', 'active'),
+        eb.exists(
+          eb
+            .selectFrom('conversions as c')
+            .select('c.id')
+            .whereRef('c.offer_id', '=', 'o.id')
+            .where('c.brand_id', '=', scope.brandId)
+            .where('c.partner_id', '=', scope.partnerId),
+        ),
+      ]),
+    )
+    .orderBy('o.id', 'desc')
+    .execute();
 }
 
 export const PartnerReportQuery = Type.Object(

@@ -4,9 +4,17 @@
  * it (today postbacks/ and webhooks/) can be swapped by changing only these functions.
  */
 import type { AppContext } from '../../context.js';
+import { InvalidError } from '../../errors.js';
 import type { AttemptOutcome } from '../deliveries/sender.js';
+import { findOffer } from '../offers/repository.js';
 import type { CreatePostbackBody } from '../postbacks/schemas.js';
-import { createPostback, deletePostback, listPostbacks, type PostbackRow } from '../postbacks/service.js';
+import {
+  createPostback,
+  deletePostback,
+  listPostbacks,
+  type PostbackRow,
+  UNKNOWN_OFFER,
+} from '../postbacks/service.js';
 import { sendTestPostback as sendTemplateOnce } from '../postbacks/testSend.js';
 import type { PartnerScope } from './partnerData.js';
 
@@ -14,7 +22,14 @@ export function listPartnerPostbacks(ctx: AppContext, scope: PartnerScope): Prom
   return listPostbacks(ctx, scope.brandId, scope.partnerId);
 }
 
-export function addPartnerPostback(ctx: AppContext, scope: PartnerScope, input: CreatePostbackBody) {
+/**
+ * A partner attaches a postback to an offer open to it (an active one) or to all its offers.
+ * Another offer is refused as an unknown one: a partner learns no paused or archived offer.
+ */
+export async function addPartnerPostback(ctx: AppContext, scope: PartnerScope, input: CreatePostbackBody) {
+  if (input.offerId && (await findOffer(ctx.db.read, scope.brandId, input.offerId))?.status !== 'active') {
+    throw InvalidError.at('offerId', UNKNOWN_OFFER);
+  }
   return createPostback(ctx, scope.brandId, scope.partnerId, input);
 }
 

@@ -20,6 +20,9 @@ export const MAX_POSTBACKS_PER_PARTNER = 20;
 
 export type PostbackRow = Selectable<PartnerPostbackTable>;
 
+/** The problem of an offerId naming no offer of the brand. */
+export const UNKNOWN_OFFER = 'no offer with this id';
+
 export function postbackToApi(row: PostbackRow): Postback {
   return {
     id: row.id,
@@ -54,7 +57,7 @@ async function checkPostbackInput(ctx: AppContext, brandId: string, partnerId: s
   if (hasHostMacro(input.url)) throw InvalidError.at('url', HOST_MACRO_PROBLEM);
   await validateTargetUrl(ctx, input.url);
   if (input.offerId && !(await findOffer(ctx.db.read, brandId, input.offerId))) {
-    throw InvalidError.at('offerId', 'no offer with this id');
+    throw InvalidError.at('offerId', UNKNOWN_OFFER);
   }
 }
 

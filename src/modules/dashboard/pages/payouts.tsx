@@ -140,6 +140,7 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
                 ),
               },
               {
+                class: 'name',
                 html: (
                   <a href={`/dashboard/partners/${p.partner_id}`} safe>
                     {names.get(p.partner_id) ?? p.partner_id}
@@ -332,6 +333,10 @@ export function payoutPages(app: DashboardApp, ctx: AppContext): void {
               </Prop>
               <Prop label="Reference" text={payout.reference} />
             </dl>
+            <p class="hint">
+              Payout method and account: what the partner had entered when this payout was created, kept whatever the
+              partner enters afterwards. To pay to details changed since, cancel the payout and run again.
+            </p>
           </section>
           {payout.status === 'created' ? (
             <form method="post" action={`/dashboard/payouts/${payout.id}/mark-paid`} class="row-form">

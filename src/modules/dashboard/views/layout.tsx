@@ -2,6 +2,7 @@
  * The page shell shared by the dashboard and the partner portal (same look, own navigation):
  * head, skip link, top bar with navigation and sign-out, flash message, footer.
  */
+import { escapeHtml } from '@kitajs/html';
 import { dashboardAssets } from '../assets.js';
 import type { Flash, PageSession } from '../session.js';
 import { CsrfField } from './components.js';
@@ -107,7 +108,9 @@ export function Shell({ children, ...props }: ShellProps) {
               </ul>
             </nav>
             <div class="user">
-              <span safe>{props.userLabel}</span>
+              <span title={escapeHtml(props.userLabel)} safe>
+                {props.userLabel}
+              </span>
               <form method="post" action={props.logoutAction} class="inline">
                 <CsrfField token={props.csrfToken} />
                 <button type="submit">Sign out</button>

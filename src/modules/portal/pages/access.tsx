@@ -144,7 +144,7 @@ export function accessRoutes(app: PortalApp, ctx: AppContext): void {
       const message: Flash = { kind: 'error', text: `Too many sign-in attempts. Please wait ${wait} seconds.` };
       return showLogin(request, reply, 429, email, message);
     }
-    const signedIn = await signInPartner(ctx, email, (request.body.password ?? '').slice(0, MAX_PASSWORD_LENGTH));
+    const signedIn = await signInPartner(ctx, email, request.body.password ?? '');
     if (!signedIn) {
       return showLogin(request, reply, 422, email, { kind: 'error', text: 'The email or password is not correct.' });
     }

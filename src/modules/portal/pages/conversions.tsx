@@ -1,15 +1,15 @@
-/** The partner's own conversions: filters, status and what they earn (never the brand's revenue). */
+/** The partner's own conversions: filters, status and what they earn (nothing when rejected; never the brand's revenue). */
 import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
-import { isRealDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
+import { InvalidError } from '../../../errors.js';
 import { toPage } from '../../../http/pagination.js';
+import type { ConversionRow } from '../../conversions/repository.js';
 import { money } from '../../dashboard/format.js';
 import { Choice, Cursor, Query } from '../../dashboard/forms.js';
 import { Badge, EmptyState, Pager, Time } from '../../dashboard/views/components.js';
 import { num, Table } from '../../dashboard/views/table.js';
-import { listOffers } from '../../offers/repository.js';
-import { partnerConversions } from '../partnerData.js';
+import { partnerConversions, partnerOfferMenu } from '../partnerData.js';
 import { type PortalApp, renderPortal } from '../respond.js';
 import { partnerSessionOf } from '../web.js';
 
@@ -23,34 +23,42 @@ const ConversionsQuery = Query({
   to: Short,
   cursor: Cursor,
 });
-/** Offers listed in the filter menu at most. */
-const OFFER_CHOICES = 100;
 
 export function conversionPages(app: PortalApp, ctx: AppContext): void {
   app.get('/conversions', { schema: { querystring: ConversionsQuery } }, async (request, reply) => {
     const session = partnerSessionOf(request);
     const scope = { brandId: session.brand.id, partnerId: session.partner.id };
     const q = request.query;
-    const from = q.from && isRealDay(q.from) ? q.from : undefined;
-    const to = q.to && isRealDay(q.to) ? q.to : undefined;
-    const [rows, offers] = await Promise.all([
-      partnerConversions(ctx.db.read, scope, {
+    const from = q.from || undefined;
+    const to = q.to || undefined;
+    const offers = await partnerOfferMenu(ctx.db.read, scope);
+    let rows: ConversionRow[] | null = null;
+    let error: string | null = null;
+    let refused = new Set<string>();
+    try {
+      rows = await partnerConversions(ctx.db.read, scope, {
         status: q.status || undefined,
         offerId: q.offerId || undefined,
         from,
         to,
         cursor: q.cursor,
         limit: PAGE_SIZE,
-      }),
-      listOffers(ctx.db.read, scope.brandId, { limit: OFFER_CHOICES }),
-    ]);
-    const page = toPage(rows, PAGE_SIZE, (r) => r);
+      });
+    } catch (e) {
+      // As on the overview: a day the calendar lacks, or a reversed range, is said, not dropped.
+      if (!(e instanceof InvalidError)) throw e;
+      error = e.problems.map((d) => `${d.path.replace('query.', '')} ${d.message}`).join('; ');
+      refused = new Set(e.problems.map((d) => d.path.replace('query.', '')));
+    }
+    const page = toPage(rows ?? [], PAGE_SIZE, (r) => r);
     const names = new Map(offers.map((o) => [o.id, o.name]));
     const tz = session.brand.timezone;
     const filters = { status: q.status, offerId: q.offerId, from, to };
     return renderPortal(request, reply, {
       title: 'Conversions',
       section: 'conversions',
+      status: error ? 422 : 200,
+      flash: error ? { kind: 'error', text: `The days cannot be shown: ${error}.` } : undefined,
       body: () => (
         <>
           <h1>Conversions</h1>
@@ -70,7 +78,7 @@ export function conversionPages(app: PortalApp, ctx: AppContext): void {
               <label for="offerId">Offer</label>
               <select id="offerId" name="offerId">
                 <option value="">All offers</option>
-                {offers.slice(0, OFFER_CHOICES).map((o) => (
+                {offers.map((o) => (
                   <option value={escapeHtml(o.id)} selected={q.offerId === o.id} safe>
                     {o.name}
                   </option>
@@ -79,30 +87,56 @@ export function conversionPages(app: PortalApp, ctx: AppContext): void {
             </div>
             <div>
               <label for="from">From (day, brand time zone)</label>
-              <input id="from" name="from" type="date" value={escapeHtml(from ?? '')} />
+              <input
+                id="from"
+                name="from"
+                type="date"
+                value={escapeHtml(from ?? '')}
+                aria-invalid={refused.has('from') ? 'true' : undefined}
+              />
             </div>
             <div>
               <label for="to">To (day, brand time zone)</label>
-              <input id="to" name="to" type="date" value={escapeHtml(to ?? '')} />
+              <input
+                id="to"
+                name="to"
+                type="date"
+                value={escapeHtml(to ?? '')}
+                aria-invalid={refused.has('to') ? 'true' : undefined}
+              />
             </div>
             <div>
               <button type="submit">Filter</button>
             </div>
           </form>
-          <Table
-            caption="Your conversions"
-            columns={['Recorded', 'Offer', 'Status', num('You earn'), 'sub1', 'sub2', 'Conversion']}
-            rows={page.data.map((c) => [
-              { html: <Time ms={c.created_at} timeZone={tz} /> },
-              { text: names.get(c.offer_id) ?? c.offer_id },
-              { html: <Badge status={c.status} /> },
-              { class: 'num', text: money(c.payout_cents, c.currency) },
-              { text: c.sub1 },
-              { text: c.sub2 },
-              { class: 'mono', text: c.id },
-            ])}
-            empty={<EmptyState title="No conversions match.">Conversions appear here as they are recorded.</EmptyState>}
-          />
+          {rows ? (
+            <>
+              <Table
+                caption="Your conversions"
+                columns={['Recorded', 'Offer', 'Status', num('You earn'), 'sub1', 'sub2', 'Conversion']}
+                rows={page.data.map((c) => [
+                  { html: <Time ms={c.created_at} timeZone={tz} /> },
+                  { class: 'name', text: names.get(c.offer_id) ?? c.offer_id },
+                  { html: <Badge status={c.status} /> },
+                  // A rejected conversion earns nothing: its recorded payout is not what the partner earns.
+                  c.status === 'rejected'
+                    ? { class: 'num', html: <span class="muted">—</span> }
+                    : { class: 'num', text: money(c.payout_cents, c.currency) },
+                  { text: c.sub1 },
+                  { text: c.sub2 },
+                  { class: 'mono', text: c.id },
+                ])}
+                empty={
+                  <EmptyState title="No conversions match.">Conversions appear here as they are recorded.</EmptyState>
+                }
+              />
+              <p class="hint">
+                You earn a conversion's payout once the brand approves it; a rejected one earns nothing.
+              </p>
+            </>
+          ) : (
+            ''
+          )}
           <Pager path="/portal/conversions" query={{ ...filters, cursor: q.cursor }} nextCursor={page.nextCursor} />
         </>
       ),

@@ -5,11 +5,17 @@ import { count, money } from '../../dashboard/format.js';
 import { Cursor, Query } from '../../dashboard/forms.js';
 import { Badge, EmptyState, Pager, Time } from '../../dashboard/views/components.js';
 import { num, Table } from '../../dashboard/views/table.js';
-import { listPayouts, partnerBalances } from '../../payouts/repository.js';
+import { listPayouts, type PayoutRow, partnerBalances } from '../../payouts/repository.js';
 import { type PortalApp, renderPortal } from '../respond.js';
 import { partnerSessionOf } from '../web.js';
 
 const PAGE_SIZE = 25;
+
+/** The details a payout is paid to, as taken when it was created. */
+function paidTo(p: PayoutRow): string | null {
+  const details = [p.paid_method, p.paid_account].filter(Boolean).join(': ');
+  return details || null;
+}
 
 export function earningsPage(app: PortalApp, ctx: AppContext): void {
   app.get('/earnings', { schema: { querystring: Query({ cursor: Cursor }) } }, async (request, reply) => {
@@ -47,7 +53,7 @@ export function earningsPage(app: PortalApp, ctx: AppContext): void {
           <h2>Payouts</h2>
           <Table
             caption="Your payouts"
-            columns={['Created', 'Status', num('Amount'), num('Conversions'), 'Paid', 'Reference']}
+            columns={['Created', 'Status', num('Amount'), num('Conversions'), 'Paid to', 'Paid', 'Reference']}
             rows={page.data.map((p) => [
               { html: <Time ms={p.created_at} timeZone={tz} /> },
               {
@@ -60,11 +66,16 @@ export function earningsPage(app: PortalApp, ctx: AppContext): void {
               },
               { class: 'num', text: money(p.amount_cents, p.currency) },
               { class: 'num', text: count(p.conversion_count) },
+              { class: 'url', text: paidTo(p) },
               { html: <Time ms={p.paid_at} timeZone={tz} /> },
               { text: p.reference },
             ])}
             empty={<EmptyState title="No payouts yet." />}
           />
+          <p class="hint">
+            Paid to: your payout details when the payout was created. Changing them on the Payout details page applies
+            to payouts created afterwards.
+          </p>
           <Pager path="/portal/earnings" query={{ cursor: request.query.cursor }} nextCursor={page.nextCursor} />
         </>
       ),

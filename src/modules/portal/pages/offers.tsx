@@ -33,6 +33,7 @@ export function offerPages(app: PortalApp, ctx: AppContext): void {
             columns={['Offer', num('Payout per conversion'), 'Tracking link']}
             rows={page.data.map((o) => [
               {
+                class: 'name',
                 html: (
                   <a href={`/portal/offers/${o.id}`} safe>
                     {o.name}

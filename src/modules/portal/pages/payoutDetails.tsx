@@ -26,7 +26,9 @@ export function payoutDetailsPage(app: PortalApp, ctx: AppContext): void {
       body: (_, csrf) => (
         <>
           <h1>Payout details</h1>
-          <p safe>{`${session.brand.name} sees what you enter here when it pays you.`}</p>
+          <p safe>
+            {`${session.brand.name} sees what you enter here when it pays you. A payout keeps the details you had when it was created: a change applies to payouts created afterwards.`}
+          </p>
           <form method="post" action="/portal/payout-details" class="stack">
             <CsrfField token={csrf} />
             <div>

@@ -6,9 +6,9 @@ import { enforceRateLimit } from '../../../http/auth.js';
 import { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
 import { Cursor, Field, FormBody, ListField, Problems, Query, text } from '../../dashboard/forms.js';
+import { offerNames } from '../../dashboard/repository.js';
 import { ActionButton, Badge, CsrfField, EmptyState, Pager, Time } from '../../dashboard/views/components.js';
 import { num, Table } from '../../dashboard/views/table.js';
-import { listOffers } from '../../offers/repository.js';
 import { CreatePostbackBody, POSTBACK_EVENTS } from '../../postbacks/schemas.js';
 import { partnerOffers } from '../partnerData.js';
 import {
@@ -38,8 +38,11 @@ export function postbackPages(app: PortalApp, ctx: AppContext): void {
       partnerPostbackLog(ctx, scope, { cursor: request.query.cursor, limit: LOG_PAGE_SIZE }),
       partnerOffers(ctx.db.read, scope, { limit: OFFER_CHOICES }),
     ]);
-    const names = new Map(
-      (await listOffers(ctx.db.read, scope.brandId, { limit: OFFER_CHOICES })).map((o) => [o.id, o.name]),
+    // The names of the templates' own offers, however many offers the brand has.
+    const names = await offerNames(
+      ctx.db.read,
+      scope.brandId,
+      templates.flatMap((t) => (t.offer_id ? [t.offer_id] : [])),
     );
     const page = toPage(log, LOG_PAGE_SIZE, (r) => r);
     const tz = session.brand.timezone;
@@ -55,7 +58,7 @@ export function postbackPages(app: PortalApp, ctx: AppContext): void {
             columns={['URL', 'Offer', 'Events', '']}
             rows={templates.map((t) => [
               { class: 'mono', text: t.url },
-              { text: t.offer_id ? (names.get(t.offer_id) ?? t.offer_id) : 'All offers' },
+              { class: 'name', text: t.offer_id ? (names.get(t.offer_id) ?? t.offer_id) : 'All offers' },
               { text: (JSON.parse(t.events) as string[]).join(', ') },
               {
                 class: 'actions',
