@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { LOGIN_ATTEMPTS_PER_MINUTE } from '../../src/modules/dashboard/pages/login.js';
+import { MAX_PASSWORD_LENGTH } from '../../src/modules/users/passwords.js';
+import { createUser } from '../../src/modules/users/service.js';
 import { hashSessionToken, SESSION_TTL_MS } from '../../src/modules/users/sessions.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { createDashboardUser, DashboardClient, PASSWORD, parseSetCookie, signedInClient } from './client.js';
@@ -72,6 +74,23 @@ for (const dialect of testedDialects()) {
         );
       }
       assert.match(wrongPassword.body, new RegExp(`value="${email}"`));
+    });
+
+    it('refuses a password longer than any that can be set, never checking a cut-off part of it', async () => {
+      const longest = 'q'.repeat(MAX_PASSWORD_LENGTH);
+      const email = `longest-${env.brand.id.slice(-6).toLowerCase()}@example.com`;
+      await createUser(env.ctx, { brandId: env.brand.id, email, password: longest });
+      await assert.rejects(
+        createUser(env.ctx, { brandId: env.brand.id, email: 'longer@example.com', password: `${longest}q` }),
+        /must be at most 1024 characters/,
+      );
+      const client = new DashboardClient(env);
+      for (const wrong of [`${longest}q`, `${longest}-anything`]) {
+        const res = await client.signIn(email, wrong);
+        assert.equal(res.status, 422, `a password of ${wrong.length} characters`);
+        assert.match(res.body, /The email or password is not correct\./);
+      }
+      assert.equal((await client.signIn(email, longest)).status, 303, 'the password itself still signs in');
     });
 
     it('signs in with a session cookie that is HttpOnly, SameSite=Lax, Path=/dashboard, 12 h', async () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { INVITE_TTL_MS, MAX_PASSWORD_LENGTH } from '../../src/modules/portal/invites.js';
+import { INVITE_TTL_MS } from '../../src/modules/portal/invites.js';
 import { PORTAL_LOGIN_ATTEMPTS_PER_MINUTE } from '../../src/modules/portal/pages/access.js';
+import { MAX_PASSWORD_LENGTH } from '../../src/modules/users/passwords.js';
 import { signedInClient } from '../dashboard/client.js';
 import { expectError, testedDialects } from '../helpers.js';
 import { createHttpEnv, type HttpEnv } from '../payouts/http.js';

@@ -8,14 +8,12 @@ import type { AppContext } from '../../context.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findPartner, type PartnerRow } from '../partners/repository.js';
-import { hashPassword, lookupKey, MIN_PASSWORD_LENGTH } from '../users/passwords.js';
+import { hashPassword, lookupKey, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../users/passwords.js';
 import { hashSessionToken, newToken } from '../users/sessions.js';
 
 export const INVITE_TTL_MS = 7 * 24 * 3600 * 1000;
 /** base64url of 32 bytes: anything else is not one of our tokens and needs no lookup. */
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
-/** scrypt bounds the cost per guess; very long passwords only slow the KDF down. */
-export const MAX_PASSWORD_LENGTH = 1024;
 
 export interface Invite {
   partnerId: string;

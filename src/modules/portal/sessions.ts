@@ -7,9 +7,8 @@ import { sql } from 'kysely';
 import type { AppContext } from '../../context.js';
 import type { BrandRow } from '../brands/repository.js';
 import type { PartnerRow } from '../partners/repository.js';
-import { lookupKey, verifyPassword } from '../users/passwords.js';
+import { lookupKey, MAX_PASSWORD_LENGTH, verifyPassword } from '../users/passwords.js';
 import { hashSessionToken, newToken } from '../users/sessions.js';
-import { MAX_PASSWORD_LENGTH } from './invites.js';
 
 export const PARTNER_SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 const TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
@@ -78,9 +77,7 @@ export async function signInPartner(
   email: string,
   password: string,
 ): Promise<{ token: string; partnerId: string } | null> {
-  // No password longer than the maximum can be set (the invite refuses it), so a longer one is
-  // wrong. Cutting it to the maximum instead opened the account with any text that merely
-  // starts with the password.
+  // No password longer than the maximum can be set (the invite refuses it): a longer one is wrong.
   if (password.length > MAX_PASSWORD_LENGTH) return null;
   const match = await accountOf(ctx, email.trim().toLowerCase(), password);
   if (!match) return null;

@@ -6,6 +6,12 @@ const R = 8;
 const P = 1;
 const KEY_LENGTH = 32;
 export const MIN_PASSWORD_LENGTH = 10;
+/**
+ * Longest password that can be set (dashboard users, portal accounts). A longer one given at
+ * sign-in is wrong, never cut to this length and checked: that would open the account with any
+ * text that merely starts with the password.
+ */
+export const MAX_PASSWORD_LENGTH = 1024;
 
 function derive(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
   return new Promise((resolve, reject) =>

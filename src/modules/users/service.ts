@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import { ConflictError, InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { findBrandById } from '../brands/repository.js';
-import { hashPassword, MIN_PASSWORD_LENGTH } from './passwords.js';
+import { hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -20,6 +20,9 @@ export async function createUser(
   if (!EMAIL.test(email)) throw InvalidError.at('email', 'must be an email address');
   if (input.password.length < MIN_PASSWORD_LENGTH) {
     throw InvalidError.at('password', `must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  }
+  if (input.password.length > MAX_PASSWORD_LENGTH) {
+    throw InvalidError.at('password', `must be at most ${MAX_PASSWORD_LENGTH} characters`);
   }
   if (!(await findBrandById(ctx.db.read, input.brandId))) throw new NotFoundError('Brand');
   const passwordHash = await hashPassword(input.password);

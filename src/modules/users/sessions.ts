@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { AppContext } from '../../context.js';
 import type { BrandRow } from '../brands/repository.js';
-import { hashPassword, verifyPassword } from './passwords.js';
+import { hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
 
 /** A working day plus margin; long enough not to interrupt, short enough to bound a stolen cookie. */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
@@ -51,6 +51,8 @@ export async function signIn(
   email: string,
   password: string,
 ): Promise<{ token: string; expiresAt: number } | null> {
+  // No password longer than the maximum can be set (createUser refuses it): a longer one is wrong.
+  if (password.length > MAX_PASSWORD_LENGTH) return null;
   const normalised = email.trim().toLowerCase();
   const user = normalised
     ? await ctx.db.read

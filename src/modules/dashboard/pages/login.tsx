@@ -88,7 +88,7 @@ export function loginRoutes(app: DashboardApp, ctx: AppContext): void {
       const text = `Too many sign-in attempts. Please wait ${wait} seconds and try again.`;
       return showLogin(request, reply, 429, { email, next, message: { kind: 'error', text } });
     }
-    const session = await signIn(ctx, email, (request.body.password ?? '').slice(0, 1024));
+    const session = await signIn(ctx, email, request.body.password ?? '');
     if (!session) {
       const message: Flash = { kind: 'error', text: 'The email or password is not correct.' };
       return showLogin(request, reply, 422, { email, next, message, refused: true });
