@@ -8,10 +8,12 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { CommandError, reportFailure, toCommandError, usageError } from './cliErrors.js';
+import { CommandError, EXIT_FAILURE, reportFailure, toCommandError, usageError } from './cliErrors.js';
 import { type Config, loadConfig } from './config.js';
 import type { AppContext } from './context.js';
-import { migrateToLatest } from './db/migrate.js';
+import type { Database } from './db/database.js';
+import { migrateToLatest, pendingMigrations } from './db/migrate.js';
+import { serverHoldsLock } from './db/serveLock.js';
 import { apiKeyToView, insertApiKey, listApiKeys, revokeApiKey } from './modules/apiKeys/service.js';
 import { brandToApi, findBrandById } from './modules/brands/repository.js';
 import { createBrandWithFirstKey } from './modules/brands/service.js';
@@ -44,12 +46,36 @@ function print(json: boolean, value: unknown, text: string): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
 }
 
-/** Runs `work` against a migrated database (commands other than `migrate` migrate first, like `serve`). */
+/**
+ * A command of a newer version must not migrate the SQLite database under a running server:
+ * that (older) server would go on writing in the old way into the new schema (idempotency keys
+ * unhashed where the new version looks for hashes, so a retry after the restart did the work
+ * twice). The server that will use the new schema is the one to migrate it.
+ */
+async function refuseMigratingUnderServer(db: Database, dataDir: string): Promise<void> {
+  const pending = await pendingMigrations(db);
+  if (pending.length === 0 || !serverHoldsLock(dataDir)) return;
+  throw new CommandError(
+    'server_running',
+    `the SQLite database in ${dataDir} (DATA_DIR) needs migrations of this version (${pending.join(', ')}) ` +
+      'and a server is running on it: stop that server and run this command again, ' +
+      "or start this version's server (affitrack serve), which migrates",
+    EXIT_FAILURE,
+  );
+}
+
+/**
+ * Runs `work` against a migrated database (commands other than `migrate` migrate first, like
+ * `serve`, except beside a running SQLite server: see refuseMigratingUnderServer).
+ */
 async function withContext<T>(config: Config, work: (ctx: AppContext) => Promise<T>, migrateFirst = true) {
   // CLI logs go to stderr so stdout carries only the command's output.
   const ctx = createContext(config, { logger: createLogger(config, pino.destination({ fd: 2, sync: true })) });
   try {
-    if (migrateFirst) await migrateToLatest(ctx.db);
+    if (migrateFirst) {
+      if (ctx.db.dialect === 'sqlite') await refuseMigratingUnderServer(ctx.db, config.dataDir);
+      await migrateToLatest(ctx.db);
+    }
     return await work(ctx);
   } finally {
     await closeContext(ctx);
