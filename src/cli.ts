@@ -6,11 +6,13 @@
  * configuration (cliErrors.ts).
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { CommandError, EXIT_FAILURE, reportFailure, toCommandError, usageError } from './cliErrors.js';
 import { type Config, loadConfig } from './config.js';
 import type { AppContext } from './context.js';
+import { backupSqlite } from './db/backup.js';
 import type { Database } from './db/database.js';
 import { migrateToLatest, pendingMigrations } from './db/migrate.js';
 import { serverHoldsLock } from './db/serveLock.js';
@@ -27,6 +29,7 @@ const USAGE = `Usage: affitrack <command> [options]
 Commands:
   serve [--role all|api|worker]             Run the service (default role: all)
   migrate                                   Apply pending database migrations
+  backup FILE [--json]                      Copy the SQLite database to FILE, safe while the server runs
   brands create --name N [--timezone TZ] [--currency CUR] [--json]
   keys create --brand ID [--name N] [--rate-limit N] [--json]
   keys list --brand ID [--json]
@@ -122,6 +125,8 @@ async function runCommand(config: Config, { values, positionals }: CommandLine):
         },
         false,
       );
+    case 'backup':
+      return backupCommand(config, sub, json);
     case 'brands':
       if (sub !== 'create') throw usageError('Try: affitrack brands create --name N');
       if (!values.name) throw usageError('--name is required');
@@ -154,6 +159,20 @@ async function runCommand(config: Config, { values, positionals }: CommandLine):
     default:
       throw usageError(`Unknown command "${command}"`);
   }
+}
+
+/** Not through withContext: a backup must neither migrate (it is taken before an upgrade) nor create a database. */
+async function backupCommand(config: Config, file: string | undefined, json: boolean): Promise<void> {
+  if (config.databaseUrl !== null) {
+    throw new CommandError(
+      'usage_error',
+      'backup copies the SQLite database; on PostgreSQL (DATABASE_URL) back up with pg_dump',
+    );
+  }
+  if (!file) throw usageError('Try: affitrack backup FILE');
+  const target = path.resolve(file);
+  const pages = await backupSqlite(config.dataDir, target);
+  print(json, { file: target, pages }, `Backed up the database in ${config.dataDir} to ${target}.`);
 }
 
 async function keysCommand(
