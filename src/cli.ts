@@ -27,7 +27,7 @@ const USAGE = `Usage: affitrack <command> [options]
        affitrack --version | --help
 
 Commands:
-  serve [--role all|api|worker]             Run the service (default role: all)
+  serve [--role all|api|worker]             Run the service (default role: all; api/worker on PostgreSQL only)
   migrate                                   Apply pending database migrations
   backup FILE [--json]                      Copy the SQLite database to FILE, safe while the server runs
   brands create --name N [--timezone TZ] [--currency CUR] [--json]
@@ -114,6 +114,14 @@ async function runCommand(config: Config, { values, positionals }: CommandLine):
     case 'serve': {
       const role = (values.role ?? 'all') as Role;
       if (!['all', 'api', 'worker'].includes(role)) throw usageError('--role must be all, api or worker');
+      // One server per SQLite DATA_DIR (serve lock): an API without its worker queued webhooks
+      // that were never sent, and the worker that would send them was refused.
+      if (role !== 'all' && config.databaseUrl === null) {
+        throw new CommandError(
+          'invalid_config',
+          `--role ${role} is for PostgreSQL scale-out (DATABASE_URL): on SQLite one affitrack serve does both`,
+        );
+      }
       return serve(config, role);
     }
     case 'migrate':
