@@ -8,8 +8,48 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
+import { CommandError } from '../../src/cliErrors.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
 import { holdServeLock } from '../../src/db/serveLock.js';
+import { createTestDatabase, migrateTestDatabase, type TestDatabase, testedDialects } from '../helpers.js';
 import { assertFailure, runCli } from './cliProcess.js';
+
+/** What a newer version leaves behind: a migration this one does not have, booked as run. */
+const FUTURE_MIGRATION = '9999_from_a_newer_version';
+
+async function bookFutureMigration(database: TestDatabase): Promise<void> {
+  const table = database.schema ? sql.table(`${database.schema}.kysely_migration`) : sql.table('kysely_migration');
+  await sql`insert into ${table} (name, timestamp) values (${FUTURE_MIGRATION}, ${new Date().toISOString()})`.execute(
+    database.db.admin,
+  );
+}
+
+for (const dialect of testedDialects()) {
+  describe(`a database migrated by a newer version (${dialect})`, () => {
+    it('is refused as database_too_new naming the migration, not as an unexpected error', async () => {
+      const database = await createTestDatabase(dialect);
+      try {
+        await migrateTestDatabase(database.db);
+        await bookFutureMigration(database);
+        await assert.rejects(migrateToLatest(database.db), (error: unknown) => {
+          assert.ok(error instanceof CommandError, String(error));
+          assert.equal(error.code, 'database_too_new');
+          assert.equal(error.exitCode, 1);
+          assert.match(
+            error.message,
+            new RegExp(`migrated by a newer version of Affitrack \\(it has run ${FUTURE_MIGRATION}`),
+          );
+          assert.match(error.message, /run that version, or restore a backup taken before the upgrade$/);
+          return true;
+        });
+      } finally {
+        await database.db.close();
+        await database.drop();
+      }
+    });
+  });
+}
 
 describe('upgrading', () => {
   let dataDir: string;
@@ -42,5 +82,19 @@ describe('upgrading', () => {
     // With the server stopped the same command migrates and runs.
     const afterStop = await runCli(['brands', 'create', '--name', 'Upgraded', '--json'], env);
     assert.equal(afterStop.code, 0, afterStop.stderr);
+  });
+
+  it('an older version on a database a newer one migrated says so in one line and exits 1', async () => {
+    const env = { DATA_DIR: path.join(dataDir, 'newer') };
+    assert.equal((await runCli(['migrate', '--json'], env)).code, 0);
+    const file = new SQLite(path.join(env.DATA_DIR, 'affitrack.db'));
+    try {
+      file.prepare('insert into kysely_migration (name, timestamp) values (?, ?)').run(FUTURE_MIGRATION, '2030-01-01');
+    } finally {
+      file.close();
+    }
+    const result = await runCli(['brands', 'create', '--name', 'Rolled back', '--json'], env);
+    const message = assertFailure(result, { exitCode: 1, code: 'database_too_new', json: true });
+    assert.match(message, /^the database was migrated by a newer version of Affitrack/);
   });
 });
