@@ -38,6 +38,21 @@ function exchange(port: number, bytes: string | Buffer, afterMs = 2000): Promise
   });
 }
 
+/**
+ * The requestId an answer hands out is in the log, on one line with the status, so an
+ * operator handed it finds the request; that line holds none of the request's bytes.
+ */
+function assertLoggedOnce(env: TestEnv, answer: RawAnswer, secrets: string[] = []): void {
+  const { requestId } = (answer.body as { error: { requestId: string } }).error;
+  const lines = env.logs.filter((line) => line.includes(`"reqId":"${requestId}"`));
+  assert.equal(lines.length, 1, `one log line with reqId ${requestId}: ${env.logs.slice(-3).join('')}`);
+  const logged = JSON.parse(lines[0] ?? '');
+  assert.equal(logged.status ?? logged.res?.statusCode, answer.status);
+  for (const secret of [...secrets, 'X-Filler', 'bbbbbbbbbb', '0xc3', 'zz\r\n']) {
+    assert.equal((lines[0] ?? '').includes(secret), false, `the log line holds no ${secret}`);
+  }
+}
+
 const HOST = 'Host: 127.0.0.1\r\n';
 const POST = `POST /api/v1/conversions HTTP/1.1\r\n${HOST}Content-Type: application/json\r\n`;
 
@@ -123,6 +138,7 @@ describe('answers to requests the HTTP parser refuses', () => {
       assertErrorShape(answer, probe.name);
       assert.equal((answer.body as { error: { code: string } }).error.code, probe.code);
       assert.match(answer.headers, /content-type: application\/json/);
+      assertLoggedOnce(env, answer);
     });
   }
 
@@ -194,6 +210,7 @@ describe('answers while the server is stopping or the client is too slow', () =>
       assert.equal(answer.status, 408);
       assertErrorShape(answer, 'stalled headers');
       assert.equal((answer.body as { error: { code: string } }).error.code, 'request_timeout');
+      assertLoggedOnce(env, answer, ['X-Never', 'ending']);
     });
 
     it('is answered 408 request_timeout when its body stalls after the headers', async () => {
@@ -206,6 +223,7 @@ describe('answers while the server is stopping or the client is too slow', () =>
       assertErrorShape(answer, 'stalled body');
       assert.equal((answer.body as { error: { code: string } }).error.code, 'request_timeout');
       assert.match(answer.headers, /connection: close/);
+      assertLoggedOnce(env, answer, [env.brand.apiKey, 'Slow']);
       const brand = await env.app.inject({
         url: '/api/v1/brand',
         headers: { authorization: `Bearer ${env.brand.apiKey}` },
