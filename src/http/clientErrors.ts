@@ -102,11 +102,13 @@ export function registerClientErrorAnswers(
     answerUnmetExpectation(app.log, response),
   );
   let closing = false;
+  const sockets = trackSockets(app.server as Server);
   app.addHook('preClose', async () => {
     closing = true;
+    endConnectionsWithAnswers(sockets);
   });
   return function refuseUnservable(request, reply) {
-    // Fastify already marks the response `Connection: close` while it drains.
+    // Fastify marks the response to a request arriving while it drains `Connection: close`.
     if (closing) {
       throw new ApiError('service_unavailable', 'The server is restarting. Please retry.', undefined, {
         'Retry-After': '1',
@@ -122,6 +124,31 @@ export function registerClientErrorAnswers(
       throw unsupportedCoding(coding);
     }
   };
+}
+
+/** The server's open connections; tracked per connection, so a request pays nothing for it. */
+function trackSockets(server: Server): Set<Duplex> {
+  const sockets = new Set<Duplex>();
+  server.on('connection', (socket: Duplex) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  return sockets;
+}
+
+/**
+ * When the drain starts, the answers still to be sent to requests in flight say
+ * `Connection: close`: they said keep-alive, so a client (undici, any pool) sent its next
+ * request on that socket and got ECONNRESET when the process exited, instead of opening a
+ * new connection (to another server, or this one restarted). Node keeps a connection's
+ * current response as the socket's `_httpMessage`. A request pipelined behind one of them
+ * goes unanswered with the closed connection, which HTTP/1.1 clients retry.
+ */
+function endConnectionsWithAnswers(sockets: Set<Duplex>): void {
+  for (const socket of sockets) {
+    const response = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (response && !response.headersSent) response.setHeader('connection', 'close');
+  }
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
