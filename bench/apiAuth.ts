@@ -17,7 +17,7 @@ export async function benchApiAuth(): Promise<void> {
   try {
     const key = await createBenchBrand('Bench', env);
     const server = await startProcess(
-      [path.join(ROOT, 'dist/cli.js'), 'serve', '--role', 'api'],
+      [path.join(ROOT, 'bench/apiOnlyServer.mjs')],
       env,
       `http://127.0.0.1:${AFFITRACK_PORT}/health`,
     );

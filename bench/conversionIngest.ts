@@ -164,11 +164,7 @@ export async function benchConversionIngest(): Promise<void> {
   try {
     const key = await createBenchBrand('Bench Ingest', env);
     const headers = { authorization: `Bearer ${key.apiKey}`, 'content-type': 'application/json' };
-    const server = await startProcess(
-      [path.join(ROOT, 'dist/cli.js'), 'serve', '--role', 'api'],
-      env,
-      `${base}/health`,
-    );
+    const server = await startProcess([path.join(ROOT, 'bench/apiOnlyServer.mjs')], env, `${base}/health`);
     let created = 0;
     let main: IngestRun;
     let cpuPerConversion: number | null = null;

@@ -118,11 +118,7 @@ export async function benchTracking(): Promise<void> {
   try {
     const key = await createBenchBrand('Bench', env);
     const headers = { authorization: `Bearer ${key.apiKey}`, 'content-type': 'application/json' };
-    const server = await startProcess(
-      [path.join(ROOT, 'dist/cli.js'), 'serve', '--role', 'api'],
-      env,
-      `${base}/health`,
-    );
+    const server = await startProcess([path.join(ROOT, 'bench/apiOnlyServer.mjs')], env, `${base}/health`);
     const pid = server.pid;
     if (pid === undefined) throw new Error('tracking: server has no pid');
     let answered = 0; // every 302 received from the server, from the first request on

@@ -6,12 +6,16 @@
  * configuration (cliErrors.ts).
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { CommandError, reportFailure, toCommandError, usageError } from './cliErrors.js';
+import { CommandError, EXIT_FAILURE, reportFailure, toCommandError, usageError } from './cliErrors.js';
 import { type Config, loadConfig } from './config.js';
 import type { AppContext } from './context.js';
-import { migrateToLatest } from './db/migrate.js';
+import { backupSqlite } from './db/backup.js';
+import type { Database } from './db/database.js';
+import { migrateToLatest, pendingMigrations } from './db/migrate.js';
+import { serverHoldsLock } from './db/serveLock.js';
 import { apiKeyToView, insertApiKey, listApiKeys, revokeApiKey } from './modules/apiKeys/service.js';
 import { brandToApi, findBrandById } from './modules/brands/repository.js';
 import { createBrandWithFirstKey } from './modules/brands/service.js';
@@ -23,8 +27,9 @@ const USAGE = `Usage: affitrack <command> [options]
        affitrack --version | --help
 
 Commands:
-  serve [--role all|api|worker]             Run the service (default role: all)
+  serve [--role all|api|worker]             Run the service (default role: all; api/worker on PostgreSQL only)
   migrate                                   Apply pending database migrations
+  backup FILE [--json]                      Copy the SQLite database to FILE, safe while the server runs
   brands create --name N [--timezone TZ] [--currency CUR] [--json]
   keys create --brand ID [--name N] [--rate-limit N] [--json]
   keys list --brand ID [--json]
@@ -44,12 +49,36 @@ function print(json: boolean, value: unknown, text: string): void {
   process.stdout.write(json ? `${JSON.stringify(value)}\n` : `${text}\n`);
 }
 
-/** Runs `work` against a migrated database (commands other than `migrate` migrate first, like `serve`). */
+/**
+ * A command of a newer version must not migrate the SQLite database under a running server:
+ * that (older) server would go on writing in the old way into the new schema (idempotency keys
+ * unhashed where the new version looks for hashes, so a retry after the restart did the work
+ * twice). The server that will use the new schema is the one to migrate it.
+ */
+async function refuseMigratingUnderServer(db: Database, dataDir: string): Promise<void> {
+  const pending = await pendingMigrations(db);
+  if (pending.length === 0 || !serverHoldsLock(dataDir)) return;
+  throw new CommandError(
+    'server_running',
+    `the SQLite database in ${dataDir} (DATA_DIR) needs migrations of this version (${pending.join(', ')}) ` +
+      'and a server is running on it: stop that server and run this command again, ' +
+      "or start this version's server (affitrack serve), which migrates",
+    EXIT_FAILURE,
+  );
+}
+
+/**
+ * Runs `work` against a migrated database (commands other than `migrate` migrate first, like
+ * `serve`, except beside a running SQLite server: see refuseMigratingUnderServer).
+ */
 async function withContext<T>(config: Config, work: (ctx: AppContext) => Promise<T>, migrateFirst = true) {
   // CLI logs go to stderr so stdout carries only the command's output.
   const ctx = createContext(config, { logger: createLogger(config, pino.destination({ fd: 2, sync: true })) });
   try {
-    if (migrateFirst) await migrateToLatest(ctx.db);
+    if (migrateFirst) {
+      if (ctx.db.dialect === 'sqlite') await refuseMigratingUnderServer(ctx.db, config.dataDir);
+      await migrateToLatest(ctx.db);
+    }
     return await work(ctx);
   } finally {
     await closeContext(ctx);
@@ -85,6 +114,14 @@ async function runCommand(config: Config, { values, positionals }: CommandLine):
     case 'serve': {
       const role = (values.role ?? 'all') as Role;
       if (!['all', 'api', 'worker'].includes(role)) throw usageError('--role must be all, api or worker');
+      // One server per SQLite DATA_DIR (serve lock): an API without its worker queued webhooks
+      // that were never sent, and the worker that would send them was refused.
+      if (role !== 'all' && config.databaseUrl === null) {
+        throw new CommandError(
+          'invalid_config',
+          `--role ${role} is for PostgreSQL scale-out (DATABASE_URL): on SQLite one affitrack serve does both`,
+        );
+      }
       return serve(config, role);
     }
     case 'migrate':
@@ -96,6 +133,8 @@ async function runCommand(config: Config, { values, positionals }: CommandLine):
         },
         false,
       );
+    case 'backup':
+      return backupCommand(config, sub, json);
     case 'brands':
       if (sub !== 'create') throw usageError('Try: affitrack brands create --name N');
       if (!values.name) throw usageError('--name is required');
@@ -128,6 +167,20 @@ async function runCommand(config: Config, { values, positionals }: CommandLine):
     default:
       throw usageError(`Unknown command "${command}"`);
   }
+}
+
+/** Not through withContext: a backup must neither migrate (it is taken before an upgrade) nor create a database. */
+async function backupCommand(config: Config, file: string | undefined, json: boolean): Promise<void> {
+  if (config.databaseUrl !== null) {
+    throw new CommandError(
+      'usage_error',
+      'backup copies the SQLite database; on PostgreSQL (DATABASE_URL) back up with pg_dump',
+    );
+  }
+  if (!file) throw usageError('Try: affitrack backup FILE');
+  const target = path.resolve(file);
+  const pages = await backupSqlite(config.dataDir, target);
+  print(json, { file: target, pages }, `Backed up the database in ${config.dataDir} to ${target}.`);
 }
 
 async function keysCommand(

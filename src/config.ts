@@ -228,6 +228,14 @@ export function loadConfig(env: Env = process.env): Config {
   const port = readInt(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST?.trim() || '127.0.0.1';
   const explicitUrl = readUrl(env, 'PUBLIC_URL', ['http:', 'https:']);
+  // Links are the base plus a path (`…/dashboard`, `…/portal/invite?token=…`): after a query
+  // string or fragment every one of them would be broken.
+  if (explicitUrl !== null && /[?#]/.test(explicitUrl)) {
+    throw new ConfigError(
+      'PUBLIC_URL',
+      'must not carry a query string or fragment (? or #): it is the base of every link',
+    );
+  }
   const publicUrl = (explicitUrl ?? localUrl(host, port)).replace(/\/+$/, '');
   const logLevel = env.LOG_LEVEL?.trim() || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);

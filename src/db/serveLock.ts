@@ -5,7 +5,7 @@
  * without a word, doubled every limit and released the first one's claims. A serving process
  * now holds an exclusive SQLite lock on a file of its own for its lifetime, which the system
  * drops when the process ends (kill -9 included); a second one is refused. CLI commands beside
- * the server do not take it.
+ * the server do not take it; they only look whether it is held before migrating (cli.ts).
  */
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -31,4 +31,18 @@ export function holdServeLock(dataDir: string): () => void {
     );
   }
   return () => lock.close();
+}
+
+/**
+ * Whether a server holds the DATA_DIR's serve lock. Found by taking it for a moment, so call
+ * it only where it matters: a server starting in that moment would be refused.
+ */
+export function serverHoldsLock(dataDir: string): boolean {
+  try {
+    holdServeLock(dataDir)();
+    return false;
+  } catch (error) {
+    if (error instanceof CommandError && error.code === 'data_dir_in_use') return true;
+    throw error;
+  }
 }

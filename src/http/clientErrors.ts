@@ -39,13 +39,18 @@ export function answerClientError(
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const { code, message } = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED;
   const status = ERROR_CODES[code];
-  // Not the error itself: the parser's `rawPacket` holds the request's bytes, Authorization and Cookie included.
-  log.debug({ code: error.code, reason: error.reason, status }, 'malformed request refused');
+  // Never the error itself: the parser's `rawPacket` holds the request's bytes, Authorization
+  // and Cookie included. Its code and reason are fixed words of the parser.
+  const cause = { parserCode: error.code, reason: error.reason };
   // A response whose head is already on the wire (Node keeps it as the socket's
   // `_httpMessage`) cannot be followed by another: Node's own answer makes the same check.
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (socket.writable && !inFlight?.headersSent) {
+  if (!socket.writable || inFlight?.headersSent) {
+    log.debug({ ...cause, status }, 'malformed request dropped unanswered');
+  } else {
     const requestId = randomUUID();
+    // The id the answer hands out is one an operator can look up, like a routed request's.
+    logRefusal(log, requestId, status, code, cause);
     const body = errorJson(code, message, requestId);
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
@@ -56,9 +61,24 @@ export function answerClientError(
   socket.destroy();
 }
 
+/**
+ * One line per answer sent outside the routes, with the request id the answer carries, at
+ * the level of the one line per routed request: nothing of the request's bytes or headers.
+ */
+function logRefusal(
+  log: FastifyBaseLogger,
+  requestId: string,
+  status: number,
+  code: ErrorCode,
+  cause: Record<string, unknown> = {},
+): void {
+  log.info({ reqId: requestId, status, code, ...cause }, 'request refused before routing');
+}
+
 /** Node answers an `Expect` other than `100-continue` itself, with an empty 417, unless told otherwise. */
-function answerUnmetExpectation(_request: IncomingMessage, response: ServerResponse): void {
+function answerUnmetExpectation(log: FastifyBaseLogger, response: ServerResponse): void {
   const requestId = randomUUID();
+  logRefusal(log, requestId, ERROR_CODES.expectation_failed, 'expectation_failed');
   const body = errorJson('expectation_failed', 'Only "Expect: 100-continue" is supported.', requestId);
   response.writeHead(ERROR_CODES.expectation_failed, {
     'x-request-id': requestId,
@@ -78,13 +98,17 @@ function answerUnmetExpectation(_request: IncomingMessage, response: ServerRespo
 export function registerClientErrorAnswers(
   app: FastifyInstance,
 ): (request: FastifyRequest, reply: FastifyReply) => void {
-  (app.server as Server).on('checkExpectation', answerUnmetExpectation);
+  (app.server as Server).on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) =>
+    answerUnmetExpectation(app.log, response),
+  );
   let closing = false;
+  const sockets = trackSockets(app.server as Server);
   app.addHook('preClose', async () => {
     closing = true;
+    endConnectionsWithAnswers(sockets);
   });
   return function refuseUnservable(request, reply) {
-    // Fastify already marks the response `Connection: close` while it drains.
+    // Fastify marks the response to a request arriving while it drains `Connection: close`.
     if (closing) {
       throw new ApiError('service_unavailable', 'The server is restarting. Please retry.', undefined, {
         'Retry-After': '1',
@@ -100,6 +124,31 @@ export function registerClientErrorAnswers(
       throw unsupportedCoding(coding);
     }
   };
+}
+
+/** The server's open connections; tracked per connection, so a request pays nothing for it. */
+function trackSockets(server: Server): Set<Duplex> {
+  const sockets = new Set<Duplex>();
+  server.on('connection', (socket: Duplex) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  return sockets;
+}
+
+/**
+ * When the drain starts, the answers still to be sent to requests in flight say
+ * `Connection: close`: they said keep-alive, so a client (undici, any pool) sent its next
+ * request on that socket and got ECONNRESET when the process exited, instead of opening a
+ * new connection (to another server, or this one restarted). Node keeps a connection's
+ * current response as the socket's `_httpMessage`. A request pipelined behind one of them
+ * goes unanswered with the closed connection, which HTTP/1.1 clients retry.
+ */
+function endConnectionsWithAnswers(sockets: Set<Duplex>): void {
+  for (const socket of sockets) {
+    const response = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (response && !response.headersSent) response.setHeader('connection', 'close');
+  }
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

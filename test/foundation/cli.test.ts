@@ -92,6 +92,9 @@ describe('affitrack CLI', () => {
     { what: 'an unknown option', args: ['brands', 'create', '--name', 'X', '--colour', 'red'], code: 'usage_error' },
     { what: 'an option without its value', args: ['brands', 'create', '--name'], code: 'usage_error' },
     { what: 'an unknown role', args: ['serve', '--role', 'boss'], code: 'usage_error' },
+    // On SQLite one server does both: an API alone never sends a webhook, and its worker is refused.
+    { what: 'an api role on SQLite', args: ['serve', '--role', 'api'], code: 'invalid_config' },
+    { what: 'a worker role on SQLite', args: ['serve', '--role', 'worker'], code: 'invalid_config' },
     { what: 'an unknown brand', args: ['keys', 'list', '--brand', 'brd_missing'], code: 'not_found' },
     { what: 'an unknown key', args: ['keys', 'revoke', 'key_missing'], code: 'not_found' },
     {

@@ -64,6 +64,10 @@ describe('configuration', () => {
     ['TRUST_PROXY', 'proxy.internal'],
     ['LOG_LEVEL', 'loud'],
     ['REDIS_URL', 'not a url'],
+    // A base URL that links are appended to cannot end in a query string or fragment.
+    ['PUBLIC_URL', 'http://shop.example/aff?x=1'],
+    ['PUBLIC_URL', 'https://shop.example/#top'],
+    ['PUBLIC_URL', 'https://shop.example/?'],
   ] as const) {
     it(`rejects ${variable}=${value} naming the variable`, () => {
       assert.throws(

@@ -11,7 +11,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { createDatabase } from '../chaos/database.js';
 import { CLI, ROOT } from '../chaos/service.js';
+import { PG_SKIP_REASON, PG_URL } from '../helpers.js';
 import { freePort } from '../net.js';
 import { waitFor } from '../wait.js';
 import { childEnv } from './cliProcess.js';
@@ -167,23 +169,26 @@ describe('the first API key on first start', () => {
     );
   });
 
-  it('suggests no request to a worker, which serves no HTTP', async () => {
+  // Roles are for PostgreSQL scale-out: on SQLite `serve --role worker` is refused.
+  it('suggests no request to a worker, which serves no HTTP', { skip: PG_URL ? false : PG_SKIP_REASON }, async () => {
     const port = await freePort();
-    const { child, output } = startServe(['--role', 'worker'], {
-      DATA_DIR: path.join(dataDir, 'worker'),
-      PORT: String(port),
-    });
+    const database = await createDatabase('postgres');
+    const { child, output } = startServe(['--role', 'worker'], { ...database.env, PORT: String(port) });
     let reachable = true;
-    await whileStarted(
-      child,
-      () => output.stdout,
-      async () => {
-        reachable = await fetch(`http://127.0.0.1:${port}/health`).then(
-          () => true,
-          () => false,
-        );
-      },
-    );
+    try {
+      await whileStarted(
+        child,
+        () => output.stdout,
+        async () => {
+          reachable = await fetch(`http://127.0.0.1:${port}/health`).then(
+            () => true,
+            () => false,
+          );
+        },
+      );
+    } finally {
+      await database.drop();
+    }
     assert.equal(reachable, false, 'nothing listens on the port a worker was given');
     assert.equal(new Set(output.stderr.match(KEY) ?? []).size, 1, output.stderr);
     assert.doesNotMatch(output.stderr, /curl|127\.0\.0\.1/, output.stderr);

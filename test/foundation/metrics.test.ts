@@ -154,4 +154,28 @@ describe('GET /metrics on its own port', () => {
     const onApi = await env.app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } });
     assert.equal(onApi.statusCode, 404);
   });
+
+  it("answers its errors in the API's error shape, with X-Request-Id and the API's realm", async () => {
+    assert.ok(server);
+    const { port } = server.address() as AddressInfo;
+    for (const [path, status, code] of [
+      ['/metrics', 401, 'unauthorized'],
+      ['/nope?token=secret', 404, 'not_found'],
+    ] as const) {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`);
+      assert.equal(res.status, status);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+      const requestId = res.headers.get('x-request-id');
+      assert.ok(requestId, 'an X-Request-Id');
+      const body = (await res.json()) as { error: { code: string; message: string; requestId: string } };
+      assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'requestId']);
+      assert.equal(body.error.code, code);
+      assert.equal(body.error.requestId, requestId);
+      assert.doesNotMatch(body.error.message, /secret/, 'no query string echoed');
+      if (status === 401) {
+        assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="affitrack"');
+        assert.match(body.error.message, /METRICS_TOKEN/);
+      }
+    }
+  });
 });

@@ -191,6 +191,12 @@ describe('start-up errors', () => {
     assert.match(assertFailure(result, { exitCode: 2, code: 'invalid_config', json: false }), /WEBHOOK_TIMEOUT/);
   });
 
+  it('names PUBLIC_URL and exits 2 for a base URL with a query string', async () => {
+    const result = await runCli(['serve'], { DATA_DIR: dataDir, PUBLIC_URL: 'http://shop.example/aff?x=1' });
+    const message = assertFailure(result, { exitCode: 2, code: 'invalid_config', json: false });
+    assert.match(message, /^Invalid PUBLIC_URL: must not carry a query string or fragment/);
+  });
+
   it('names TRUST_PROXY and exits 2 for a proxy list that is not addresses or CIDRs', async () => {
     const result = await runCli(['serve'], { DATA_DIR: dataDir, TRUST_PROXY: '10.0.0.0/33,127.0.0.1' });
     assert.match(assertFailure(result, { exitCode: 2, code: 'invalid_config', json: false }), /TRUST_PROXY/);

@@ -38,6 +38,21 @@ function exchange(port: number, bytes: string | Buffer, afterMs = 2000): Promise
   });
 }
 
+/**
+ * The requestId an answer hands out is in the log, on one line with the status, so an
+ * operator handed it finds the request; that line holds none of the request's bytes.
+ */
+function assertLoggedOnce(env: TestEnv, answer: RawAnswer, secrets: string[] = []): void {
+  const { requestId } = (answer.body as { error: { requestId: string } }).error;
+  const lines = env.logs.filter((line) => line.includes(`"reqId":"${requestId}"`));
+  assert.equal(lines.length, 1, `one log line with reqId ${requestId}: ${env.logs.slice(-3).join('')}`);
+  const logged = JSON.parse(lines[0] ?? '');
+  assert.equal(logged.status ?? logged.res?.statusCode, answer.status);
+  for (const secret of [...secrets, 'X-Filler', 'bbbbbbbbbb', '0xc3', 'zz\r\n']) {
+    assert.equal((lines[0] ?? '').includes(secret), false, `the log line holds no ${secret}`);
+  }
+}
+
 const HOST = 'Host: 127.0.0.1\r\n';
 const POST = `POST /api/v1/conversions HTTP/1.1\r\n${HOST}Content-Type: application/json\r\n`;
 
@@ -123,6 +138,7 @@ describe('answers to requests the HTTP parser refuses', () => {
       assertErrorShape(answer, probe.name);
       assert.equal((answer.body as { error: { code: string } }).error.code, probe.code);
       assert.match(answer.headers, /content-type: application\/json/);
+      assertLoggedOnce(env, answer);
     });
   }
 
@@ -134,7 +150,7 @@ describe('answers to requests the HTTP parser refuses', () => {
 });
 
 describe('answers while the server is stopping or the client is too slow', () => {
-  it('answers a request that arrives during shutdown with 503 service_unavailable in the error shape', async () => {
+  it('answers a request in flight at shutdown with Connection: close, and one arriving during the drain with 503', async () => {
     const env = await createTestEnv('sqlite');
     let releaseSlow = () => {};
     const slowStarted = new Promise<void>((started) => {
@@ -147,30 +163,42 @@ describe('answers while the server is stopping or the client is too slow', () =>
       });
     });
     const draining = new Promise<void>((resolve) => env.app.addHook('preClose', async () => resolve()));
-    try {
-      await env.app.listen({ port: 0, host: '127.0.0.1' });
-      const port = (env.app.server.address() as net.AddressInfo).port;
-      // A request in flight keeps its connection open during the drain; a second request
-      // sent on it then reaches the app while it is stopping.
+    const connect = (port: number) => {
       const socket = net.connect(port, '127.0.0.1');
       const chunks: Buffer[] = [];
       socket.on('data', (chunk: Buffer) => chunks.push(chunk));
       const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-      socket.write(`GET /slow-for-test HTTP/1.1\r\n${HOST}\r\n`);
+      return { socket, closed, text: () => Buffer.concat(chunks).toString() };
+    };
+    try {
+      await env.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (env.app.server.address() as net.AddressInfo).port;
+      // A keep-alive request in flight when the drain starts…
+      const inFlight = connect(port);
+      inFlight.socket.write(`GET /slow-for-test HTTP/1.1\r\n${HOST}\r\n`);
       await slowStarted;
+      // …and one whose head is still arriving: the drain does not close its connection.
+      const arriving = connect(port);
+      arriving.socket.write(`GET /health HTTP/1.1\r\n${HOST}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
       const closing = env.app.close();
       await draining;
-      socket.write(`GET /health HTTP/1.1\r\n${HOST}\r\n`);
+      arriving.socket.write('\r\n');
+      await arriving.closed;
       await new Promise((resolve) => setTimeout(resolve, 100));
       releaseSlow();
-      await closed;
+      await inFlight.closed;
       await closing;
-      const text = Buffer.concat(chunks).toString();
-      const second = text.slice(text.indexOf('HTTP/1.1', 1));
-      assert.match(text, /^HTTP\/1\.1 200 /, 'the request in flight is finished');
-      assert.match(second, /^HTTP\/1\.1 503 /);
-      assert.match(second.toLowerCase(), /retry-after: 1/);
-      const body = JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4));
+
+      const answer = inFlight.text();
+      assert.match(answer, /^HTTP\/1\.1 200 /, 'the request in flight is finished');
+      const head = answer.slice(0, answer.indexOf('\r\n\r\n')).toLowerCase();
+      assert.match(head, /\r\nconnection: close(\r\n|$)/, 'the client does not reuse a connection that is ending');
+      const refused = arriving.text();
+      assert.match(refused, /^HTTP\/1\.1 503 /);
+      assert.match(refused.toLowerCase(), /retry-after: 1/);
+      assert.match(refused.toLowerCase(), /connection: close/);
+      const body = JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4));
       assertErrorShape({ status: 503, body }, 'during shutdown');
       assert.equal(body.error.code, 'service_unavailable');
     } finally {
@@ -194,6 +222,7 @@ describe('answers while the server is stopping or the client is too slow', () =>
       assert.equal(answer.status, 408);
       assertErrorShape(answer, 'stalled headers');
       assert.equal((answer.body as { error: { code: string } }).error.code, 'request_timeout');
+      assertLoggedOnce(env, answer, ['X-Never', 'ending']);
     });
 
     it('is answered 408 request_timeout when its body stalls after the headers', async () => {
@@ -206,6 +235,7 @@ describe('answers while the server is stopping or the client is too slow', () =>
       assertErrorShape(answer, 'stalled body');
       assert.equal((answer.body as { error: { code: string } }).error.code, 'request_timeout');
       assert.match(answer.headers, /connection: close/);
+      assertLoggedOnce(env, answer, [env.brand.apiKey, 'Slow']);
       const brand = await env.app.inject({
         url: '/api/v1/brand',
         headers: { authorization: `Bearer ${env.brand.apiKey}` },

@@ -3,8 +3,8 @@
  * network only) or, without one, on the API's port behind `Authorization: Bearer
  * <METRICS_TOKEN>`. With a port and a token, the port asks for the token too.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { ApiError } from '../../http/errors.js';
@@ -31,15 +31,34 @@ export function observeRequests(app: FastifyInstance, metrics: Metrics): void {
   });
 }
 
+/** The metrics token is asked for in the same words and the same challenge on both ports. */
+const TOKEN_REFUSED = () => ApiError.unauthorized('Send the metrics token as "Authorization: Bearer <METRICS_TOKEN>".');
+
+/**
+ * The metrics port is a plain Node server (no Fastify, no hooks), so it writes the API's
+ * error shape itself: `{ error: { code, message, requestId } }` with X-Request-Id and the
+ * error's headers (the 401's realm), as every answer of Affitrack has it.
+ */
+function answerError(res: ServerResponse, error: ApiError): void {
+  const requestId = randomUUID();
+  const body = JSON.stringify({ error: { code: error.code, message: error.message, requestId } });
+  res
+    .writeHead(error.status, {
+      ...error.headers,
+      'x-request-id': requestId,
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+    })
+    .end(body);
+}
+
 /** GET /metrics on the API's own port, behind the token (when no METRICS_PORT is set). */
 export function registerMetricsRoute(app: FastifyInstance, ctx: AppContext): void {
   const { metrics } = ctx;
   const token = ctx.config.metricsToken;
   if (!metrics || token === null || ctx.config.metricsPort !== null) return;
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
-    if (!carriesToken(request.headers.authorization, token)) {
-      throw ApiError.unauthorized('Send the metrics token as "Authorization: Bearer <METRICS_TOKEN>".');
-    }
+    if (!carriesToken(request.headers.authorization, token)) throw TOKEN_REFUSED();
     const { body, contentType } = await metrics.scrape();
     return reply.type(contentType).header('cache-control', 'no-store').send(body);
   });
@@ -53,18 +72,17 @@ export async function startMetricsServer(ctx: AppContext): Promise<Server | null
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method !== 'GET' || path !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
-      return;
+      // As the API's noRoute words it; the path only, never a query string that may hold a token.
+      return answerError(res, new ApiError('not_found', `No route for ${req.method} ${path}.`));
     }
     if (metricsToken !== null && !carriesToken(req.headers.authorization, metricsToken)) {
-      res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' }).end('unauthorized\n');
-      return;
+      return answerError(res, TOKEN_REFUSED());
     }
     metrics.scrape().then(
       ({ body, contentType }) => res.writeHead(200, { 'content-type': contentType }).end(body),
       (error) => {
         ctx.logger.error({ err: error }, 'could not collect metrics');
-        res.writeHead(500, { 'content-type': 'text/plain' }).end('could not collect metrics\n');
+        answerError(res, new ApiError('internal_error', 'Could not collect metrics.'));
       },
     );
   });
