@@ -243,12 +243,7 @@ for (const dialect of testedDialects()) {
         [third.email, 'other brand'],
       ] as const) {
         const other = await browser.newContext();
-        const tab = await other.newPage();
-        await tab.goto(`${env.base}/portal/login`);
-        await tab.getByLabel('Email').fill(email);
-        await tab.getByLabel('Password').fill(PARTNER_PASSWORD);
-        await tab.getByRole('button', { name: 'Sign in' }).click();
-        await tab.waitForURL(`${env.base}/portal`);
+        const tab = await signedInTab(env, other, email);
         for (const path of [
           '/portal',
           '/portal/conversions',
@@ -305,12 +300,7 @@ for (const dialect of testedDialects()) {
       assert.equal(earned.status, 201, JSON.stringify(earned.body));
       const other = await browser.newContext();
       try {
-        const tab = await other.newPage();
-        await tab.goto(`${env.base}/portal/login`);
-        await tab.getByLabel('Email').fill(big.email);
-        await tab.getByLabel('Password').fill(PARTNER_PASSWORD);
-        await tab.getByRole('button', { name: 'Sign in' }).click();
-        await tab.waitForURL(`${env.base}/portal`);
+        const tab = await signedInTab(env, other, big.email);
         for (const width of [390, 1280]) {
           await tab.setViewportSize({ width, height: 900 });
           await tab.reload();
@@ -346,12 +336,7 @@ for (const dialect of testedDialects()) {
       assert.equal(recorded.status, 201, JSON.stringify(recorded.body));
       const other = await browser.newContext();
       try {
-        const tab = await other.newPage();
-        await tab.goto(`${env.base}/portal/login`);
-        await tab.getByLabel('Email').fill(longPartner.email);
-        await tab.getByLabel('Password').fill(PARTNER_PASSWORD);
-        await tab.getByRole('button', { name: 'Sign in' }).click();
-        await tab.waitForURL(`${env.base}/portal`);
+        const tab = await signedInTab(env, other, longPartner.email);
         const wide: string[] = [];
         for (const width of [390, 1280]) {
           await tab.setViewportSize({ width, height: 900 });
@@ -401,4 +386,15 @@ for (const dialect of testedDialects()) {
       assert.deepEqual(problems, []);
     });
   });
+}
+
+/** A page of `context` signed in to the portal as `email` (with the test partners' password). */
+async function signedInTab(env: HttpEnv, context: BrowserContext, email: string): Promise<Page> {
+  const tab = await context.newPage();
+  await tab.goto(`${env.base}/portal/login`);
+  await tab.getByLabel('Email').fill(email);
+  await tab.getByLabel('Password').fill(PARTNER_PASSWORD);
+  await tab.getByRole('button', { name: 'Sign in' }).click();
+  await tab.waitForURL(`${env.base}/portal`);
+  return tab;
 }
