@@ -41,6 +41,7 @@ import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
 import { partnerRoutes } from './modules/partners/routes.js';
 import { payoutRoutes } from './modules/payouts/routes.js';
 import { portalApiRoutes } from './modules/portal/apiRoutes.js';
+import { isPortalUrl, sendPortalRouterRefusalPage } from './modules/portal/respond.js';
 import { portalRoutes } from './modules/portal/routes.js';
 import { postbackRoutes } from './modules/postbacks/routes.js';
 import { reportRoutes } from './modules/reports/routes.js';
@@ -94,10 +95,14 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // the dashboard's addresses, as a browser opened them.
     frameworkErrors: (error, request, reply) => {
       const code = (error as { code?: string }).code;
-      if ((code === 'FST_ERR_BAD_URL' || code === 'FST_ERR_MAX_PARAM_LENGTH') && isDashboardUrl(request.url)) {
+      const refusal =
+        code === 'FST_ERR_BAD_URL' ? 'undecodable' : code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'overlong' : null;
+      if (refusal && (isDashboardUrl(request.url) || isPortalUrl(request.url))) {
         // Set here as by the onRequest hook, which a refused request never reaches.
         reply.header('X-Request-Id', request.id);
-        return sendRouterRefusalPage(reply, request, code === 'FST_ERR_BAD_URL' ? 'undecodable' : 'overlong');
+        return isDashboardUrl(request.url)
+          ? sendRouterRefusalPage(reply, request, refusal)
+          : sendPortalRouterRefusalPage(reply, request, refusal);
       }
       if (code === 'FST_ERR_MAX_PARAM_LENGTH') return answerOverlongParameter(ctx, request, reply);
       if (code === 'FST_ERR_BAD_URL')

@@ -267,6 +267,31 @@ for (const dialect of testedDialects()) {
         assert.equal((await client.get('/portal/conversions?colour=red')).status, 422);
       });
 
+      it("answers an address the router cannot decode with the portal's 400 page, not the API's JSON", async () => {
+        const { client } = await invitedPartner(env, 'Encoding Partner');
+        const visitor = new PortalClient(env.base);
+        for (const [who, as] of [
+          ['signed in', client],
+          ['signed out', visitor],
+        ] as const) {
+          for (const url of ['/portal/offers/%zz', '/portal/conversions/%ff', '/portal/no-such-page/%']) {
+            const res = await as.get(url);
+            const where = `${who} GET ${url}`;
+            assert.equal(res.status, 400, where);
+            assert.match(String(res.headers.get('content-type')), /^text\/html/, where);
+            assert.match(res.body, /<h1>Bad request<\/h1>/, where);
+            assert.match(res.body, /not validly encoded/, where);
+            assert.match(res.body, /href="\/portal"/, `${where}: a way back`);
+            assert.equal(res.headers.get('cache-control'), 'no-store', where);
+            assert.match(String(res.headers.get('content-security-policy')), /script-src 'self'/, where);
+            assert.ok(res.headers.get('x-request-id'), where);
+          }
+        }
+        const overlong = await client.get(`/portal/offers/off_${'x'.repeat(1001)}`);
+        assert.equal(overlong.status, 404);
+        assert.match(overlong.body, /<h1>Not found<\/h1>/);
+      });
+
       it('shows no earning for a rejected conversion, and documents payoutCents as earned only once approved', async () => {
         const { client, partnerId } = await invitedPartner(env, 'Rejected Partner');
         const held = await env.http('POST', '/api/v1/offers', {

@@ -60,6 +60,17 @@ export function isDashboardUrl(url: string): boolean {
   return url.startsWith(DASHBOARD_PATH) && /^[/?]?$/.test(url.charAt(DASHBOARD_PATH.length));
 }
 
+/** Status and words of a page's address the router refused before routing. */
+export const ROUTER_REFUSALS = {
+  undecodable: {
+    status: 400,
+    message: 'This address is not validly encoded (a “%” escape in it is not UTF-8). Check the link you followed.',
+  },
+  overlong: { status: 404, message: 'There is no page at this address.' },
+} as const;
+
+export type RouterRefusal = keyof typeof ROUTER_REFUSALS;
+
 /**
  * A dashboard address the router refused before routing (app.ts's frameworkErrors): a bad
  * %-escape is 400, a path segment over the router's length limit matches no page (404).
@@ -69,18 +80,12 @@ export function isDashboardUrl(url: string): boolean {
 export function sendRouterRefusalPage(
   reply: FastifyReply,
   request: FastifyRequest,
-  refusal: 'undecodable' | 'overlong',
+  refusal: RouterRefusal,
 ): Promise<FastifyReply> {
   setPageSecurityHeaders(reply);
   reply.header('cache-control', 'no-store');
-  return refusal === 'undecodable'
-    ? sendErrorPage(
-        reply,
-        request,
-        400,
-        'This address is not validly encoded (a “%” escape in it is not UTF-8). Check the link you followed.',
-      )
-    : sendErrorPage(reply, request, 404, 'There is no page at this address.');
+  const { status, message } = ROUTER_REFUSALS[refusal];
+  return sendErrorPage(reply, request, status, message);
 }
 
 /** What the request sent that a route's schema refused, in words. */
