@@ -29,8 +29,9 @@ import { brandRoutes } from './modules/brands/routes.js';
 import { clickRoutes, trackingRoutes } from './modules/clicks/routes.js';
 import { pixelPostbackRoutes, pixelTokenRoutes } from './modules/conversions/pixel.js';
 import { conversionRoutes } from './modules/conversions/routes.js';
-import { isDashboardUrl, sendRouterRefusalPage } from './modules/dashboard/errors.js';
+import { sendErrorPage } from './modules/dashboard/errors.js';
 import { dashboardRoutes } from './modules/dashboard/routes.js';
+import { DASHBOARD_PATH } from './modules/dashboard/session.js';
 import { eventRoutes } from './modules/events/routes.js';
 import { fraudRoutes } from './modules/fraud/routes.js';
 import { healthRoutes } from './modules/health/routes.js';
@@ -41,12 +42,14 @@ import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
 import { partnerRoutes } from './modules/partners/routes.js';
 import { payoutRoutes } from './modules/payouts/routes.js';
 import { portalApiRoutes } from './modules/portal/apiRoutes.js';
-import { isPortalUrl, sendPortalRouterRefusalPage } from './modules/portal/respond.js';
+import { sendPortalError } from './modules/portal/respond.js';
 import { portalRoutes } from './modules/portal/routes.js';
+import { PORTAL_PATH } from './modules/portal/web.js';
 import { postbackRoutes } from './modules/postbacks/routes.js';
 import { reportRoutes } from './modules/reports/routes.js';
 import { webhookDocument } from './modules/webhooks/openapi.js';
 import { webhookCatalogueRoutes, webhookRoutes } from './modules/webhooks/routes.js';
+import { isUnder, sendRouterRefusal } from './web/routerRefusal.js';
 import { securityHeaders } from './web/securityHeaders.js';
 import { publicAssets } from './web/views/PublicPage.js';
 
@@ -92,18 +95,17 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     return503OnClosing: false,
     // Errors the router raises before any handler (bad percent-encoding, over-long
     // parameters) are answered in the API's error shape too, and with an HTML page for
-    // the dashboard's addresses, as a browser opened them.
+    // the dashboard's and the portal's addresses, as a browser opened them.
     frameworkErrors: (error, request, reply) => {
       const code = (error as { code?: string }).code;
       const refusal =
         code === 'FST_ERR_BAD_URL' ? 'undecodable' : code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'overlong' : null;
-      if (refusal && (isDashboardUrl(request.url) || isPortalUrl(request.url))) {
-        // Set here as by the onRequest hook, which a refused request never reaches.
-        reply.header('X-Request-Id', request.id);
-        return isDashboardUrl(request.url)
-          ? sendRouterRefusalPage(reply, request, refusal)
-          : sendPortalRouterRefusalPage(reply, request, refusal);
-      }
+      const page = isUnder(request.url, DASHBOARD_PATH)
+        ? sendErrorPage
+        : isUnder(request.url, PORTAL_PATH)
+          ? sendPortalError
+          : null;
+      if (refusal && page) return sendRouterRefusal(reply, request, refusal, page);
       if (code === 'FST_ERR_MAX_PARAM_LENGTH') return answerOverlongParameter(ctx, request, reply);
       if (code === 'FST_ERR_BAD_URL')
         return sendError(reply, new ApiError('bad_request', 'The URL is not validly encoded.'));

@@ -2,9 +2,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { toApiError } from '../../http/errors.js';
 import { sendPage } from '../../web/page.js';
-import { setPageSecurityHeaders } from '../../web/securityHeaders.js';
 import { describeIssues } from './forms.js';
-import { DASHBOARD_PATH, formToken } from './session.js';
+import { formToken } from './session.js';
 import { BarePage, Page } from './views/layout.js';
 
 const TITLES: Record<number, string> = {
@@ -53,39 +52,6 @@ export function sendErrorPage(
 
 export function notFound(reply: FastifyReply, request: FastifyRequest, what = 'page'): Promise<FastifyReply> {
   return sendErrorPage(reply, request, 404, `There is no such ${what} in your brand.`);
-}
-
-/** True for an address of the dashboard (its pages, forms and assets). */
-export function isDashboardUrl(url: string): boolean {
-  return url.startsWith(DASHBOARD_PATH) && /^[/?]?$/.test(url.charAt(DASHBOARD_PATH.length));
-}
-
-/** Status and words of a page's address the router refused before routing. */
-export const ROUTER_REFUSALS = {
-  undecodable: {
-    status: 400,
-    message: 'This address is not validly encoded (a “%” escape in it is not UTF-8). Check the link you followed.',
-  },
-  overlong: { status: 404, message: 'There is no page at this address.' },
-} as const;
-
-export type RouterRefusal = keyof typeof ROUTER_REFUSALS;
-
-/**
- * A dashboard address the router refused before routing (app.ts's frameworkErrors): a bad
- * %-escape is 400, a path segment over the router's length limit matches no page (404).
- * The dashboard's hooks never ran, so the page sets their headers itself, and it is the
- * signed-out page (no session was read), as for any unknown dashboard address.
- */
-export function sendRouterRefusalPage(
-  reply: FastifyReply,
-  request: FastifyRequest,
-  refusal: RouterRefusal,
-): Promise<FastifyReply> {
-  setPageSecurityHeaders(reply);
-  reply.header('cache-control', 'no-store');
-  const { status, message } = ROUTER_REFUSALS[refusal];
-  return sendErrorPage(reply, request, status, message);
 }
 
 /** What the request sent that a route's schema refused, in words. */

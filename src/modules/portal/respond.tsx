@@ -3,13 +3,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { toApiError } from '../../http/errors.js';
 import { sendPage } from '../../web/page.js';
-import { setPageSecurityHeaders } from '../../web/securityHeaders.js';
-import { ROUTER_REFUSALS, type RouterRefusal } from '../dashboard/errors.js';
 import { describeIssues } from '../dashboard/forms.js';
 import { type Flash, redirectWithFlash, takeFlash } from '../dashboard/session.js';
 import type { PartnerSession } from './sessions.js';
 import { PortalBarePage, PortalPage, type PortalSection } from './views/layout.js';
-import { PORTAL_PATH, partnerSessionOf, portalFormToken } from './web.js';
+import { partnerSessionOf, portalFormToken } from './web.js';
 
 export type PortalApp = Parameters<FastifyPluginAsyncTypebox>[0];
 
@@ -87,27 +85,6 @@ export function sendPortalError(
     </PortalBarePage>,
     status,
   );
-}
-
-/** True for an address of the portal (its pages and forms). */
-export function isPortalUrl(url: string): boolean {
-  return url.startsWith(PORTAL_PATH) && /^[/?]?$/.test(url.charAt(PORTAL_PATH.length));
-}
-
-/**
- * A portal address the router refused before routing (app.ts's frameworkErrors), as the
- * dashboard answers its own: the portal's hooks never ran, so the page sets their headers
- * itself, and it is the signed-out page (no session was read).
- */
-export function sendPortalRouterRefusalPage(
-  reply: FastifyReply,
-  request: FastifyRequest,
-  refusal: RouterRefusal,
-): Promise<FastifyReply> {
-  setPageSecurityHeaders(reply);
-  reply.header('cache-control', 'no-store');
-  const { status, message } = ROUTER_REFUSALS[refusal];
-  return sendPortalError(reply, request, status, message);
 }
 
 export function portalErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
