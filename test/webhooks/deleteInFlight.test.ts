@@ -26,17 +26,22 @@ const ANSWER_DELAY_MS = 500;
 /**
  * Sends the subscription's one due delivery with `sender`, deletes the subscription through
  * `deleter` once the receiver has the request (before it answers), and returns the delivery
- * as the log shows it after the attempt.
+ * as the log shows it after the attempt. The receiver and dispatcher are closed by `cleanups`.
  */
 async function deleteWhileInFlight(
   sender: TestEnv,
   deleter: TestEnv,
   status: number,
+  cleanups: Array<() => Promise<void>>,
 ): Promise<{ delivery: JsonBody; receiver: Receiver; dispatcher: Dispatcher }> {
   const receiver = await Receiver.start(() => ({ status, body: `answer ${status}`, delayMs: ANSWER_DELAY_MS }));
   const sub = await subscribe(deleter, { url: receiver.url });
   await firePartnerApproved(deleter);
   const dispatcher = new Dispatcher(sender.ctx);
+  cleanups.push(
+    () => receiver.close(),
+    () => dispatcher.close(),
+  );
   const sending = dispatcher.runOnce();
   await receiver.waitForRequests(1);
   assert.equal(receiver.pending, 1, 'the answer is still held back');
@@ -62,11 +67,7 @@ for (const dialect of testedDialects()) {
     after(() => env.close());
 
     it('records the accepted attempt and ends the delivery succeeded', async () => {
-      const { delivery, receiver, dispatcher } = await deleteWhileInFlight(env, env, 200);
-      cleanups.push(
-        () => receiver.close(),
-        () => dispatcher.close(),
-      );
+      const { delivery, receiver } = await deleteWhileInFlight(env, env, 200, cleanups);
       assert.equal(receiver.requests.length, 1);
       assert.equal(delivery.status, 'succeeded');
       assert.equal(delivery.attemptCount, 1);
@@ -76,11 +77,7 @@ for (const dialect of testedDialects()) {
     });
 
     it('records the failed attempt and ends the delivery failed, with no retry', async () => {
-      const { delivery, receiver, dispatcher } = await deleteWhileInFlight(env, env, 500);
-      cleanups.push(
-        () => receiver.close(),
-        () => dispatcher.close(),
-      );
+      const { delivery, receiver, dispatcher } = await deleteWhileInFlight(env, env, 500, cleanups);
       assert.equal(delivery.status, 'failed');
       assert.equal(delivery.nextAttemptAt, null);
       assert.equal(delivery.attempts.length, 1);
@@ -172,22 +169,14 @@ for (const dialect of testedDialects()) {
     });
 
     it("records the worker's accepted attempt and ends the delivery succeeded", async () => {
-      const { delivery, receiver, dispatcher } = await deleteWhileInFlight(worker, api, 200);
-      cleanups.push(
-        () => receiver.close(),
-        () => dispatcher.close(),
-      );
+      const { delivery } = await deleteWhileInFlight(worker, api, 200, cleanups);
       assert.equal(delivery.status, 'succeeded');
       assert.equal(delivery.attempts.length, 1);
       assert.equal(delivery.attempts[0].statusCode, 200);
     });
 
     it("records the worker's failed attempt and ends the delivery failed, with no retry", async () => {
-      const { delivery, receiver, dispatcher } = await deleteWhileInFlight(worker, api, 503);
-      cleanups.push(
-        () => receiver.close(),
-        () => dispatcher.close(),
-      );
+      const { delivery } = await deleteWhileInFlight(worker, api, 503, cleanups);
       assert.equal(delivery.status, 'failed');
       assert.equal(delivery.nextAttemptAt, null);
       assert.equal(delivery.attempts.length, 1);
