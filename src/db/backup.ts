@@ -10,13 +10,11 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { CommandError } from '../cliErrors.js';
-
-/** The database's file in DATA_DIR, as `Database` opens it. */
-const DATABASE_FILE = 'affitrack.db';
+import { SQLITE_FILE } from './database.js';
 
 /** Copies the database in `dataDir` to `target`, a new file; returns the pages copied. */
 export async function backupSqlite(dataDir: string, target: string): Promise<number> {
-  const source = path.join(dataDir, DATABASE_FILE);
+  const source = path.join(dataDir, SQLITE_FILE);
   if (!existsSync(source)) {
     throw new CommandError('not_found', `there is no database to back up in ${dataDir} (DATA_DIR)`);
   }

@@ -66,6 +66,9 @@ pg.types.setTypeParser(1700, (v) => Number(v));
  * would commit on its own, outside the outer transaction. Either way the code is wrong:
  * the unit must do its writes through the `trx` it was given.
  */
+/** The SQLite database's file in DATA_DIR. */
+export const SQLITE_FILE = 'affitrack.db';
+
 export class NestedTransactionError extends Error {
   constructor() {
     super('db.transact was called inside a transaction of the same database: pass the trx you were given instead');
@@ -127,7 +130,7 @@ export class Database {
       this.connectionString = null;
       this.pool = null;
       ensureDirectory(options.dataDir);
-      const file = path.join(options.dataDir, options.sqliteFile ?? 'affitrack.db');
+      const file = path.join(options.dataDir, options.sqliteFile ?? SQLITE_FILE);
       const writer = openSqlite(file);
       // Every unit of a group-commit batch runs in a savepoint, which copies each page the
       // unit changes into a sub-journal; in a temporary file that tripled the cost of a
