@@ -38,7 +38,7 @@ import { healthRoutes } from './modules/health/routes.js';
 import { observeRequests, registerMetricsRoute } from './modules/metrics/routes.js';
 import { offerRoutes } from './modules/offers/routes.js';
 import { partnerApiRoutes, partnerKeyLimit } from './modules/partnerKeys/routes.js';
-import { partnerPublicRoutes } from './modules/partners/publicRoutes.js';
+import { partnerPublicRoutes, sendApplicationRefusal } from './modules/partners/publicRoutes.js';
 import { partnerRoutes } from './modules/partners/routes.js';
 import { payoutRoutes } from './modules/payouts/routes.js';
 import { portalApiRoutes } from './modules/portal/apiRoutes.js';
@@ -49,7 +49,7 @@ import { postbackRoutes } from './modules/postbacks/routes.js';
 import { reportRoutes } from './modules/reports/routes.js';
 import { webhookDocument } from './modules/webhooks/openapi.js';
 import { webhookCatalogueRoutes, webhookRoutes } from './modules/webhooks/routes.js';
-import { isUnder, sendRouterRefusal } from './web/routerRefusal.js';
+import { type ErrorPage, isUnder, sendRouterRefusal } from './web/routerRefusal.js';
 import { securityHeaders } from './web/securityHeaders.js';
 import { publicAssets } from './web/views/PublicPage.js';
 
@@ -63,6 +63,13 @@ const REQUEST_LOG_LEVELS = new Set(['trace', 'debug', 'info']);
 
 /** Accepts only plain request ids from clients, so they are safe to echo and to log. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The pages' addresses, and each side's error page for an address the router refused. */
+const PAGE_SIDES: readonly (readonly [string, ErrorPage])[] = [
+  [DASHBOARD_PATH, sendErrorPage],
+  [PORTAL_PATH, sendPortalError],
+  ['/apply', sendApplicationRefusal],
+];
 
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   const timeouts = serverTimeouts(ctx.config.requestTimeoutMs);
@@ -95,16 +102,13 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     return503OnClosing: false,
     // Errors the router raises before any handler (bad percent-encoding, over-long
     // parameters) are answered in the API's error shape too, and with an HTML page for
-    // the dashboard's and the portal's addresses, as a browser opened them.
+    // the dashboard's, the portal's and the application form's addresses, as a browser
+    // opened them.
     frameworkErrors: (error, request, reply) => {
       const code = (error as { code?: string }).code;
       const refusal =
         code === 'FST_ERR_BAD_URL' ? 'undecodable' : code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'overlong' : null;
-      const page = isUnder(request.url, DASHBOARD_PATH)
-        ? sendErrorPage
-        : isUnder(request.url, PORTAL_PATH)
-          ? sendPortalError
-          : null;
+      const page = PAGE_SIDES.find(([prefix]) => isUnder(request.url, prefix))?.[1];
       if (refusal && page) return sendRouterRefusal(reply, request, refusal, page);
       if (code === 'FST_ERR_MAX_PARAM_LENGTH') return answerOverlongParameter(ctx, request, reply);
       if (code === 'FST_ERR_BAD_URL')

@@ -1,8 +1,8 @@
 /**
  * A page's address the router refused before routing (app.ts's frameworkErrors): a bad
  * %-escape is 400, a path segment over the router's length limit matches no page (404).
- * Dashboard and portal answer it with their own error page, signed out (no session was
- * read); their hooks never ran, so the headers those would set are set here.
+ * Dashboard, portal and application form answer it with their own error page, signed out
+ * (no session was read); their hooks never ran, so the headers those would set are set here.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { setPageSecurityHeaders } from './securityHeaders.js';
@@ -17,7 +17,7 @@ const REFUSALS = {
 
 export type RouterRefusal = keyof typeof REFUSALS;
 
-/** A side's error page: the dashboard's or the portal's. */
+/** A side's error page: the dashboard's, the portal's or the application form's. */
 export type ErrorPage = (
   reply: FastifyReply,
   request: FastifyRequest,

@@ -158,6 +158,31 @@ for (const dialect of testedDialects()) {
         assert.match(res.body, /Not found/);
         assert.doesNotMatch(res.body, /<form/);
       });
+
+      it("answers an address the router cannot decode with a 400 page, not the API's JSON", async () => {
+        for (const [method, url] of [
+          ['GET', '/apply/%zz'],
+          ['GET', '/apply/brand-%ff'],
+          ['POST', '/apply/%zz'],
+        ] as const) {
+          const res = await env.app.inject({ method, url });
+          const where = `${method} ${url}`;
+          assert.equal(res.statusCode, 400, where);
+          assert.match(String(res.headers['content-type']), /^text\/html/, where);
+          assert.match(res.body, /<h1>Bad request<\/h1>/, where);
+          assert.match(res.body, /not validly encoded/, where);
+          assert.match(String(res.headers['content-security-policy']), /default-src/, where);
+          assert.ok(res.headers['x-request-id'], where);
+        }
+        // A slug over the router's length limit matches no page: a 404 page.
+        const overlong = await env.app.inject({ method: 'GET', url: `/apply/${'x'.repeat(1001)}` });
+        assert.equal(overlong.statusCode, 404);
+        assert.match(overlong.body, /<h1>Not found<\/h1>/);
+        // The JSON endpoint beside it keeps the API's error shape.
+        const api = await env.app.inject({ method: 'POST', url: '/api/public/partners/%zz' });
+        assert.equal(api.statusCode, 400);
+        assert.equal(api.json().error.code, 'bad_request');
+      });
     });
 
     describe('POST /apply/:brandSlug (form post)', () => {

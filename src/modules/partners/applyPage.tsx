@@ -79,6 +79,17 @@ export function ConfirmationPage({ brandName }: { brandName: string }) {
   );
 }
 
+/** An address of the form's the router refused before routing (web/routerRefusal.ts). */
+export function RefusedAddressPage({ status, message }: { status: number; message: string }) {
+  const title = status === 404 ? 'Not found' : 'Bad request';
+  return (
+    <PublicPage title={title}>
+      <h1 safe>{title}</h1>
+      <p safe>{message}</p>
+    </PublicPage>
+  );
+}
+
 export function NoProgrammePage() {
   return (
     <PublicPage title="Not found">

@@ -15,7 +15,7 @@ import { sendPage } from '../../web/page.js';
 import { securityHeaders } from '../../web/securityHeaders.js';
 import { findBrandBySlug } from '../brands/repository.js';
 import { MAX_URL_LENGTH } from '../urls.js';
-import { ApplicationPage, ConfirmationPage, NoProgrammePage } from './applyPage.js';
+import { ApplicationPage, ConfirmationPage, NoProgrammePage, RefusedAddressPage } from './applyPage.js';
 import { ApplyBody } from './schemas.js';
 import { applyAsPartner } from './service.js';
 
@@ -63,6 +63,16 @@ export function partnerPublicRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
 
     await app.register(applicationPages(ctx));
   };
+}
+
+/** The application form's answer to an address the router refused: a page, as a browser opened it. */
+export function sendApplicationRefusal(
+  reply: FastifyReply,
+  _request: FastifyRequest,
+  status: number,
+  message: string,
+): Promise<FastifyReply> {
+  return sendPage(reply, <RefusedAddressPage status={status} message={message} />, status);
 }
 
 /** The HTML form, in its own scope: page security headers and form bodies apply here only. */
