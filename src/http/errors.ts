@@ -176,14 +176,17 @@ export function toApiError(error: unknown): ApiError {
   return new ApiError('internal_error', 'Something went wrong on our side. Please retry later.');
 }
 
+/** The error's ApiError, after logging a failure on our side (5xx) with what caused it. */
+export function logFailure(request: FastifyRequest, error: unknown): ApiError {
+  const apiError = toApiError(error);
+  if (apiError.status === 503) {
+    request.log.warn({ err: error }, isStorageUnavailable(error) ? 'storage unavailable' : 'service unavailable');
+  } else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+  return apiError;
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error, request: FastifyRequest, reply) => {
-    const apiError = toApiError(error);
-    if (apiError.status === 503) {
-      request.log.warn({ err: error }, isStorageUnavailable(error) ? 'storage unavailable' : 'service unavailable');
-    } else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
-    return sendError(reply, apiError);
-  });
+  app.setErrorHandler((error, request: FastifyRequest, reply) => sendError(reply, logFailure(request, error)));
   app.setNotFoundHandler((request, reply) => sendError(reply, noRoute(request)));
 }
 

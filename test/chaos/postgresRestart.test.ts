@@ -336,15 +336,15 @@ describeOrSkip('PostgreSQL restart mid-run', { skip: skipReason }, () => {
       assert.ok(p.response, `${p.what} got an answer while the database was down (${p.error})`);
     }
     assert.equal(byWhat.get('GET /health')?.response?.status, 200, 'liveness stays up');
-    for (const what of [
-      'GET /ready',
-      'POST /api/v1/conversions',
-      'POST /api/v1/partners',
-      'GET /api/v1/conversions',
-      'GET /t/:offer/:partner',
-    ]) {
+    for (const what of ['GET /ready', 'POST /api/v1/conversions', 'POST /api/v1/partners', 'GET /api/v1/conversions']) {
       assertError(byWhat.get(what)?.response as ApiResponse, 503, 'service_unavailable', what);
     }
+    // A visitor following a tracking link gets a page asking to try again, not a redirect.
+    const link = byWhat.get('GET /t/:offer/:partner')?.response as ApiResponse;
+    assert.equal(link.status, 503, 'GET /t/:offer/:partner');
+    assert.equal(link.headers.get('retry-after'), '1');
+    assert.equal(link.headers.get('location'), null);
+    assert.match(String(link.body), /temporarily unavailable/);
   });
 
   it('recovers by itself once PostgreSQL is back: /ready 200, writes 201', { timeout: 60_000 }, async () => {

@@ -12,6 +12,8 @@ import { createTestEnv, type TestEnv } from '../helpers.js';
 
 /** Comfortably more offers than a few free pages of the file can hold. */
 const MAX_TRIES = 500;
+/** Clicks are small rows, written in group-commit batches: more of them to fill the free pages. */
+const MAX_CLICK_TRIES = 5000;
 
 /** The writer connection (private to Database: only a test may reach it). */
 function writerOf(env: TestEnv): SQLite.Database {
@@ -91,5 +93,42 @@ describe('a full disk (SQLite)', () => {
 
     const res = await env.request('POST', '/api/v1/offers', { body: offerBody(MAX_TRIES) });
     assert.equal(res.status, 201, JSON.stringify(res.body));
+  });
+
+  it('answers a tracking link whose click cannot be stored with a 503 page and Retry-After, never a redirect', async () => {
+    const offer = await env.request('POST', '/api/v1/offers', { body: offerBody(0) });
+    const partner = await env.request('POST', '/api/v1/partners', { body: { name: 'P', email: 'p@example.com' } });
+    const link = `/t/${offer.body.id}/${partner.body.id}?sub1=${'s'.repeat(255)}`;
+    const follow = (accept = 'text/html,*/*;q=0.8') =>
+      env.app.inject({
+        method: 'GET',
+        url: link,
+        headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64)', accept },
+      });
+    const freeSpace = fillDisk(env);
+    let refused: Awaited<ReturnType<typeof follow>> | null = null;
+    let refusedJson: Awaited<ReturnType<typeof follow>> | null = null;
+    try {
+      for (let n = 0; n < MAX_CLICK_TRIES && !refused; n++) {
+        const res = await follow();
+        if (res.statusCode !== 302) refused = res;
+      }
+      // A client asking for JSON alone gets the API's error shape.
+      if (refused) refusedJson = await follow('application/json');
+    } finally {
+      freeSpace();
+    }
+    assert.ok(refused, `no click was refused within ${MAX_CLICK_TRIES} tries`);
+    assert.equal(refused.statusCode, 503, refused.body);
+    assert.equal(refused.headers.location, undefined);
+    assert.match(String(refused.headers['content-type']), /^text\/html/);
+    assert.match(refused.body, /<h1>This link is temporarily unavailable<\/h1>/);
+    assert.equal(refused.headers['retry-after'], '1');
+    assert.equal(refused.headers['cache-control'], 'no-store');
+    assert.match(env.logs.join(''), /storage unavailable/);
+    assert.equal(refusedJson?.statusCode, 503);
+    assert.equal(refusedJson?.json().error.code, 'service_unavailable');
+
+    assert.equal((await follow()).statusCode, 302);
   });
 });

@@ -2,12 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
+import { logFailure, sendError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { ErrorBody, errorResponses, KEYED_ERRORS, ListOf, Resource } from '../../http/schemas.js';
 import { sendPage } from '../../web/page.js';
 import { allPages, JsonOrCsv, sendCsv, wantsCsv } from '../analytics/csv.js';
 import { eraseClicks } from './erase.js';
-import { LinkNotActivePage } from './linkNotActivePage.js';
+import { LinkNotActivePage, LinkUnavailablePage } from './linkNotActivePage.js';
 import { clickToApi, listClicks } from './repository.js';
 import { Click, ListClicksQuery, TrackingQuery } from './schemas.js';
 import { trackClick } from './service.js';
@@ -41,6 +42,11 @@ function cutToCodePoints(text: string, max: number): string {
   return text.slice(0, units);
 }
 
+/** A browser, or a client that names no preference; not one asking for JSON alone. */
+function acceptsHtml(accept: string | undefined): boolean {
+  return !accept || /text\/html|\*\/\*/.test(accept) || !accept.includes('json');
+}
+
 function subsFromQuery(query: Record<string, unknown>): Array<string | null> {
   return [1, 2, 3, 4, 5].map((n) => clean(query[`sub${n}`], MAX_SUB_LENGTH));
 }
@@ -54,6 +60,13 @@ export function trackingRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         config: { cleansText: true },
         // A HEAD (link previews, crawlers) must not count as a click.
         exposeHeadRoute: false,
+        // A visitor whose click could not be recorded gets a page, not the API's JSON.
+        errorHandler: (error, request, reply) => {
+          const failure = logFailure(request, error);
+          if (failure.status < 500 || !acceptsHtml(request.headers.accept)) return sendError(reply, failure);
+          reply.headers(failure.headers ?? {}).header('cache-control', 'no-store');
+          return sendPage(reply, LinkUnavailablePage({ retry: failure.status === 503 }), failure.status);
+        },
         schema: {
           operationId: 'followTrackingLink',
           tags: ['tracking'],
@@ -71,6 +84,16 @@ export function trackingRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
               description:
                 'No such active offer or active partner: a page saying the link is not active (JSON for an id too long to be one).',
               content: { 'text/html': { schema: Type.String() }, 'application/json': { schema: Type.Ref(ErrorBody) } },
+            },
+            503: {
+              description:
+                'The click could not be recorded (the database is unavailable): a page asking the visitor to try again in a moment, with `Retry-After`. No redirect without a recorded click.',
+              content: {
+                'text/html': { schema: Type.String() },
+                'application/json': {
+                  schema: Type.Ref(ErrorBody, { description: 'For a client that accepts JSON and not HTML.' }),
+                },
+              },
             },
           },
         },
