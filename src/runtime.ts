@@ -6,6 +6,7 @@ import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { Database } from './db/database.js';
+import { readDeploymentId } from './db/deployment.js';
 import { PostgresCounter } from './http/postgresCounter.js';
 import { FallbackRateLimiter, MemoryRateLimiter, type RateLimiter } from './http/rateLimit.js';
 import { RedisCounter } from './http/redisCounter.js';
@@ -63,7 +64,10 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
  */
 function createRateLimiter(config: Config, db: Database, clock: Clock, logger: FastifyBaseLogger): RateLimiter {
   const local = new MemoryRateLimiter(clock);
-  if (config.redisUrl) return new FallbackRateLimiter(new RedisCounter(config.redisUrl), local, logger);
+  if (config.redisUrl) {
+    const counter = new RedisCounter(config.redisUrl, () => readDeploymentId(db));
+    return new FallbackRateLimiter(counter, local, logger);
+  }
   if (db.dialect === 'postgres') return new FallbackRateLimiter(new PostgresCounter(db, clock), local, logger);
   return local;
 }

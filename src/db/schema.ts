@@ -311,6 +311,11 @@ export interface DashboardSessionTable {
   expires_at: number;
 }
 
+/** This deployment's id, one row (migration 0035): Redis keys of rate limits carry it. */
+export interface DeploymentTable {
+  id: string;
+}
+
 /** One fixed rate-limit window per key (PostgreSQL without Redis; see http/postgresCounter.ts). */
 export interface RateLimitWindowTable {
   key: string;
@@ -522,6 +527,7 @@ export interface Schema {
   dashboard_users: DashboardUserTable;
   dashboard_sessions: DashboardSessionTable;
   rate_limit_windows: RateLimitWindowTable;
+  deployment: DeploymentTable;
   payout_runs: PayoutRunTable;
   payouts: PayoutTable;
   payout_items: PayoutItemTable;

@@ -29,10 +29,13 @@ type WithHit = Redis & { rateLimitHit(key: string, windowMs: number): Promise<[n
 export class RedisCounter implements SharedCounter {
   readonly name = 'Redis';
   private readonly redis: WithHit;
+  /** `affitrack:rl:<deployment id>:`, once read (deployments sharing one Redis count apart). */
+  private namespace: string | null = null;
 
+  /** `deploymentId` reads the id every process of this deployment shares (db/deployment.ts). */
   constructor(
     url: string,
-    private readonly namespace = 'affitrack:rl:',
+    private readonly deploymentId: () => Promise<string>,
   ) {
     this.redis = new Redis(url, {
       // Refuse commands at once while disconnected instead of queueing them until reconnect.
@@ -55,6 +58,7 @@ export class RedisCounter implements SharedCounter {
 
   async hit(key: string, limit: number): Promise<RateDecision> {
     try {
+      this.namespace ??= `affitrack:rl:${await this.deploymentId()}:`;
       const [count, ttl] = await this.redis.rateLimitHit(this.namespace + key, WINDOW_MS);
       return decide(count, limit, ttl);
     } catch (error) {

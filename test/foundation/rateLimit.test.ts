@@ -144,4 +144,23 @@ describeOrSkip('rate limit shared through Redis', { skip: REDIS_URL ? false : RE
       await database.drop();
     }
   });
+
+  it('keeps two deployments sharing one Redis apart: per-IP limits of one do not refuse the other', async () => {
+    const settings = { env: { APPLY_RATE_LIMIT_PER_MINUTE: '1', REDIS_URL: REDIS_URL as string } };
+    const staging = await createTestEnv('sqlite', settings);
+    const production = await createTestEnv('sqlite', settings);
+    try {
+      const apply = (env: typeof staging, n: number) =>
+        env.request('POST', '/api/public/partners/apply', {
+          key: null,
+          body: { brandSlug: env.brand.slug, name: `Applicant ${n}`, email: `applicant${n}@example.com` },
+        });
+      assert.equal((await apply(staging, 1)).status, 201);
+      assert.equal((await apply(staging, 2)).status, 429, "the deployment's own limit holds");
+      assert.equal((await apply(production, 3)).status, 201, "another deployment's traffic counts nothing here");
+    } finally {
+      await staging.close();
+      await production.close();
+    }
+  });
 });
