@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { Kysely } from 'kysely';
+import * as canonicalTimeZones from '../../src/db/migrations/0035_canonical_time_zones.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { listen, type WireClient, type WireResponse } from './http.js';
 
@@ -360,6 +362,33 @@ for (const dialect of testedDialects()) {
       const brand = await http.call('PATCH', '/api/v1/brand', { body: { currency: 'jpy' } });
       assert.equal(brand.body.currency, 'JPY');
       assert.equal((await http.call('GET', '/api/v1/brand')).body.currency, 'JPY');
+    });
+
+    it('accepts a time zone in any case and stores and returns its IANA spelling', async () => {
+      // Created with one (the CLI's and the first start's way), then changed with PATCH /brand.
+      const { apiKey: key } = await env.createBrand('Zones', { timezone: 'america/new_york' });
+      assert.equal((await http.call('GET', '/api/v1/brand', { key })).body.timezone, 'America/New_York');
+      for (const [typed, stored] of [
+        ['europe/berlin', 'Europe/Berlin'],
+        ['utc', 'UTC'],
+        ['ASIA/TOKYO', 'Asia/Tokyo'],
+        ['etc/gmt+5', 'Etc/GMT+5'],
+        ['Pacific/Kiritimati', 'Pacific/Kiritimati'],
+      ]) {
+        const patched = await http.call('PATCH', '/api/v1/brand', { key, body: { timezone: typed } });
+        assert.equal(patched.body.timezone, stored, typed);
+        assert.equal((await http.call('GET', '/api/v1/brand', { key })).body.timezone, stored, typed);
+      }
+    });
+
+    it('gives brands saved with a time zone in another case its IANA spelling (migration 0035)', async () => {
+      const { id, apiKey: key } = await env.createBrand('Old Zone');
+      // As stored before 0035: the zone as it was typed.
+      await env.ctx.db.transact((trx) =>
+        trx.updateTable('brands').set({ timezone: 'europe/berlin' }).where('id', '=', id).execute(),
+      );
+      await canonicalTimeZones.up(env.ctx.db.admin as unknown as Kysely<unknown>);
+      assert.equal((await http.call('GET', '/api/v1/brand', { key })).body.timezone, 'Europe/Berlin');
     });
   });
 }
