@@ -17,7 +17,7 @@ import Fastify, {
 import type { AppContext } from './context.js';
 import { apiKeyHook, brandKeyLimit, countValidKey, keyedNotFound } from './http/auth.js';
 import { fastifyTrustProxy } from './http/clientAddress.js';
-import { answerClientError, registerClientErrorAnswers } from './http/clientErrors.js';
+import { answerClientError, refuseCodedBodies, registerClientErrorAnswers } from './http/clientErrors.js';
 import { ApiError, registerErrorHandling, sendError, toApiError } from './http/errors.js';
 import { idempotency } from './http/idempotency.js';
 import { jsonShapeProblem, refuseUnacceptableInput } from './http/inputText.js';
@@ -110,9 +110,11 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
         code === 'FST_ERR_BAD_URL' ? 'undecodable' : code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'overlong' : null;
       const page = PAGE_SIDES.find(([prefix]) => isUnder(request.url, prefix))?.[1];
       if (refusal && page) return sendRouterRefusal(reply, request, refusal, page);
-      if (code === 'FST_ERR_MAX_PARAM_LENGTH') return answerOverlongParameter(ctx, request, reply);
-      if (code === 'FST_ERR_BAD_URL')
-        return sendError(reply, new ApiError('bad_request', 'The URL is not validly encoded.'));
+      if (code === 'FST_ERR_MAX_PARAM_LENGTH')
+        return answerRouterRefusal(ctx, request, reply, ApiError.notFound('Resource'));
+      if (code === 'FST_ERR_BAD_URL') {
+        return answerRouterRefusal(ctx, request, reply, new ApiError('bad_request', 'The URL is not validly encoded.'));
+      }
       return sendError(reply, toApiError(error));
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -120,6 +122,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   registerValidators(app);
   app.addHook('onRoute', closeBodilessApiRoutes);
   app.addHook('onRoute', closeQuerylessApiRoutes);
+  app.addHook('onRoute', refuseCodedBodies);
   app.addHook('onRoute', idempotency(ctx).attach);
   registerErrorHandling(app);
   registerJsonParser(app);
@@ -208,11 +211,14 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
 }
 
 /**
- * A path parameter over 1,000 characters matches no route, so no hook counts its key: the
- * 404 counts a valid key of the prefix as keyedNotFound does (README: a request with a valid
- * key that matches no route counts too) and carries the RateLimit-* headers, or is 429.
+ * An address the router refuses under a keyed prefix — a path parameter over 1,000 characters
+ * (404: it matches no route) or a bad %-escape (400) — reaches no route, so no hook counts its
+ * key: the answer counts a valid key of the prefix as keyedNotFound does (README: every keyed
+ * response carries the RateLimit-* headers) and carries the headers, or is 429. The key is not
+ * required: like a path that matches no route, the address is refused whatever the key, so an
+ * invalid or missing one gets the same 404 or 400 (no counter), not 401.
  */
-function answerOverlongParameter(ctx: AppContext, request: FastifyRequest, reply: FastifyReply): void {
+function answerRouterRefusal(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, refusal: ApiError): void {
   const url = request.url;
   const limits = url.startsWith(`${API_PREFIX}/`)
     ? [brandKeyLimit, partnerKeyLimit]
@@ -220,7 +226,7 @@ function answerOverlongParameter(ctx: AppContext, request: FastifyRequest, reply
       ? [brandKeyLimit]
       : [];
   countValidKey(ctx, request, reply, limits).then(
-    () => sendError(reply, ApiError.notFound('Resource')),
+    () => sendError(reply, refusal),
     (error: unknown) => sendError(reply, toApiError(error)),
   );
 }

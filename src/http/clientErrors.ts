@@ -8,7 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  RequestPayload,
+  RouteOptions,
+} from 'fastify';
 import { ApiError, ERROR_CODES, type ErrorCode } from './errors.js';
 
 /** The parser's error codes that are not a plain 400. */
@@ -119,11 +126,36 @@ export function registerClientErrorAnswers(
       reply.header('connection', 'close');
       throw new ApiError('bad_request', 'An HTTP/1.1 request must carry a Host header.');
     }
-    const coding = request.headers['content-encoding'];
-    if (coding !== undefined && BODY_METHODS.has(request.method) && !IDENTITY.test(coding)) {
-      throw unsupportedCoding(coding);
-    }
   };
+}
+
+/**
+ * `onRoute`: a route that takes a body refuses a Content-Encoding in a preParsing hook of its
+ * own — after the onRequest hooks, so a keyed request is authenticated and counted first and
+ * its 415 carries the RateLimit-* headers (or is 401, or 429), like the 415 of a wrong
+ * Content-Type, which Fastify gives while parsing; and before any byte of the body is read.
+ * Routes without a body method (every GET) get no hook and pay nothing.
+ */
+export function refuseCodedBodies(route: RouteOptions): void {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  if (!methods.some((method) => BODY_METHODS.has(method))) return;
+  const own =
+    route.preParsing === undefined ? [] : Array.isArray(route.preParsing) ? route.preParsing : [route.preParsing];
+  route.preParsing = [refuseContentCoding, ...own];
+}
+
+function refuseContentCoding(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  payload: RequestPayload,
+  done: (error: Error | null, payload?: RequestPayload) => void,
+): void {
+  const coding = request.headers['content-encoding'];
+  if (coding !== undefined && BODY_METHODS.has(request.method) && !IDENTITY.test(coding)) {
+    done(unsupportedCoding(coding));
+    return;
+  }
+  done(null, payload);
 }
 
 /** The server's open connections; tracked per connection, so a request pays nothing for it. */

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ATTRIBUTES, PAIRED_ATTRIBUTES } from '../../src/modules/analytics/dimensions.js';
+import { foldFacts } from '../../src/modules/analytics/fold.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { checkReport, FILTER_VALUES, loadTraffic, trafficArb } from './traffic.js';
 
@@ -83,6 +84,83 @@ for (const dialect of testedDialects()) {
         ),
         { numRuns: 6 },
       );
+    });
+
+    it('matches country, deviceType and referrerHost in any case, os and browser exactly', async () => {
+      const { apiKey: key } = await env.createBrand('Filter Case');
+      const offerId = (
+        await env.request('POST', '/api/v1/offers', {
+          key,
+          body: { name: 'O', destinationUrl: 'https://o.example/', revenueCents: 900, payoutCents: 250 },
+        })
+      ).body.id;
+      const partnerId = (
+        await env.request('POST', '/api/v1/partners', { key, body: { name: 'P', email: 'p@example.com' } })
+      ).body.id;
+      env.clock.set(Date.parse('2026-11-21T10:00:00Z'));
+      for (let i = 0; i < 2; i++) {
+        const res = await env.app.inject({
+          url: `/t/${offerId}/${partnerId}`,
+          headers: {
+            'x-forwarded-for': '81.2.69.142',
+            'user-agent':
+              'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+            referer: 'https://Ref1.Example/landing',
+          },
+        });
+        assert.equal(res.statusCode, 302);
+      }
+      const [click] = (await env.request('GET', '/api/v1/clicks', { key })).body.data;
+      assert.equal(click.referrerHost, 'ref1.example');
+      const country = click.country as string;
+      assert.match(country, /^[A-Z]{2}$/);
+      const clicks = async (filter: string) => {
+        const res = await env.request('GET', `/api/v1/reports?from=2026-11-21&to=2026-11-21&${filter}`, { key });
+        assert.equal(res.status, 200, `${filter}: ${JSON.stringify(res.body)}`);
+        return res.body.totals.clicks;
+      };
+      for (const folded of [false, true]) {
+        if (folded) await foldFacts(env.ctx);
+        for (const filter of [
+          'deviceType=mobile',
+          'deviceType=Mobile',
+          'deviceType=MOBILE&groupBy=os',
+          `country=${country}`,
+          `country=${country.toLowerCase()}`,
+          `country=${country.toLowerCase()}&deviceType=Mobile`,
+          'referrerHost=ref1.example',
+          'referrerHost=REF1.Example',
+          'referrerHost=REF1.EXAMPLE&groupBy=sub1',
+          'os=iOS',
+          'browser=Mobile Safari',
+        ]) {
+          assert.equal(await clicks(filter), 2, `${filter} (folded: ${folded})`);
+        }
+        // Free-text names match exactly, as documented.
+        for (const filter of ['os=ios', 'browser=mobile safari', 'deviceType=desktop', 'country=JP']) {
+          assert.equal(await clicks(filter), 0, `${filter} (folded: ${folded})`);
+        }
+      }
+    });
+
+    it('answers 422 naming each dimension filter outside its vocabulary, all at once', async () => {
+      const cases: Array<[string, string[]]> = [
+        ['deviceType=phone', ['query.deviceType']],
+        ['deviceType=', ['query.deviceType']],
+        ['country=XX', ['query.country']],
+        ['country=Germany', ['query.country']],
+        ['country=DEU', ['query.country']],
+        ['referrerHost=https://ref1.example/', ['query.referrerHost']],
+        ['referrerHost=ref1.example:8080', ['query.referrerHost']],
+        ['referrerHost=not a host', ['query.referrerHost']],
+        ['deviceType=phone&country=XX&referrerHost=a/b', ['query.country', 'query.deviceType', 'query.referrerHost']],
+      ];
+      for (const [query, paths] of cases) {
+        const error = expectError(await env.request('GET', `/api/v1/reports?${query}`), 422, 'validation_error');
+        assert.deepEqual(error.details?.map((d) => d.path).sort(), paths, query);
+      }
+      const error = expectError(await env.request('GET', '/api/v1/reports?deviceType=phone'), 422, 'validation_error');
+      assert.match(error.message, /"desktop", "mobile", "tablet", "bot", "other"/);
     });
 
     it('answers 422 naming groupBy for more than three dimensions, or an unknown filter', async () => {

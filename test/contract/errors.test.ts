@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { Kysely } from 'kysely';
+import * as canonicalTimeZones from '../../src/db/migrations/0036_canonical_time_zones.js';
+import { insertApiKey } from '../../src/modules/apiKeys/service.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { listen, type WireClient, type WireResponse } from './http.js';
 
@@ -24,7 +27,8 @@ for (const dialect of testedDialects()) {
     let offerId: string;
     let partnerId: string;
     before(async () => {
-      env = await createTestEnv(dialect);
+      // Every keyed answer counts, refusals included, and the clock stands still: room for the whole file.
+      env = await createTestEnv(dialect, { env: { RATE_LIMIT_PER_MINUTE: '1000' } });
       http = await listen(env);
       const offer = await http.call('POST', '/api/v1/offers', {
         body: { name: 'Shoes', destinationUrl: 'https://shop.example/' },
@@ -235,6 +239,50 @@ for (const dialect of testedDialects()) {
       assert.match(detail(expectWireError(status, 422, 'validation_error'), 'query.status'), /^must be one of/);
     });
 
+    it('counts a keyed request refused for a bad %-escape or a Content-Encoding, with the RateLimit-* headers, like a wrong Content-Type', async () => {
+      const { secret: key } = await env.ctx.db.transact((trx) =>
+        insertApiKey(trx, env.clock, { brandId: env.brand.id, rateLimitPerMinute: 4 }),
+      );
+      const refusals: Array<[string, () => Promise<WireResponse>]> = [
+        ['bad escape', () => http.call('GET', '/api/v1/offers/%zz', { key })],
+        ['bad escape, public API', () => http.call('GET', '/api/public/webhooks/%zz', { key })],
+        [
+          'Content-Encoding',
+          () => http.call('POST', '/api/v1/offers', { key, body: {}, headers: { 'content-encoding': 'gzip' } }),
+        ],
+        [
+          'Content-Type',
+          () => http.call('POST', '/api/v1/offers', { key, raw: '{}', headers: { 'content-type': 'text/plain' } }),
+        ],
+      ];
+      const statuses = [400, 400, 415, 415];
+      for (const [i, [what, send]] of refusals.entries()) {
+        const res = await send();
+        assert.equal(res.status, statuses[i], what);
+        assert.equal(res.headers.get('ratelimit-limit'), '4', what);
+        assert.equal(res.headers.get('ratelimit-remaining'), String(3 - i), `${what} is counted`);
+        assert.notEqual(res.headers.get('ratelimit-reset'), null, what);
+      }
+      // The key's minute is used up: each refusal is now 429, as any other request of the key.
+      for (const [what, send] of refusals) {
+        const res = await send();
+        expectWireError(res, 429, 'rate_limit_exceeded');
+        assert.equal(res.headers.get('ratelimit-remaining'), '0', what);
+      }
+      // An invalid key: the encoding is judged after the key (401), as the Content-Type is; a
+      // bad escape is refused before any route is known, whatever the key, as a path that
+      // matches no route is 404 whatever the key.
+      const coded = await http.call('POST', '/api/v1/offers', {
+        key: 'afk_not_a_key',
+        body: {},
+        headers: { 'content-encoding': 'gzip' },
+      });
+      expectWireError(coded, 401, 'unauthorized');
+      const escaped = await http.call('GET', '/api/v1/offers/%zz', { key: 'afk_not_a_key' });
+      expectWireError(escaped, 400, 'bad_request');
+      assert.equal(escaped.headers.get('ratelimit-remaining'), null, 'no valid key, no counter');
+    });
+
     it("answers 422 invalid_cursor for another list's cursor", async () => {
       const ulid = '01KAZZZZZZZZZZZZZZZZZZZZZZ';
       for (const [path, foreign] of [
@@ -360,6 +408,33 @@ for (const dialect of testedDialects()) {
       const brand = await http.call('PATCH', '/api/v1/brand', { body: { currency: 'jpy' } });
       assert.equal(brand.body.currency, 'JPY');
       assert.equal((await http.call('GET', '/api/v1/brand')).body.currency, 'JPY');
+    });
+
+    it('accepts a time zone in any case and stores and returns its IANA spelling', async () => {
+      // Created with one (the CLI's and the first start's way), then changed with PATCH /brand.
+      const { apiKey: key } = await env.createBrand('Zones', { timezone: 'america/new_york' });
+      assert.equal((await http.call('GET', '/api/v1/brand', { key })).body.timezone, 'America/New_York');
+      for (const [typed, stored] of [
+        ['europe/berlin', 'Europe/Berlin'],
+        ['utc', 'UTC'],
+        ['ASIA/TOKYO', 'Asia/Tokyo'],
+        ['etc/gmt+5', 'Etc/GMT+5'],
+        ['Pacific/Kiritimati', 'Pacific/Kiritimati'],
+      ]) {
+        const patched = await http.call('PATCH', '/api/v1/brand', { key, body: { timezone: typed } });
+        assert.equal(patched.body.timezone, stored, typed);
+        assert.equal((await http.call('GET', '/api/v1/brand', { key })).body.timezone, stored, typed);
+      }
+    });
+
+    it('gives brands saved with a time zone in another case its IANA spelling (migration 0036)', async () => {
+      const { id, apiKey: key } = await env.createBrand('Old Zone');
+      // As stored before 0036: the zone as it was typed.
+      await env.ctx.db.transact((trx) =>
+        trx.updateTable('brands').set({ timezone: 'europe/berlin' }).where('id', '=', id).execute(),
+      );
+      await canonicalTimeZones.up(env.ctx.db.admin as unknown as Kysely<unknown>);
+      assert.equal((await http.call('GET', '/api/v1/brand', { key })).body.timezone, 'Europe/Berlin');
     });
   });
 }

@@ -38,6 +38,11 @@ describe('affitrack CLI', () => {
     assert.match(out.apiKey, /^afk_/);
   });
 
+  it('brands create stores a time zone typed in any case in its IANA spelling', async () => {
+    const { stdout } = await cli('brands', 'create', '--name', 'Lower Zone', '--timezone', 'europe/paris', '--json');
+    assert.equal(JSON.parse(stdout).brand.timezone, 'Europe/Paris');
+  });
+
   it('keys create, list and revoke, and a revoked key gets 401', async () => {
     const { stdout: created } = await cli('brands', 'create', '--name', 'Keys Co', '--json');
     const brandId = JSON.parse(created).brand.id;

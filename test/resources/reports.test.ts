@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { foldFacts } from '../../src/modules/analytics/fold.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 
 const METRIC_KEYS = [
@@ -264,6 +265,32 @@ for (const dialect of testedDialects()) {
       ]) {
         const res = await env.request('GET', `/api/v1/reports?${query}`);
         assert.equal(res.status, 200, `${query}: ${JSON.stringify(res.body)}`);
+      }
+    });
+
+    it('shows nothing of other days for a range in the last days of 9999, folded or not, in JSON and CSV', async () => {
+      const b = await brandWithTraffic('End Of Calendar');
+      await b.record('2026-11-28T09:00:00Z');
+      await b.record('2026-11-28T10:00:00Z', b.offer2);
+      const empty = metrics({});
+      for (const folded of [false, true]) {
+        if (folded) await foldFacts(env.ctx);
+        // The rollups (no grouping, one attribute, the pair rollups) and the facts (sub1 with an offer and a partner).
+        for (const groupBy of ['', 'country', 'sub1', 'country,os', 'offer,partner,sub1']) {
+          for (const [from, to] of [
+            ['9999-12-28', '9999-12-31'],
+            ['9999-12-31', '9999-12-31'],
+            ['9999-12-20', '9999-12-31'],
+            ['9998-12-31', '9999-12-31'],
+          ]) {
+            const query = `from=${from}&to=${to}&groupBy=${groupBy}`;
+            const res = await b.report(query);
+            assert.deepEqual([res.data, res.totals], [[], empty], `${query} (folded: ${folded})`);
+            const csv = await env.request('GET', `/api/v1/reports?${query}&format=csv`, { key: b.key });
+            assert.equal(String(csv.body).trim().split('\r\n').length, 1, `${query} CSV: ${csv.body}`);
+          }
+        }
+        assert.equal((await b.report('from=2026-11-28&to=2026-11-28')).totals.conversions, 2);
       }
     });
 

@@ -39,6 +39,7 @@ import * as m0032 from './0032_partner_sign_in_key.js';
 import * as m0033 from './0033_payout_paid_to.js';
 import * as m0034 from './0034_payout_details_at_creation.js';
 import * as m0035 from './0035_deployment.js';
+import * as m0036 from './0036_canonical_time_zones.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -76,6 +77,7 @@ const migrations: Record<string, Migration> = {
   '0033_payout_paid_to': m0033,
   '0034_payout_details_at_creation': m0034,
   '0035_deployment': m0035,
+  '0036_canonical_time_zones': m0036,
 };
 
 export const migrationProvider: MigrationProvider = {

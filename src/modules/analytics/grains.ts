@@ -19,7 +19,7 @@
  * for this to matter (see README, "How reports stay fast").
  */
 import { PostgresAdapter, type RawBuilder, sql } from 'kysely';
-import { addDays, formatDay, mondayOf, parseDay } from '../../calendar.js';
+import { addDays, daysBetween, formatDay, mondayOf, parseDay } from '../../calendar.js';
 import type { Queryable } from '../../db/database.js';
 
 export const LEVEL_ALL = 0;
@@ -49,16 +49,25 @@ export interface SpanRange {
 /**
  * The rows covering the days `from`…`to` exactly: the whole weeks inside the range as week
  * rows (keyed by their Mondays), the days before and after them as day rows.
+ *
+ * Compared as calendar dates, never as text: the Monday after a day of 9999's last week is
+ * in year 10000, whose "10000-01-03" sorts before every four-digit year, so a text comparison
+ * took it for a week inside the range and read every row up to 9999 as its weeks. Only days
+ * inside the range (so four-digit years) are ever formatted into a span.
  */
 export function spanRanges(from: string, to: string): SpanRange[] {
-  const firstMonday = from === weekOf(from) ? from : formatDay(addDays(mondayOf(parseDay(from)), 7));
-  const lastMonday = formatDay(addDays(mondayOf(addDays(parseDay(to), 1)), -7));
-  if (firstMonday > lastMonday) return [{ span: DAY_SPAN, from, to }];
+  const first = parseDay(from);
+  const last = parseDay(to);
+  const firstMonday = from === weekOf(from) ? first : addDays(mondayOf(first), 7);
+  const lastMonday = addDays(mondayOf(addDays(last, 1)), -7);
+  if (daysBetween(firstMonday, lastMonday) < 0) return [{ span: DAY_SPAN, from, to }];
   const ranges: SpanRange[] = [];
-  if (from < firstMonday) ranges.push({ span: DAY_SPAN, from, to: formatDay(addDays(parseDay(firstMonday), -1)) });
-  ranges.push({ span: WEEK_SPAN, from: firstMonday, to: lastMonday });
-  const afterWeeks = formatDay(addDays(parseDay(lastMonday), 7));
-  if (afterWeeks <= to) ranges.push({ span: DAY_SPAN, from: afterWeeks, to });
+  if (daysBetween(first, firstMonday) > 0) {
+    ranges.push({ span: DAY_SPAN, from, to: formatDay(addDays(firstMonday, -1)) });
+  }
+  ranges.push({ span: WEEK_SPAN, from: formatDay(firstMonday), to: formatDay(lastMonday) });
+  const afterWeeks = addDays(lastMonday, 7);
+  if (daysBetween(afterWeeks, last) >= 0) ranges.push({ span: DAY_SPAN, from: formatDay(afterWeeks), to });
   return ranges;
 }
 

@@ -4,7 +4,7 @@ import type { Database, Trx } from '../../db/database.js';
 import { InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { type ApiKeyRow, type CreateKeyInput, insertApiKey } from '../apiKeys/service.js';
-import { currencyCode, isCurrencyCode, isTimeZone } from '../validation.js';
+import { canonicalTimeZone, currencyCode, isCurrencyCode, isTimeZone } from '../validation.js';
 import { type BrandRow, findBrandById } from './repository.js';
 import type { UpdateBrandBody } from './schemas.js';
 
@@ -51,7 +51,7 @@ export async function insertBrand(trx: Trx, clock: Clock, input: CreateBrandInpu
     id: newId('brd', now),
     name: input.name,
     slug,
-    timezone: input.timezone ?? 'UTC',
+    timezone: input.timezone === undefined ? 'UTC' : canonicalTimeZone(input.timezone),
     currency: input.currency === undefined ? 'USD' : currencyCode(input.currency),
     fraud_threshold: DEFAULT_FRAUD_THRESHOLD,
     auto_ban_high_risk_clicks: null,
@@ -95,7 +95,7 @@ export async function updateBrand(
   return db.transact(async (trx) => {
     const changes: Partial<BrandRow> = { updated_at: clock.now() };
     if (patch.name !== undefined) changes.name = patch.name;
-    if (patch.timezone !== undefined) changes.timezone = patch.timezone;
+    if (patch.timezone !== undefined) changes.timezone = canonicalTimeZone(patch.timezone);
     if (patch.currency !== undefined) changes.currency = currencyCode(patch.currency);
     if (patch.fraudThreshold !== undefined) changes.fraud_threshold = patch.fraudThreshold;
     if (patch.autoBan !== undefined) {

@@ -84,7 +84,7 @@ export function RefusedAddressPage({ status, message }: { status: number; messag
   const title = status === 404 ? 'Not found' : 'Bad request';
   return (
     <PublicPage title={title}>
-      <h1 safe>{title}</h1>
+      <h1>{title}</h1>
       <p safe>{message}</p>
     </PublicPage>
   );

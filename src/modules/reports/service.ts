@@ -7,10 +7,11 @@
  */
 import { addDays, daysBetween, formatDay, isRealDay, localDay, mondayOf, parseDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
-import { InvalidError, NotFoundError } from '../../errors.js';
-import { ATTRIBUTES, type Attribute, isAttribute } from '../analytics/dimensions.js';
+import { InvalidError, NotFoundError, type Problem } from '../../errors.js';
+import { isAttribute } from '../analytics/dimensions.js';
 import { readReportSums, type SumsRow } from '../analytics/reportQuery.js';
 import { findBrandById } from '../brands/repository.js';
+import { dimensionFilters } from './filters.js';
 import {
   GROUP_KEYS,
   type GroupKey,
@@ -110,13 +111,12 @@ export async function buildReport(ctx: AppContext, brandId: string, query: Repor
   const groupBy = parseGroupBy(query.groupBy);
   const { from, to } = dayRange(query, localDay(ctx.clock.now(), brand.timezone));
 
+  const problems: Problem[] = [];
+  const filters = dimensionFilters(query, problems);
+  if (problems.length > 0) throw new InvalidError(problems);
+
   const timeKey = groupBy.find(isTimeKey);
   const attributes = groupBy.filter(isAttribute);
-  const filters: Partial<Record<Attribute, string>> = {};
-  for (const attribute of ATTRIBUTES) {
-    const value = query[attribute];
-    if (value !== undefined) filters[attribute] = value;
-  }
   const sums = await readReportSums(ctx.db.read, {
     brandId,
     from,

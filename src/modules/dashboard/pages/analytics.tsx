@@ -142,13 +142,6 @@ const FIELD_NAMES: Record<string, string> = {
   ...Object.fromEntries(ATTRIBUTES.map((a) => [`query.${a}`, LABELS[a] ?? a])),
 };
 
-/** Country codes are stored upper case, device types lower case. */
-function inStoredCase(attribute: string, value: string): string {
-  if (attribute === 'country') return value.toUpperCase();
-  if (attribute === 'deviceType') return value.toLowerCase();
-  return value;
-}
-
 /** The dimensions picked (a first visit gets day and country). */
 function pickedOf(q: Record<string, string | undefined>): string[] {
   return Object.keys(q).length === 0 ? ['day', 'country'] : PICKERS.map((p) => text(q[p])).filter(Boolean);
@@ -156,9 +149,8 @@ function pickedOf(q: Record<string, string | undefined>): string[] {
 
 /** The builder's choices as a report query. */
 function reportQueryOf(q: Record<string, string | undefined>) {
-  // Typed on a phone, `Mobile` or `de` would silently match nothing: fixed vocabularies are
-  // matched in their stored case.
-  const filters = Object.fromEntries(ATTRIBUTES.flatMap((a) => (q[a] ? [[a, inStoredCase(a, q[a].trim())]] : [])));
+  // Typed on a phone, `Mobile` or `de` is put in its stored case by the report (reports/filters.ts).
+  const filters = Object.fromEntries(ATTRIBUTES.flatMap((a) => (q[a] ? [[a, q[a].trim()]] : [])));
   return { from: q.from || undefined, to: q.to || undefined, groupBy: pickedOf(q).join(',') || undefined, ...filters };
 }
 
