@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
+import { FormView, formError, type RefusedForm } from '../../../web/views/form.js';
 import { findPartner, type PartnerRow } from '../../partners/repository.js';
 import { CreatePartnerBody } from '../../partners/schemas.js';
 import { createPartner } from '../../partners/service.js';
@@ -14,11 +15,10 @@ import { CreatePostbackBody, POSTBACK_EVENTS } from '../../postbacks/schemas.js'
 import { createPostback, deletePostback, type PostbackRow, updatePostback } from '../../postbacks/service.js';
 import { sendTestPostback } from '../../postbacks/testSend.js';
 import { notFound } from '../errors.js';
-import { Field, FormBody, type FormValues, IdParams, ListField, text, validateAgainst } from '../forms.js';
-import { type DashboardApp, formError, runAction } from '../respond.js';
+import { Field, FormBody, IdParams, ListField, text, validateAgainst } from '../forms.js';
+import { type DashboardApp, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, CsrfField } from '../views/components.js';
-import { FormView } from '../views/form.js';
 import { Table } from '../views/table.js';
 
 const PartnerForm = FormBody({ name: Field, email: Field, website: Field });
@@ -29,12 +29,6 @@ const PostbackParams = Type.Object({
 });
 /** Characters of a test answer shown in the message. */
 const TEST_ANSWER_CHARS = 200;
-
-/** A refused form, to show again with what was entered and each problem beside its field. */
-export interface RefusedForm {
-  values: FormValues;
-  error: ApiError;
-}
 
 const PARTNER_LABELS = { name: 'Name', email: 'Email', website: 'Website (optional)' };
 

@@ -4,6 +4,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import { toPage } from '../../../http/pagination.js';
+import type { RefusedForm } from '../../../web/views/form.js';
 import { listOffers } from '../../offers/repository.js';
 import { findPartner, type PartnerRow } from '../../partners/repository.js';
 import { BanBody } from '../../partners/schemas.js';
@@ -39,13 +40,7 @@ import {
 import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, numberCells, numbersRange } from '../views/numbers.js';
 import { num, Table } from '../views/table.js';
 import { BalanceCell, PartnerPortalPanel } from './partnerPortal.js';
-import {
-  AddPartnerForm,
-  PostbackFormView,
-  PostbackTable,
-  partnerSetupRoutes,
-  type RefusedForm,
-} from './partnerSetup.js';
+import { AddPartnerForm, PostbackFormView, PostbackTable, partnerSetupRoutes } from './partnerSetup.js';
 
 const PAGE_SIZE = 25;
 const RECENT_SENDS = 20;
