@@ -369,9 +369,10 @@ for (const dialect of testedDialects()) {
             offerId: hidden,
             events: ['conversion.created'],
           });
-          assert.equal(refused.status, 303);
+          assert.equal(refused.status, 422);
+          assert.match(refused.body, /<p class="field-error" id="offerId-error">[^<]*no offer with this id/, hidden);
+          assert.doesNotMatch(refused.body, /SECRET|Retired offer/, 'the refused id names no offer');
           const after = (await stranger.client.get('/portal/postbacks')).body;
-          assert.match(after, /no offer with this id/, hidden);
           assert.doesNotMatch(after, /Postback URL added/);
         }
         const added = await stranger.client.post('/portal/postbacks', {
@@ -468,11 +469,41 @@ for (const dialect of testedDialects()) {
           );
           assert.match((await client.get('/portal/postbacks')).body, /HTTP 200 in \d+ ms\. Response: thanks/);
           const invalid = await client.post('/portal/postbacks', { url: 'ftp://x', events: ['conversion.created'] });
-          assert.equal(invalid.status, 303);
-          assert.match((await client.get('/portal/postbacks')).body, /url/);
+          assert.equal(invalid.status, 422);
+          assert.match(invalid.body, /absolute http\(s\) URL/);
         } finally {
           await receiver.close();
         }
+      });
+
+      it('shows a refused postback URL again as entered, the problem beside the field and the focus on the summary', async () => {
+        const { client } = await invitedPartner(env, 'Refused Postback Partner');
+        await client.get('/portal/postbacks');
+        const url = 'ftp://example.com/x?c={click_id}&amp;p=1';
+        const refused = await client.post('/portal/postbacks', { url, events: ['conversion.approved'] });
+        assert.equal(refused.status, 422, 'a 422 page, not a redirect that forgets the form');
+        const body = refused.body;
+        // The summary takes the focus (autofocus) and links to the field by its label.
+        assert.match(body, /<div class="flash error" role="alert" id="error-summary" tabindex="-1" autofocus>/);
+        assert.match(body, /<a href="#url">Postback URL<\/a>: must be an absolute http\(s\) URL/);
+        assert.doesNotMatch(body, /Validation failed/);
+        // What was entered is kept, escaped: the URL and the ticked events (the default one no longer ticked).
+        const field = /<input id="url"[^>]*>/.exec(body)?.[0] ?? '';
+        assert.match(field, /value="ftp:\/\/example\.com\/x\?c=\{click_id\}&amp;amp;p=1"/);
+        assert.match(field, /aria-invalid="true"/);
+        assert.match(field, /aria-describedby="url-hint url-error"/);
+        assert.match(body, /<p class="field-error" id="url-error">must be an absolute http\(s\) URL/);
+        assert.match(
+          body,
+          /<input type="checkbox" id="events-\d" name="events" value="conversion\.approved" checked\/>/,
+        );
+        assert.doesNotMatch(body, /value="conversion\.created" checked/);
+        assert.doesNotMatch((await client.get('/portal/postbacks')).body, /ftp:\/\/example\.com/, 'nothing was stored');
+        // No event ticked is a problem of the events, shown beside them.
+        const noEvents = await client.post('/portal/postbacks', { url: 'https://partner.example/pb' });
+        assert.equal(noEvents.status, 422);
+        assert.match(noEvents.body, /<fieldset id="events" aria-describedby="events-error">/);
+        assert.match(noEvents.body, /value="https:\/\/partner\.example\/pb"/);
       });
     });
 

@@ -11,7 +11,7 @@ import { FormView, formError, type RefusedForm } from '../../../web/views/form.j
 import { findPartner, type PartnerRow } from '../../partners/repository.js';
 import { CreatePartnerBody } from '../../partners/schemas.js';
 import { createPartner } from '../../partners/service.js';
-import { CreatePostbackBody, POSTBACK_EVENTS } from '../../postbacks/schemas.js';
+import { CreatePostbackBody } from '../../postbacks/schemas.js';
 import { createPostback, deletePostback, type PostbackRow, updatePostback } from '../../postbacks/service.js';
 import { sendTestPostback } from '../../postbacks/testSend.js';
 import { notFound } from '../errors.js';
@@ -47,45 +47,6 @@ export function AddPartnerForm({ csrf, refused }: { csrf: string; refused?: Refu
         <button type="submit">Add partner</button>
       </form>
     </details>
-  );
-}
-
-const POSTBACK_LABELS = { url: 'Postback URL', offerId: 'Offer', events: 'Send on' };
-
-/** Add or edit a postback URL (`row` given: edit it). */
-export function PostbackFormView(props: {
-  csrf: string;
-  partnerId: string;
-  offers: Array<{ id: string; name: string }>;
-  row?: PostbackRow;
-  refused?: RefusedForm;
-}) {
-  const { row } = props;
-  const stored = row
-    ? { url: row.url, offerId: row.offer_id ?? '', events: JSON.parse(row.events) as string[] }
-    : { url: '', offerId: '', events: ['conversion.approved'] };
-  const f = new FormView(props.refused?.values ?? stored, POSTBACK_LABELS, props.refused?.error);
-  const action = `/dashboard/partners/${props.partnerId}/postbacks${row ? `/${row.id}` : ''}`;
-  return (
-    <>
-      {f.summary()}
-      <form method="post" action={action} class="stack" novalidate>
-        <CsrfField token={props.csrf} />
-        {f.input('url', {
-          required: true,
-          hint: 'Macros: {conversion_id} {click_id} {offer_id} {payout} {currency} {status} {txn_id} {sub1}…{sub5}',
-          attrs: { maxlength: '2048', class: 'mono' },
-        })}
-        {f.select('offerId', [['', 'All offers'], ...props.offers.map((o): [string, string] => [o.id, o.name])])}
-        {f.checkboxes(
-          'events',
-          POSTBACK_EVENTS.map((e): [string, string] => [e, e]),
-        )}
-        <div>
-          <button type="submit">{row ? 'Save postback' : 'Add postback'}</button>
-        </div>
-      </form>
-    </>
   );
 }
 
