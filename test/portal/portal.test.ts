@@ -394,14 +394,18 @@ for (const dialect of testedDialects()) {
         const shown = await client.get(`/portal/conversions?from=${today}&to=${today}`);
         assert.equal(shown.status, 200);
         assert.match(shown.body, new RegExp(recorded.body.id));
-        for (const [query, problem] of [
-          ['from=2026-02-31', /The days cannot be shown: from is not a calendar date\./],
-          [`from=${today}&to=2026-13-01`, /The days cannot be shown: to is not a calendar date\./],
-          ['from=2026-12-01&to=2026-11-01', /The days cannot be shown: from must not be after to\./],
+        for (const [query, field, problem] of [
+          ['from=2026-02-31', 'from', 'is not a calendar date'],
+          [`from=${today}&to=2026-13-01`, 'to', 'is not a calendar date'],
+          ['from=2026-12-01&to=2026-11-01', 'from', 'must not be after to'],
         ] as const) {
           const page = await client.get(`/portal/conversions?${query}`);
           assert.equal(page.status, 422, query);
-          assert.match(page.body, problem, query);
+          assert.match(
+            page.body,
+            new RegExp(`<a href="#${field}">(From|To) \\(day, brand time zone\\)</a>: ${problem}`),
+            query,
+          );
           assert.match(page.body, /role="alert"/, query);
           assert.doesNotMatch(page.body, new RegExp(recorded.body.id), `${query}: no list that looks filtered`);
           assert.doesNotMatch(page.body, /No conversions match/, query);
@@ -409,6 +413,34 @@ for (const dialect of testedDialects()) {
         const reversed = (await client.get('/portal/conversions?from=2026-12-01&to=2026-11-01')).body;
         assert.match(reversed, /id="from"[^>]*aria-invalid="true"/);
         assert.match(reversed, /value="2026-12-01"/, 'the days entered are kept');
+      });
+
+      it('ties a refused day range to its date fields on the overview and the conversions alike, with the focus on the summary', async () => {
+        const { client } = await invitedPartner(env, 'Range Fields Partner');
+        for (const [path, field, problem] of [
+          ['/portal?from=2026-13-01&to=2026-11-10', 'from', 'is not a calendar date'],
+          ['/portal?from=2026-11-01&to=2026-02-30', 'to', 'is not a calendar date'],
+          ['/portal/conversions?from=2026-11-20&to=2026-11-01', 'from', 'must not be after to'],
+          ['/portal/conversions?from=2026-11-01&to=2026-13-40', 'to', 'is not a calendar date'],
+        ] as const) {
+          const page = await client.get(path);
+          assert.equal(page.status, 422, path);
+          assert.match(
+            page.body,
+            /<div class="flash error" role="alert" id="error-summary" tabindex="-1" autofocus>/,
+            path,
+          );
+          const input = new RegExp(`<input id="${field}"[^>]*>`).exec(page.body)?.[0] ?? '';
+          assert.match(input, /aria-invalid="true"/, `${path}: ${input}`);
+          assert.match(input, new RegExp(`aria-describedby="${field}-error"`), `${path}: ${input}`);
+          assert.match(page.body, new RegExp(`<p class="field-error" id="${field}-error">${problem}</p>`), path);
+          const other = field === 'from' ? 'to' : 'from';
+          assert.doesNotMatch(
+            new RegExp(`<input id="${other}"[^>]*>`).exec(page.body)?.[0] ?? '',
+            /aria-invalid/,
+            path,
+          );
+        }
       });
 
       it("charts a partner's earnings in the currency they were earned in, never only the brand's", async () => {
