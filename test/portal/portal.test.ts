@@ -456,12 +456,27 @@ for (const dialect of testedDialects()) {
         assert.match(overview, /Earnings: €7\.00/);
       });
 
+      it("names every column of the API keys table, the Revoke buttons' one too", async () => {
+        const { client } = await invitedPartner(env, 'Key Columns Partner');
+        await client.get('/portal/api-keys');
+        const created = await client.post('/portal/api-keys', { name: 'Columns key', formId: 'columns-form' });
+        assert.equal(created.status, 200);
+        const page = (await client.get('/portal/api-keys')).body;
+        assert.match(page, /Revoke Columns key/);
+        assert.doesNotMatch(page, /<th scope="col"><\/th>/);
+        assert.match(page, /<th scope="col">Actions<\/th>/);
+      });
+
       it('stores payout details that the brand sees with the payout', async () => {
         const { client, partnerId } = await invitedPartner(env, 'Details Partner');
         await client.get('/portal/payout-details');
         const saved = await client.post('/portal/payout-details', { method: 'PayPal', account: 'pay@partner.example' });
         assert.equal(saved.status, 303);
-        assert.match((await client.get('/portal/payout-details')).body, /pay@partner\.example/);
+        const details = (await client.get('/portal/payout-details')).body;
+        assert.match(details, /pay@partner\.example/);
+        // The hint under the account field is read with it.
+        assert.match(details, /<textarea id="account"[^>]*aria-describedby="account-hint"/);
+        assert.match(details, /<p class="hint" id="account-hint">\s*For example your PayPal/);
         const bad = await client.post('/portal/payout-details', { method: 'Gold bars', account: 'x' });
         assert.equal(bad.status, 303);
         assert.match((await client.get('/portal/payout-details')).body, /choose one of the listed methods/);
@@ -491,6 +506,9 @@ for (const dialect of testedDialects()) {
           });
           assert.equal(added.status, 303);
           const page = await client.get('/portal/postbacks');
+          // Every column is named, the buttons' one too (an empty header reads as nothing).
+          assert.doesNotMatch(page.body, /<th scope="col"><\/th>/);
+          assert.match(page.body, /<th scope="col">Actions<\/th>/);
           const id = /\/portal\/postbacks\/(pbk_[A-Z0-9]+)\/test/.exec(page.body)?.[1];
           assert.ok(id, 'the template has a test button');
           const tested = await client.post(`/portal/postbacks/${id}/test`);

@@ -297,7 +297,8 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
                 confirm={offer.postback_token ? 'Rotate the token? The current pixel URL stops working.' : undefined}
               />
             </section>
-            <section aria-labelledby="links-h">
+            {/* Not a landmark of its own: the table inside is the "Tracking links" region, named once. */}
+            <div>
               <h2 id="links-h">Tracking links</h2>
               <p class="hint">
                 One link per active partner; append <code>?sub1=…</code> to <code>sub5</code> for sub-tracking.
@@ -309,7 +310,7 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
                 nextCursor={partners.nextCursor}
                 cursorParam="partners"
               />
-            </section>
+            </div>
           </div>
         </>
       ),

@@ -55,7 +55,7 @@ export function apiKeyPages(app: PortalApp, ctx: AppContext): void {
             )}
             <Table
               caption="Your API keys"
-              columns={['Name', 'Key', 'Created', 'Last used', 'Status', '']}
+              columns={['Name', 'Key', 'Created', 'Last used', 'Status', 'Actions']}
               rows={keys.map((k) => [
                 { text: k.name },
                 { class: 'mono', text: `${k.prefix}…` },

@@ -60,7 +60,7 @@ export function postbackPages(app: PortalApp, ctx: AppContext): void {
           <p>{`We call your URL when a conversion is recorded, approved or rejected. Macros: ${MACROS}.`}</p>
           <Table
             caption="Your postback URLs"
-            columns={['URL', 'Offer', 'Events', '']}
+            columns={['URL', 'Offer', 'Events', 'Actions']}
             rows={templates.map((t) => [
               { class: 'mono', text: t.url },
               { class: 'name', text: t.offer_id ? (names.get(t.offer_id) ?? t.offer_id) : 'All offers' },
