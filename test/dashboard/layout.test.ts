@@ -346,6 +346,21 @@ for (const dialect of testedDialects()) {
           }
         });
 
+        it('gives every keyboard stop of a partner without balances a visible size, and says the balance is empty', async () => {
+          // The long-named partner has no conversion yet: nothing owed in any currency.
+          await page.goto(`${base}/dashboard/partners/${ids.longPartner}`);
+          const flat = await page.evaluate<
+            string[]
+          >(`[...document.querySelectorAll('main a[href], main button, main input, main select, main textarea, main [tabindex]')]
+            .filter((e) => !e.hidden && e.getAttribute('tabindex') !== '-1' && e.type !== 'hidden')
+            .map((e) => [e, e.getBoundingClientRect()])
+            .filter(([, r]) => r.width < 8 || r.height < 8)
+            .map(([e, r]) => e.outerHTML.slice(0, 80) + ' ' + r.width + 'x' + r.height)`);
+          assert.deepEqual(flat, [], 'keyboard stops too small to see');
+          assert.equal(await page.locator('section.table-wrap[aria-label="Balance per currency"]').count(), 0);
+          assert.ok(await page.getByText('No balance yet').isVisible(), 'the empty balance is said');
+        });
+
         it("gives a delivery's response body most of the screen's width", async () => {
           await page.goto(`${base}/dashboard/deliveries/${ids.delivery}`);
           const body = page.locator('table pre').first();
@@ -550,6 +565,36 @@ for (const dialect of testedDialects()) {
         assert.equal(confirmed.status(), 422);
         await page.waitForLoadState('load');
         await expectRefusal('day', '2999-01-01', /future/);
+      });
+
+      it('keeps the pages with Copy buttons within a 1280 px window at the largest browser font size (200 % text)', async () => {
+        await page.setViewportSize({ width: 1280, height: 800 });
+        const cdp = await context.newCDPSession(page);
+        const wide: string[] = [];
+        try {
+          // Chromium's "Very large" font size: twice the default 16 px.
+          await cdp.send('Page.setFontSizes', { fontSizes: { standard: 32, fixed: 26 } });
+          for (const url of [
+            '/dashboard/settings',
+            `/dashboard/offers/${ids.offer}`,
+            `/dashboard/partners/${ids.partner}`,
+          ]) {
+            await page.goto(base + url);
+            const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+            if (overflow <= 0) continue;
+            // What sticks out, to say which element to fix.
+            const out = await page.evaluate<string[]>(`[...document.querySelectorAll('body *')]
+              .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 0.5)
+              .filter((e) => !e.parentElement.closest('.table-wrap, pre'))
+              .slice(-3)
+              .map((e) => e.outerHTML.slice(0, 60))`);
+            wide.push(`${url}: ${overflow} px too wide (${out.join(', ')})`);
+          }
+        } finally {
+          await cdp.send('Page.setFontSizes', { fontSizes: { standard: 16, fixed: 13 } });
+          await cdp.detach();
+        }
+        assert.deepEqual(wide, []);
       });
 
       it("follows the reader's font size setting instead of fixing the root at 15 px", async () => {

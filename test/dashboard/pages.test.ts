@@ -67,6 +67,8 @@ for (const dialect of testedDialects()) {
       assert.deepEqual(offer.caps, { daily: null, weekly: 50, monthly: null, global: null });
       const page = await client.get(`/dashboard/offers/${id}`);
       assert.match(page.body, /value="19\.99"/);
+      // One "Tracking links" region (the table), not a region of that name inside another.
+      assert.equal(page.body.match(/aria-label="Tracking links"|aria-labelledby="links-h"/g)?.length, 1);
       assert.match(page.body, new RegExp(`value="${env.ctx.config.publicUrl}/t/${id}/${partnerId}"`));
     });
 

@@ -85,7 +85,11 @@ describeOrSkip('public pages in a real browser', { skip: CHROMIUM_MISSING }, () 
     await page.getByLabel('Name or company').fill('Quiet Quail Media');
     await page.getByLabel('Email').fill('not-an-email');
     await page.getByRole('button', { name: 'Send application' }).click();
-    assert.match((await page.getByRole('alert').textContent()) ?? '', /email: must be an email address/);
+    assert.match((await page.getByRole('alert').textContent()) ?? '', /Email: must be an email address/);
+    // Without a script the summary still takes the focus (autofocus), and the field names its problem.
+    assert.equal(await page.evaluate('document.activeElement.id'), 'error-summary');
+    assert.equal(await page.getByLabel('Email').getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.locator('#email-error').textContent(), 'must be an email address');
     assert.equal(await page.getByLabel('Name or company').inputValue(), 'Quiet Quail Media');
     await page.getByLabel('Email').fill('quail@example.com');
     await page.getByRole('button', { name: 'Send application' }).click();

@@ -370,6 +370,21 @@ for (const dialect of testedDialects()) {
       }
     });
 
+    it('wraps the API address on the API keys page at 320 px (400 % zoom) instead of scrolling sideways', async () => {
+      try {
+        await page.setViewportSize({ width: 320, height: 600 });
+        await page.goto(`${env.base}/portal/api-keys`);
+        const address = page.locator('main p code', { hasText: '/api/v1/partner/report' });
+        assert.match((await address.textContent()) ?? '', /^GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/partner\/report$/);
+        const box = await address.boundingBox();
+        assert.ok(box && box.x + box.width <= 320, `the address ends at ${box && box.x + box.width} px`);
+        const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+        assert.ok(overflow <= 0, `the page is ${overflow} px wider than 320 px`);
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 900 });
+      }
+    });
+
     it('signs out, and ran without script errors or CSP violations', async () => {
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL(/\/portal\/login/);

@@ -369,9 +369,10 @@ for (const dialect of testedDialects()) {
             offerId: hidden,
             events: ['conversion.created'],
           });
-          assert.equal(refused.status, 303);
+          assert.equal(refused.status, 422);
+          assert.match(refused.body, /<p class="field-error" id="offerId-error">[^<]*no offer with this id/, hidden);
+          assert.doesNotMatch(refused.body, /SECRET|Retired offer/, 'the refused id names no offer');
           const after = (await stranger.client.get('/portal/postbacks')).body;
-          assert.match(after, /no offer with this id/, hidden);
           assert.doesNotMatch(after, /Postback URL added/);
         }
         const added = await stranger.client.post('/portal/postbacks', {
@@ -393,14 +394,18 @@ for (const dialect of testedDialects()) {
         const shown = await client.get(`/portal/conversions?from=${today}&to=${today}`);
         assert.equal(shown.status, 200);
         assert.match(shown.body, new RegExp(recorded.body.id));
-        for (const [query, problem] of [
-          ['from=2026-02-31', /The days cannot be shown: from is not a calendar date\./],
-          [`from=${today}&to=2026-13-01`, /The days cannot be shown: to is not a calendar date\./],
-          ['from=2026-12-01&to=2026-11-01', /The days cannot be shown: from must not be after to\./],
+        for (const [query, field, problem] of [
+          ['from=2026-02-31', 'from', 'is not a calendar date'],
+          [`from=${today}&to=2026-13-01`, 'to', 'is not a calendar date'],
+          ['from=2026-12-01&to=2026-11-01', 'from', 'must not be after to'],
         ] as const) {
           const page = await client.get(`/portal/conversions?${query}`);
           assert.equal(page.status, 422, query);
-          assert.match(page.body, problem, query);
+          assert.match(
+            page.body,
+            new RegExp(`<a href="#${field}">(From|To) \\(day, brand time zone\\)</a>: ${problem}`),
+            query,
+          );
           assert.match(page.body, /role="alert"/, query);
           assert.doesNotMatch(page.body, new RegExp(recorded.body.id), `${query}: no list that looks filtered`);
           assert.doesNotMatch(page.body, /No conversions match/, query);
@@ -408,6 +413,34 @@ for (const dialect of testedDialects()) {
         const reversed = (await client.get('/portal/conversions?from=2026-12-01&to=2026-11-01')).body;
         assert.match(reversed, /id="from"[^>]*aria-invalid="true"/);
         assert.match(reversed, /value="2026-12-01"/, 'the days entered are kept');
+      });
+
+      it('ties a refused day range to its date fields on the overview and the conversions alike, with the focus on the summary', async () => {
+        const { client } = await invitedPartner(env, 'Range Fields Partner');
+        for (const [path, field, problem] of [
+          ['/portal?from=2026-13-01&to=2026-11-10', 'from', 'is not a calendar date'],
+          ['/portal?from=2026-11-01&to=2026-02-30', 'to', 'is not a calendar date'],
+          ['/portal/conversions?from=2026-11-20&to=2026-11-01', 'from', 'must not be after to'],
+          ['/portal/conversions?from=2026-11-01&to=2026-13-40', 'to', 'is not a calendar date'],
+        ] as const) {
+          const page = await client.get(path);
+          assert.equal(page.status, 422, path);
+          assert.match(
+            page.body,
+            /<div class="flash error" role="alert" id="error-summary" tabindex="-1" autofocus>/,
+            path,
+          );
+          const input = new RegExp(`<input id="${field}"[^>]*>`).exec(page.body)?.[0] ?? '';
+          assert.match(input, /aria-invalid="true"/, `${path}: ${input}`);
+          assert.match(input, new RegExp(`aria-describedby="${field}-error"`), `${path}: ${input}`);
+          assert.match(page.body, new RegExp(`<p class="field-error" id="${field}-error">${problem}</p>`), path);
+          const other = field === 'from' ? 'to' : 'from';
+          assert.doesNotMatch(
+            new RegExp(`<input id="${other}"[^>]*>`).exec(page.body)?.[0] ?? '',
+            /aria-invalid/,
+            path,
+          );
+        }
       });
 
       it("charts a partner's earnings in the currency they were earned in, never only the brand's", async () => {
@@ -423,12 +456,27 @@ for (const dialect of testedDialects()) {
         assert.match(overview, /Earnings: €7\.00/);
       });
 
+      it("names every column of the API keys table, the Revoke buttons' one too", async () => {
+        const { client } = await invitedPartner(env, 'Key Columns Partner');
+        await client.get('/portal/api-keys');
+        const created = await client.post('/portal/api-keys', { name: 'Columns key', formId: 'columns-form' });
+        assert.equal(created.status, 200);
+        const page = (await client.get('/portal/api-keys')).body;
+        assert.match(page, /Revoke Columns key/);
+        assert.doesNotMatch(page, /<th scope="col"><\/th>/);
+        assert.match(page, /<th scope="col">Actions<\/th>/);
+      });
+
       it('stores payout details that the brand sees with the payout', async () => {
         const { client, partnerId } = await invitedPartner(env, 'Details Partner');
         await client.get('/portal/payout-details');
         const saved = await client.post('/portal/payout-details', { method: 'PayPal', account: 'pay@partner.example' });
         assert.equal(saved.status, 303);
-        assert.match((await client.get('/portal/payout-details')).body, /pay@partner\.example/);
+        const details = (await client.get('/portal/payout-details')).body;
+        assert.match(details, /pay@partner\.example/);
+        // The hint under the account field is read with it.
+        assert.match(details, /<textarea id="account"[^>]*aria-describedby="account-hint"/);
+        assert.match(details, /<p class="hint" id="account-hint">\s*For example your PayPal/);
         const bad = await client.post('/portal/payout-details', { method: 'Gold bars', account: 'x' });
         assert.equal(bad.status, 303);
         assert.match((await client.get('/portal/payout-details')).body, /choose one of the listed methods/);
@@ -458,6 +506,9 @@ for (const dialect of testedDialects()) {
           });
           assert.equal(added.status, 303);
           const page = await client.get('/portal/postbacks');
+          // Every column is named, the buttons' one too (an empty header reads as nothing).
+          assert.doesNotMatch(page.body, /<th scope="col"><\/th>/);
+          assert.match(page.body, /<th scope="col">Actions<\/th>/);
           const id = /\/portal\/postbacks\/(pbk_[A-Z0-9]+)\/test/.exec(page.body)?.[1];
           assert.ok(id, 'the template has a test button');
           const tested = await client.post(`/portal/postbacks/${id}/test`);
@@ -468,11 +519,41 @@ for (const dialect of testedDialects()) {
           );
           assert.match((await client.get('/portal/postbacks')).body, /HTTP 200 in \d+ ms\. Response: thanks/);
           const invalid = await client.post('/portal/postbacks', { url: 'ftp://x', events: ['conversion.created'] });
-          assert.equal(invalid.status, 303);
-          assert.match((await client.get('/portal/postbacks')).body, /url/);
+          assert.equal(invalid.status, 422);
+          assert.match(invalid.body, /absolute http\(s\) URL/);
         } finally {
           await receiver.close();
         }
+      });
+
+      it('shows a refused postback URL again as entered, the problem beside the field and the focus on the summary', async () => {
+        const { client } = await invitedPartner(env, 'Refused Postback Partner');
+        await client.get('/portal/postbacks');
+        const url = 'ftp://example.com/x?c={click_id}&amp;p=1';
+        const refused = await client.post('/portal/postbacks', { url, events: ['conversion.approved'] });
+        assert.equal(refused.status, 422, 'a 422 page, not a redirect that forgets the form');
+        const body = refused.body;
+        // The summary takes the focus (autofocus) and links to the field by its label.
+        assert.match(body, /<div class="flash error" role="alert" id="error-summary" tabindex="-1" autofocus>/);
+        assert.match(body, /<a href="#url">Postback URL<\/a>: must be an absolute http\(s\) URL/);
+        assert.doesNotMatch(body, /Validation failed/);
+        // What was entered is kept, escaped: the URL and the ticked events (the default one no longer ticked).
+        const field = /<input id="url"[^>]*>/.exec(body)?.[0] ?? '';
+        assert.match(field, /value="ftp:\/\/example\.com\/x\?c=\{click_id\}&amp;amp;p=1"/);
+        assert.match(field, /aria-invalid="true"/);
+        assert.match(field, /aria-describedby="url-hint url-error"/);
+        assert.match(body, /<p class="field-error" id="url-error">must be an absolute http\(s\) URL/);
+        assert.match(
+          body,
+          /<input type="checkbox" id="events-\d" name="events" value="conversion\.approved" checked\/>/,
+        );
+        assert.doesNotMatch(body, /value="conversion\.created" checked/);
+        assert.doesNotMatch((await client.get('/portal/postbacks')).body, /ftp:\/\/example\.com/, 'nothing was stored');
+        // No event ticked is a problem of the events, shown beside them.
+        const noEvents = await client.post('/portal/postbacks', { url: 'https://partner.example/pb' });
+        assert.equal(noEvents.status, 422);
+        assert.match(noEvents.body, /<fieldset id="events" aria-describedby="events-error">/);
+        assert.match(noEvents.body, /value="https:\/\/partner\.example\/pb"/);
       });
     });
 

@@ -214,6 +214,33 @@ for (const dialect of testedDialects()) {
         assert.equal((await appliedEvents()).length, before);
       });
 
+      it('lists every problem at once, each beside its field by its label, with the focus on the summary', async () => {
+        const before = (await appliedEvents()).length;
+        const res = await form(env.brand.slug, { name: '', email: 'not-an-email', website: 'notaurl' });
+        assert.equal(res.statusCode, 422);
+        const body = res.body;
+        assert.match(body, /<div class="flash error" role="alert" id="error-summary" tabindex="-1" autofocus>/);
+        assert.doesNotMatch(body, /Validation failed/);
+        for (const [field, label, problem] of [
+          ['name', 'Name or company', 'is required'],
+          ['email', 'Email', 'must be an email address'],
+          ['website', 'Website \\(optional\\)', 'must be an absolute http\\(s\\) URL'],
+        ] as const) {
+          assert.match(body, new RegExp(`<a href="#${field}">${label}</a>: ${problem}`), `${field} in the summary`);
+          const input = new RegExp(`<input id="${field}"[^>]*>`).exec(body)?.[0] ?? '';
+          assert.match(input, /aria-invalid="true"/, input);
+          assert.match(input, new RegExp(`aria-describedby="${field}-error"`), input);
+          assert.match(body, new RegExp(`<p class="field-error" id="${field}-error">${problem}`), `${field} beside it`);
+        }
+        assert.match(body, /value="not-an-email"/);
+        assert.match(body, /value="notaurl"/);
+        assert.equal((await appliedEvents()).length, before);
+        // A field longer than the form takes is named by its label too.
+        const long = await form(env.brand.slug, { name: 'n'.repeat(201), email: 'x' });
+        assert.equal(long.statusCode, 422);
+        assert.match(long.body, /<a href="#name">Name or company<\/a>: must NOT have more than 200 characters/);
+      });
+
       it('answers a 404 page for an unknown slug', async () => {
         const res = await form('no-such-brand', { name: 'Hal', email: 'hal@example.com' });
         assert.equal(res.statusCode, 404);

@@ -45,8 +45,6 @@ export function FormBody<T extends TProperties>(fields: T) {
   return Type.Object({ _csrf: Field, ...fields }, { additionalProperties: false });
 }
 
-export type FormValues = Record<string, string | string[] | undefined>;
-
 /** A field's value, trimmed ('' when absent). */
 export function text(value: string | undefined): string {
   return (value ?? '').trim();

@@ -1,7 +1,7 @@
 /** Helpers every page handler uses: render a page, act on a service error. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type ApiError, toApiError } from '../../http/errors.js';
+import { toApiError } from '../../http/errors.js';
 import { sendPage } from '../../web/page.js';
 import { sendErrorPage } from './errors.js';
 import { type Flash, formToken, type PageSession, redirectWithFlash, sessionOf, takeFlash } from './session.js';
@@ -48,11 +48,4 @@ export async function runAction(
     if (apiError.status >= 500) throw error;
     return redirectWithFlash(reply, back, { kind: 'error', text: apiError.message });
   }
-}
-
-/** A service error a form can show next to its fields (422), or a refusal (409); others propagate. */
-export function formError(error: unknown): ApiError {
-  const apiError = toApiError(error);
-  if (apiError.status === 422 || apiError.status === 409) return apiError;
-  throw error;
 }

@@ -1,6 +1,6 @@
 /** The partner application form's pages: plain, accessible HTML that needs no JavaScript. */
-import { escapeHtml } from '@kitajs/html';
 import type { ApiError } from '../../http/errors.js';
+import { FormView } from '../../web/views/form.js';
 import { PublicPage } from '../../web/views/PublicPage.js';
 
 export interface ApplicationValues {
@@ -9,6 +9,9 @@ export interface ApplicationValues {
   website?: string;
 }
 
+const LABELS = { name: 'Name or company', email: 'Email', website: 'Website (optional)' };
+
+/** The form; a refused one comes back with every problem beside its field and the focus on the summary. */
 export function ApplicationPage({
   brandName,
   slug,
@@ -20,48 +23,16 @@ export function ApplicationPage({
   error?: ApiError;
   values?: ApplicationValues;
 }) {
+  const f = new FormView({ ...values }, LABELS, error);
   return (
     <PublicPage title={`Apply to partner with ${brandName}`}>
       <h1 safe>Become a partner of {brandName}</h1>
       <p>Tell us who you are; the team reviews every application.</p>
-      {error ? (
-        <div class="error" role="alert" id="form-error">
-          <p safe>{error.message}</p>
-        </div>
-      ) : (
-        <div role="status" aria-live="polite" id="form-status"></div>
-      )}
+      {error ? f.summary() : <div role="status" aria-live="polite" id="form-status"></div>}
       <form method="post" action={`/apply/${encodeURIComponent(slug)}`} novalidate>
-        <label for="name">Name or company</label>
-        <input
-          id="name"
-          name="name"
-          required
-          maxlength="200"
-          autocomplete="name"
-          value={escapeHtml(values.name ?? '')}
-        />
-        <label for="email">Email</label>
-        <input
-          id="email"
-          name="email"
-          type="email"
-          required
-          maxlength="254"
-          autocomplete="email"
-          value={escapeHtml(values.email ?? '')}
-        />
-        <label for="website">
-          Website <span class="hint">(optional)</span>
-        </label>
-        <input
-          id="website"
-          name="website"
-          type="url"
-          maxlength="2048"
-          placeholder="https://"
-          value={escapeHtml(values.website ?? '')}
-        />
+        {f.input('name', { required: true, attrs: { maxlength: '200', autocomplete: 'name' } })}
+        {f.input('email', { type: 'email', required: true, attrs: { maxlength: '254', autocomplete: 'email' } })}
+        {f.input('website', { type: 'url', attrs: { maxlength: '2048', placeholder: 'https://' } })}
         <button type="submit">Send application</button>
       </form>
     </PublicPage>

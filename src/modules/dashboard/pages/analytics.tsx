@@ -8,6 +8,7 @@ import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../../context.js';
 import { toApiError } from '../../../http/errors.js';
+import { AUTOFOCUS } from '../../../web/views/form.js';
 import { fromArray, sendCsv } from '../../analytics/csv.js';
 import { ATTRIBUTES } from '../../analytics/dimensions.js';
 import { GROUP_KEYS, type Report, type ReportRow } from '../../reports/schemas.js';
@@ -19,7 +20,6 @@ import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
 import { EmptyState } from '../views/components.js';
-import { AUTOFOCUS } from '../views/form.js';
 import { num, Table } from '../views/table.js';
 
 /** Bars in the chart: the rows with the most clicks. */

@@ -5,13 +5,13 @@ import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
 import { ALREADY_CREATED, claimForm, FormIdField } from '../../../web/sentOnce.js';
+import { type FormValues, FormView, formError } from '../../../web/views/form.js';
 import { insertApiKey, listApiKeys, revokeApiKey } from '../../apiKeys/service.js';
 import { count } from '../format.js';
-import { Cursor, Field, FormBody, type FormValues, IdParams, Query, text } from '../forms.js';
-import { type DashboardApp, formError, render, runAction } from '../respond.js';
+import { Cursor, Field, FormBody, IdParams, Query, text } from '../forms.js';
+import { type DashboardApp, render, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, Badge, CopyField, CsrfField, EmptyState, Pager, Time } from '../views/components.js';
-import { FormView } from '../views/form.js';
 import { num, Table } from '../views/table.js';
 import { SettingsTabs } from './settingsNav.js';
 

@@ -3,12 +3,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import type { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
+import { type FormValues, FormView, formError } from '../../../web/views/form.js';
 import { addBlocklistEntry, type BlocklistRow, listBlocklist, removeBlocklistEntry } from '../../fraud/blocklist.js';
-import { Cursor, Field, FormBody, type FormValues, IdParams, Problems, Query, text } from '../forms.js';
-import { type DashboardApp, formError, render, runAction } from '../respond.js';
+import { Cursor, Field, FormBody, IdParams, Problems, Query, text } from '../forms.js';
+import { type DashboardApp, render, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, CsrfField, EmptyState, Pager, Time } from '../views/components.js';
-import { FormView } from '../views/form.js';
 import { Table } from '../views/table.js';
 import { SettingsTabs } from './settingsNav.js';
 

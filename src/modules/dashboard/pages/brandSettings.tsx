@@ -3,14 +3,14 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import type { ApiError } from '../../../http/errors.js';
+import { type FormValues, FormView, formError } from '../../../web/views/form.js';
 import type { BrandRow } from '../../brands/repository.js';
 import { UpdateBrandBody } from '../../brands/schemas.js';
 import { updateBrand } from '../../brands/service.js';
-import { FormBody, type FormValues, Problems, Query, requiredWhole, TextFields, text } from '../forms.js';
-import { type DashboardApp, formError, render } from '../respond.js';
+import { FormBody, Problems, Query, requiredWhole, TextFields, text } from '../forms.js';
+import { type DashboardApp, render } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
 import { CopyField, CsrfField } from '../views/components.js';
-import { FormView } from '../views/form.js';
 import { SettingsTabs } from './settingsNav.js';
 
 const LABELS = {

@@ -2,12 +2,12 @@
 import type { Static } from '@sinclair/typebox';
 import type { ApiError } from '../../../http/errors.js';
 import { formatMajorUnits } from '../../../money.js';
+import { type FormValues, FormView } from '../../../web/views/form.js';
 import type { OfferRow } from '../../offers/repository.js';
 import { CreateOfferBody } from '../../offers/schemas.js';
 import { isCurrencyCode } from '../../validation.js';
-import { FormBody, type FormValues, Problems, parseMoney, parseWhole, TextFields, text } from '../forms.js';
+import { FormBody, Problems, parseMoney, parseWhole, TextFields, text } from '../forms.js';
 import { CsrfField } from '../views/components.js';
-import { FormView } from '../views/form.js';
 
 const LABELS = {
   name: 'Name',

@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import type { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
+import { type FormValues, formError } from '../../../web/views/form.js';
 import { capCounts } from '../../caps/service.js';
 import { pixelUrl, rotatePostbackToken } from '../../conversions/pixel.js';
 import { findOffer, listOffers, type OfferRow } from '../../offers/repository.js';
@@ -12,9 +13,9 @@ import { createOffer, updateOffer } from '../../offers/service.js';
 import { listPartners } from '../../partners/repository.js';
 import { notFound } from '../errors.js';
 import { count, duration, money } from '../format.js';
-import { Choice, Cursor, FormBody, type FormValues, IdParams, Query } from '../forms.js';
+import { Choice, Cursor, FormBody, IdParams, Query } from '../forms.js';
 import { NO_NUMBERS, type Numbers, numbersBy } from '../repository.js';
-import { type DashboardApp, formError, render, runAction } from '../respond.js';
+import { type DashboardApp, render, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, BackLink, Badge, CopyField, EmptyState, Pager, Tabs, Time } from '../views/components.js';
 import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, numberCells, numbersRange } from '../views/numbers.js';
@@ -296,7 +297,8 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
                 confirm={offer.postback_token ? 'Rotate the token? The current pixel URL stops working.' : undefined}
               />
             </section>
-            <section aria-labelledby="links-h">
+            {/* Not a landmark of its own: the table inside is the "Tracking links" region, named once. */}
+            <div>
               <h2 id="links-h">Tracking links</h2>
               <p class="hint">
                 One link per active partner; append <code>?sub1=…</code> to <code>sub5</code> for sub-tracking.
@@ -308,7 +310,7 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
                 nextCursor={partners.nextCursor}
                 cursorParam="partners"
               />
-            </section>
+            </div>
           </div>
         </>
       ),

@@ -11,7 +11,7 @@ import { money } from '../format.js';
 import { Field, FormBody, IdParams } from '../forms.js';
 import { type DashboardApp, render } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
-import { ActionButton, BackLink, CopyField, Time } from '../views/components.js';
+import { ActionButton, BackLink, CopyField, EmptyState, Time } from '../views/components.js';
 import { num, Table } from '../views/table.js';
 
 /** "Payable $12.50 · €3.00": what the brand owes a partner now, per currency, never summed. */
@@ -59,6 +59,11 @@ export function PartnerPortalPanel(props: {
           { class: 'num', text: money(b.inPayoutCents, b.currency) },
           { class: 'num', text: money(b.paidCents, b.currency) },
         ])}
+        empty={
+          <EmptyState title="No balance yet.">
+            Amounts appear here once this partner earns from a conversion.
+          </EmptyState>
+        }
       />
       <p>
         <a href={`/dashboard/payouts?partnerId=${props.partnerId}`}>Payouts of this partner</a>

@@ -7,18 +7,18 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
+import { FormView, formError, type RefusedForm } from '../../../web/views/form.js';
 import { findPartner, type PartnerRow } from '../../partners/repository.js';
 import { CreatePartnerBody } from '../../partners/schemas.js';
 import { createPartner } from '../../partners/service.js';
-import { CreatePostbackBody, POSTBACK_EVENTS } from '../../postbacks/schemas.js';
+import { CreatePostbackBody } from '../../postbacks/schemas.js';
 import { createPostback, deletePostback, type PostbackRow, updatePostback } from '../../postbacks/service.js';
 import { sendTestPostback } from '../../postbacks/testSend.js';
 import { notFound } from '../errors.js';
-import { Field, FormBody, type FormValues, IdParams, ListField, text, validateAgainst } from '../forms.js';
-import { type DashboardApp, formError, runAction } from '../respond.js';
+import { Field, FormBody, IdParams, ListField, text, validateAgainst } from '../forms.js';
+import { type DashboardApp, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, CsrfField } from '../views/components.js';
-import { FormView } from '../views/form.js';
 import { Table } from '../views/table.js';
 
 const PartnerForm = FormBody({ name: Field, email: Field, website: Field });
@@ -29,12 +29,6 @@ const PostbackParams = Type.Object({
 });
 /** Characters of a test answer shown in the message. */
 const TEST_ANSWER_CHARS = 200;
-
-/** A refused form, to show again with what was entered and each problem beside its field. */
-export interface RefusedForm {
-  values: FormValues;
-  error: ApiError;
-}
 
 const PARTNER_LABELS = { name: 'Name', email: 'Email', website: 'Website (optional)' };
 
@@ -53,45 +47,6 @@ export function AddPartnerForm({ csrf, refused }: { csrf: string; refused?: Refu
         <button type="submit">Add partner</button>
       </form>
     </details>
-  );
-}
-
-const POSTBACK_LABELS = { url: 'Postback URL', offerId: 'Offer', events: 'Send on' };
-
-/** Add or edit a postback URL (`row` given: edit it). */
-export function PostbackFormView(props: {
-  csrf: string;
-  partnerId: string;
-  offers: Array<{ id: string; name: string }>;
-  row?: PostbackRow;
-  refused?: RefusedForm;
-}) {
-  const { row } = props;
-  const stored = row
-    ? { url: row.url, offerId: row.offer_id ?? '', events: JSON.parse(row.events) as string[] }
-    : { url: '', offerId: '', events: ['conversion.approved'] };
-  const f = new FormView(props.refused?.values ?? stored, POSTBACK_LABELS, props.refused?.error);
-  const action = `/dashboard/partners/${props.partnerId}/postbacks${row ? `/${row.id}` : ''}`;
-  return (
-    <>
-      {f.summary()}
-      <form method="post" action={action} class="stack" novalidate>
-        <CsrfField token={props.csrf} />
-        {f.input('url', {
-          required: true,
-          hint: 'Macros: {conversion_id} {click_id} {offer_id} {payout} {currency} {status} {txn_id} {sub1}…{sub5}',
-          attrs: { maxlength: '2048', class: 'mono' },
-        })}
-        {f.select('offerId', [['', 'All offers'], ...props.offers.map((o): [string, string] => [o.id, o.name])])}
-        {f.checkboxes(
-          'events',
-          POSTBACK_EVENTS.map((e): [string, string] => [e, e]),
-        )}
-        <div>
-          <button type="submit">{row ? 'Save postback' : 'Add postback'}</button>
-        </div>
-      </form>
-    </>
   );
 }
 

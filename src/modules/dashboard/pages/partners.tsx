@@ -4,6 +4,8 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import { toPage } from '../../../http/pagination.js';
+import type { RefusedForm } from '../../../web/views/form.js';
+import { PostbackFormView } from '../../../web/views/postbackForm.js';
 import { listOffers } from '../../offers/repository.js';
 import { findPartner, type PartnerRow } from '../../partners/repository.js';
 import { BanBody } from '../../partners/schemas.js';
@@ -39,13 +41,7 @@ import {
 import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, numberCells, numbersRange } from '../views/numbers.js';
 import { num, Table } from '../views/table.js';
 import { BalanceCell, PartnerPortalPanel } from './partnerPortal.js';
-import {
-  AddPartnerForm,
-  PostbackFormView,
-  PostbackTable,
-  partnerSetupRoutes,
-  type RefusedForm,
-} from './partnerSetup.js';
+import { AddPartnerForm, PostbackTable, partnerSetupRoutes } from './partnerSetup.js';
 
 const PAGE_SIZE = 25;
 const RECENT_SENDS = 20;
@@ -396,10 +392,19 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
             <h3 id="postback-form-h">{editing ? 'Edit postback URL' : 'Add a postback URL'}</h3>
             <PostbackFormView
               csrf={session.csrfToken}
-              partnerId={partner.id}
+              action={`${back}/postbacks${editing ? `/${editing.id}` : ''}`}
               offers={menu}
-              row={editing}
+              values={
+                editing
+                  ? {
+                      url: editing.url,
+                      offerId: editing.offer_id ?? '',
+                      events: JSON.parse(editing.events) as string[],
+                    }
+                  : { events: ['conversion.approved'] }
+              }
               refused={refused}
+              submitLabel={editing ? 'Save postback' : 'Add postback'}
             />
           </section>
           <h2>Recent postback sends</h2>

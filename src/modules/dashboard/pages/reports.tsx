@@ -2,6 +2,7 @@
 import { addDays, formatDay, mondayOf, parseDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
+import { FormView } from '../../../web/views/form.js';
 import type { Metrics } from '../../reports/schemas.js';
 import { compactMoney, count, day, money, percent } from '../format.js';
 import { offerMenu, partnerMenu } from '../repository.js';
@@ -9,7 +10,6 @@ import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
 import { EmptyState } from '../views/components.js';
-import { FormView } from '../views/form.js';
 import { num, Table, type TableCell } from '../views/table.js';
 import {
   filterQuery,

@@ -1,13 +1,13 @@
 /** The subscription form (URL, event checkboxes, status) and the page showing a new secret once. */
 import type { ApiError } from '../../../http/errors.js';
 import { FormIdField } from '../../../web/sentOnce.js';
+import { type FormValues, FormView } from '../../../web/views/form.js';
 import { EVENT_GROUPS } from '../../events/schemas.js';
 import { isHttpUrl } from '../../urls.js';
 import { eventCatalogue } from '../../webhooks/catalogue.js';
 import type { SubscriptionRow } from '../../webhooks/repository.js';
-import { Field, FormBody, type FormValues, ListField, Problems, parseWhole, text } from '../forms.js';
+import { Field, FormBody, ListField, Problems, parseWhole, text } from '../forms.js';
 import { CopyField, CsrfField } from '../views/components.js';
-import { FormView } from '../views/form.js';
 
 const LABELS = {
   url: 'Endpoint URL',

@@ -5,6 +5,7 @@ import type { AppContext } from '../../../context.js';
 import type { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
 import { ALREADY_CREATED, claimForm } from '../../../web/sentOnce.js';
+import { type FormValues, formError } from '../../../web/views/form.js';
 import { EVENT_NAMES, type EventName } from '../../events/schemas.js';
 import { findSubscription, listSubscriptions, type SubscriptionRow } from '../../webhooks/repository.js';
 import type { SubscriptionHealth } from '../../webhooks/schemas.js';
@@ -12,8 +13,8 @@ import { CreateSubscriptionBody, UpdateSubscriptionBody } from '../../webhooks/s
 import { createSubscription, deleteSubscription, rotateSecret, updateSubscription } from '../../webhooks/service.js';
 import { sendTestWebhook } from '../../webhooks/testSend.js';
 import { notFound } from '../errors.js';
-import { Cursor, Field, FormBody, type FormValues, IdParams, Query, text, validateAgainst } from '../forms.js';
-import { type DashboardApp, formError, render, runAction } from '../respond.js';
+import { Cursor, Field, FormBody, IdParams, Query, text, validateAgainst } from '../forms.js';
+import { type DashboardApp, render, runAction } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
 import { ActionButton, BackLink, Badge, CsrfField, EmptyState, Pager, Time } from '../views/components.js';
 import { Table } from '../views/table.js';

@@ -5,10 +5,10 @@ import type { AppContext } from '../../../context.js';
 import { InvalidError } from '../../../errors.js';
 import { type ApiError, toApiError } from '../../../http/errors.js';
 import { ALREADY_CREATED, claimForm, FormIdField } from '../../../web/sentOnce.js';
+import { FormView } from '../../../web/views/form.js';
 import { Field, FormBody, IdParams, Query, text } from '../../dashboard/forms.js';
 import { redirectWithFlash } from '../../dashboard/session.js';
 import { ActionButton, Badge, CopyField, CsrfField, EmptyState, Time } from '../../dashboard/views/components.js';
-import { FormView } from '../../dashboard/views/form.js';
 import { Table } from '../../dashboard/views/table.js';
 import { createPartnerKey, listPartnerKeys, MAX_KEY_NAME_LENGTH, revokePartnerKey } from '../../partnerKeys/service.js';
 import { type PortalApp, renderPortal, runPortalAction } from '../respond.js';
@@ -55,7 +55,7 @@ export function apiKeyPages(app: PortalApp, ctx: AppContext): void {
             )}
             <Table
               caption="Your API keys"
-              columns={['Name', 'Key', 'Created', 'Last used', 'Status', '']}
+              columns={['Name', 'Key', 'Created', 'Last used', 'Status', 'Actions']}
               rows={keys.map((k) => [
                 { text: k.name },
                 { class: 'mono', text: `${k.prefix}…` },

@@ -3,6 +3,7 @@ import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../../context.js';
 import { InvalidError } from '../../../errors.js';
+import { type ApiError, toApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
 import type { ConversionRow } from '../../conversions/repository.js';
 import { money } from '../../dashboard/format.js';
@@ -11,6 +12,7 @@ import { Badge, EmptyState, Pager, Time } from '../../dashboard/views/components
 import { num, Table } from '../../dashboard/views/table.js';
 import { partnerConversions, partnerOfferMenu } from '../partnerData.js';
 import { type PortalApp, renderPortal } from '../respond.js';
+import { DayRangeForm } from '../views/dayRange.js';
 import { partnerSessionOf } from '../web.js';
 
 const PAGE_SIZE = 50;
@@ -33,8 +35,7 @@ export function conversionPages(app: PortalApp, ctx: AppContext): void {
     const to = q.to || undefined;
     const offers = await partnerOfferMenu(ctx.db.read, scope);
     let rows: ConversionRow[] | null = null;
-    let error: string | null = null;
-    let refused = new Set<string>();
+    let error: ApiError | undefined;
     try {
       rows = await partnerConversions(ctx.db.read, scope, {
         status: q.status || undefined,
@@ -47,9 +48,13 @@ export function conversionPages(app: PortalApp, ctx: AppContext): void {
     } catch (e) {
       // As on the overview: a day the calendar lacks, or a reversed range, is said, not dropped.
       if (!(e instanceof InvalidError)) throw e;
-      error = e.problems.map((d) => `${d.path.replace('query.', '')} ${d.message}`).join('; ');
-      refused = new Set(e.problems.map((d) => d.path.replace('query.', '')));
+      error = toApiError(e);
     }
+    const range = new DayRangeForm(
+      { from: from ?? '', to: to ?? '' },
+      { from: 'From (day, brand time zone)', to: 'To (day, brand time zone)' },
+      error,
+    );
     const page = toPage(rows ?? [], PAGE_SIZE, (r) => r);
     const names = new Map(offers.map((o) => [o.id, o.name]));
     const tz = session.brand.timezone;
@@ -58,10 +63,10 @@ export function conversionPages(app: PortalApp, ctx: AppContext): void {
       title: 'Conversions',
       section: 'conversions',
       status: error ? 422 : 200,
-      flash: error ? { kind: 'error', text: `The days cannot be shown: ${error}.` } : undefined,
       body: () => (
         <>
           <h1>Conversions</h1>
+          {range.summary()}
           <form method="get" action="/portal/conversions" class="filters">
             <div>
               <label for="status">Status</label>
@@ -85,26 +90,8 @@ export function conversionPages(app: PortalApp, ctx: AppContext): void {
                 ))}
               </select>
             </div>
-            <div>
-              <label for="from">From (day, brand time zone)</label>
-              <input
-                id="from"
-                name="from"
-                type="date"
-                value={escapeHtml(from ?? '')}
-                aria-invalid={refused.has('from') ? 'true' : undefined}
-              />
-            </div>
-            <div>
-              <label for="to">To (day, brand time zone)</label>
-              <input
-                id="to"
-                name="to"
-                type="date"
-                value={escapeHtml(to ?? '')}
-                aria-invalid={refused.has('to') ? 'true' : undefined}
-              />
-            </div>
+            {range.input('from', { type: 'date' })}
+            {range.input('to', { type: 'date' })}
             <div>
               <button type="submit">Filter</button>
             </div>

@@ -1,15 +1,16 @@
 /** Overview: clicks, conversions and earnings per day for a chosen range, with a chart. */
-import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import { addDays, formatDay, parseDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
 import { InvalidError } from '../../../errors.js';
+import { type ApiError, toApiError } from '../../../http/errors.js';
 import { count, money } from '../../dashboard/format.js';
 import { Query } from '../../dashboard/forms.js';
 import { BarChart } from '../../dashboard/views/chart.js';
 import { num, Table } from '../../dashboard/views/table.js';
 import { type PartnerReport, partnerReport } from '../partnerData.js';
 import { type PortalApp, renderPortal } from '../respond.js';
+import { DayRangeForm } from '../views/dayRange.js';
 import { partnerSessionOf } from '../web.js';
 
 const Day = Type.Optional(Type.String({ maxLength: 20 }));
@@ -26,7 +27,7 @@ export function overviewPage(app: PortalApp, ctx: AppContext): void {
     const session = partnerSessionOf(request);
     const scope = { brandId: session.brand.id, partnerId: session.partner.id };
     let report: PartnerReport | null = null;
-    let error: string | null = null;
+    let error: ApiError | undefined;
     try {
       report = await partnerReport(ctx, scope, {
         from: request.query.from || undefined,
@@ -34,14 +35,18 @@ export function overviewPage(app: PortalApp, ctx: AppContext): void {
       });
     } catch (e) {
       if (!(e instanceof InvalidError)) throw e;
-      error = e.problems.map((d) => `${d.path.replace('query.', '')} ${d.message}`).join('; ');
+      error = toApiError(e);
     }
+    const range = new DayRangeForm(
+      { from: report?.from ?? request.query.from ?? '', to: report?.to ?? request.query.to ?? '' },
+      { from: 'From', to: 'To' },
+      error,
+    );
     const cur = session.brand.currency;
     return renderPortal(request, reply, {
       title: 'Overview',
       section: 'overview',
       status: report ? 200 : 422,
-      flash: error ? { kind: 'error', text: `The range cannot be shown: ${error}.` } : undefined,
       body: () => {
         const days = report ? daysOf(report) : [];
         // Counts add up across currencies; earnings are charted per currency, never added up.
@@ -64,15 +69,10 @@ export function overviewPage(app: PortalApp, ctx: AppContext): void {
         return (
           <>
             <h1>Overview</h1>
+            {range.summary()}
             <form method="get" action="/portal" class="filters">
-              <div>
-                <label for="from">From</label>
-                <input id="from" name="from" type="date" value={escapeHtml(report?.from ?? request.query.from ?? '')} />
-              </div>
-              <div>
-                <label for="to">To</label>
-                <input id="to" name="to" type="date" value={escapeHtml(report?.to ?? request.query.to ?? '')} />
-              </div>
+              {range.input('from', { type: 'date' })}
+              {range.input('to', { type: 'date' })}
               <div>
                 <button type="submit">Show</button>
               </div>

@@ -43,10 +43,19 @@ export function payoutDetailsPage(app: PortalApp, ctx: AppContext): void {
             </div>
             <div>
               <label for="account">Account</label>
-              <textarea id="account" name="account" rows="3" maxlength={String(MAX_ACCOUNT_LENGTH)} safe>
+              <textarea
+                id="account"
+                name="account"
+                rows="3"
+                maxlength={String(MAX_ACCOUNT_LENGTH)}
+                aria-describedby="account-hint"
+                safe
+              >
                 {account?.payout_account ?? ''}
               </textarea>
-              <p class="hint">For example your PayPal e-mail, or IBAN and account holder.</p>
+              <p class="hint" id="account-hint">
+                For example your PayPal e-mail, or IBAN and account holder.
+              </p>
             </div>
             <div>
               <button type="submit">Save</button>

@@ -1,15 +1,18 @@
 /** Postback settings: the partner's URL templates with macros, a test send, and their delivery log. */
-import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import { enforceRateLimit } from '../../../http/auth.js';
 import { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
-import { Cursor, Field, FormBody, ListField, Problems, Query, text } from '../../dashboard/forms.js';
+import { formError, type RefusedForm } from '../../../web/views/form.js';
+import { PostbackFormView } from '../../../web/views/postbackForm.js';
+import { Cursor, Field, FormBody, ListField, Query, text, validateAgainst } from '../../dashboard/forms.js';
 import { offerNames } from '../../dashboard/repository.js';
-import { ActionButton, Badge, CsrfField, EmptyState, Pager, Time } from '../../dashboard/views/components.js';
+import { redirectWithFlash } from '../../dashboard/session.js';
+import { ActionButton, Badge, EmptyState, Pager, Time } from '../../dashboard/views/components.js';
 import { num, Table } from '../../dashboard/views/table.js';
-import { CreatePostbackBody, POSTBACK_EVENTS } from '../../postbacks/schemas.js';
+import { CreatePostbackBody } from '../../postbacks/schemas.js';
 import { partnerOffers } from '../partnerData.js';
 import {
   addPartnerPostback,
@@ -30,12 +33,13 @@ const PostbackParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
 const OFFER_CHOICES = 100;
 
 export function postbackPages(app: PortalApp, ctx: AppContext): void {
-  app.get('/postbacks', { schema: { querystring: Query({ cursor: Cursor }) } }, async (request, reply) => {
+  /** The page; `refused` shows the add form again (422) with what was entered. */
+  const show = async (request: FastifyRequest, reply: FastifyReply, cursor?: string, refused?: RefusedForm) => {
     const session = partnerSessionOf(request);
     const scope = { brandId: session.brand.id, partnerId: session.partner.id };
     const [templates, log, offers] = await Promise.all([
       listPartnerPostbacks(ctx, scope),
-      partnerPostbackLog(ctx, scope, { cursor: request.query.cursor, limit: LOG_PAGE_SIZE }),
+      partnerPostbackLog(ctx, scope, { cursor, limit: LOG_PAGE_SIZE }),
       partnerOffers(ctx.db.read, scope, { limit: OFFER_CHOICES }),
     ]);
     // The names of the templates' own offers, however many offers the brand has.
@@ -49,13 +53,14 @@ export function postbackPages(app: PortalApp, ctx: AppContext): void {
     return renderPortal(request, reply, {
       title: 'Postbacks',
       section: 'postbacks',
+      status: refused ? refused.error.status : 200,
       body: (_, csrf) => (
         <>
           <h1>Postbacks</h1>
           <p>{`We call your URL when a conversion is recorded, approved or rejected. Macros: ${MACROS}.`}</p>
           <Table
             caption="Your postback URLs"
-            columns={['URL', 'Offer', 'Events', '']}
+            columns={['URL', 'Offer', 'Events', 'Actions']}
             rows={templates.map((t) => [
               { class: 'mono', text: t.url },
               { class: 'name', text: t.offer_id ? (names.get(t.offer_id) ?? t.offer_id) : 'All offers' },
@@ -87,41 +92,14 @@ export function postbackPages(app: PortalApp, ctx: AppContext): void {
             empty={<EmptyState title="No postback URL yet." />}
           />
           <h2>Add a postback URL</h2>
-          <form method="post" action="/portal/postbacks" class="stack">
-            <CsrfField token={csrf} />
-            <div>
-              <label for="url">URL</label>
-              <input
-                id="url"
-                name="url"
-                type="url"
-                required
-                placeholder="https://you.example/pb?cid={click_id}&payout={payout}"
-              />
-            </div>
-            <div>
-              <label for="offerId">Offer</label>
-              <select id="offerId" name="offerId">
-                <option value="">All offers</option>
-                {offers.map((o) => (
-                  <option value={escapeHtml(o.id)} safe>
-                    {o.name}
-                  </option>
-                ))}
-              </select>
-            </div>
-            <fieldset>
-              <legend>Events</legend>
-              {POSTBACK_EVENTS.map((e) => (
-                <label>
-                  <input type="checkbox" name="events" value={e} checked={e === 'conversion.created'} /> {escapeHtml(e)}
-                </label>
-              ))}
-            </fieldset>
-            <div>
-              <button type="submit">Add</button>
-            </div>
-          </form>
+          <PostbackFormView
+            csrf={csrf}
+            action="/portal/postbacks"
+            offers={offers}
+            values={{ events: ['conversion.created'] }}
+            refused={refused}
+            submitLabel="Add"
+          />
           <h2>Delivery log</h2>
           <Table
             caption="Your postback sends"
@@ -136,27 +114,32 @@ export function postbackPages(app: PortalApp, ctx: AppContext): void {
             ])}
             empty={<EmptyState title="No postback sent yet." />}
           />
-          <Pager path="/portal/postbacks" query={{ cursor: request.query.cursor }} nextCursor={page.nextCursor} />
+          <Pager path="/portal/postbacks" query={{ cursor }} nextCursor={page.nextCursor} />
         </>
       ),
     });
-  });
+  };
+
+  app.get('/postbacks', { schema: { querystring: Query({ cursor: Cursor }) } }, (request, reply) =>
+    show(request, reply, request.query.cursor),
+  );
 
   app.post('/postbacks', { schema: { body: AddForm } }, async (request, reply) => {
     const session = partnerSessionOf(request);
     const scope = { brandId: session.brand.id, partnerId: session.partner.id };
-    return runPortalAction(request, reply, '/portal/postbacks', async () => {
-      const input = {
-        url: text(request.body.url),
-        events: [request.body.events ?? []].flat(),
-        ...(text(request.body.offerId) ? { offerId: text(request.body.offerId) } : {}),
-      };
-      const problems = new Problems();
-      problems.check(CreatePostbackBody, input);
-      problems.throwIfAny();
+    const input = {
+      url: text(request.body.url),
+      events: [request.body.events ?? []].flat(),
+      ...(text(request.body.offerId) ? { offerId: text(request.body.offerId) } : {}),
+    };
+    try {
+      validateAgainst(CreatePostbackBody, input);
       await addPartnerPostback(ctx, scope, input as CreatePostbackBody);
-      return 'Postback URL added.';
-    });
+    } catch (error) {
+      // As on the dashboard: back to the form as sent, each problem beside its field.
+      return show(request, reply, undefined, { values: request.body, error: formError(error) });
+    }
+    return redirectWithFlash(reply, '/portal/postbacks', { kind: 'ok', text: 'Postback URL added.' });
   });
 
   app.post(

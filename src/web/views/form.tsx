@@ -1,10 +1,26 @@
 /**
  * Form fields with their labels, hints and errors: the services' validation errors are
- * shown next to the fields, with the submitted values kept.
+ * shown next to the fields, with the submitted values kept. One machinery for every form a
+ * person fills in: the dashboard's, the partner portal's and the public application form.
  */
 import { escapeHtml } from '@kitajs/html';
-import type { ApiError } from '../../../http/errors.js';
-import type { FormValues } from '../forms.js';
+import { type ApiError, toApiError } from '../../http/errors.js';
+
+/** A form's fields as posted (a repeated field, such as ticked boxes, is a list). */
+export type FormValues = Record<string, string | string[] | undefined>;
+
+/** A refused form, to show again with what was entered and each problem beside its field. */
+export interface RefusedForm {
+  values: FormValues;
+  error: ApiError;
+}
+
+/** A service error a form can show next to its fields (422), or a refusal (409); others propagate. */
+export function formError(error: unknown): ApiError {
+  const apiError = toApiError(error);
+  if (apiError.status === 422 || apiError.status === 409) return apiError;
+  throw error;
+}
 
 /**
  * `autofocus` for an element that is not a field (an error summary): a global attribute in
