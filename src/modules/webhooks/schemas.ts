@@ -21,7 +21,8 @@ const Events = Type.Array(EventName, { minItems: 1, maxItems: EVENT_PATTERNS.len
 const Url = Type.String({
   format: 'http-url',
   maxLength: MAX_URL_LENGTH,
-  description: 'Absolute http(s) URL receiving deliveries.',
+  description:
+    'Absolute http(s) URL receiving deliveries, written as it is dialled: no spaces, `//` after the scheme, `/` (not `\\`) in the path; stored and shown as given.',
 });
 const Secret = Type.String({
   minLength: MIN_SECRET_LENGTH,
