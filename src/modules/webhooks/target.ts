@@ -2,7 +2,7 @@
  * Webhooks as a delivery target: one delivery per subscription of the brand whose events take
  * the event (a name, `*` or `<group>.*`); sent as the stored envelope POSTed to the
  * subscription's current URL with the spec's headers, signed when the subscription has a
- * secret — with both secrets during a rotation. A disabled subscription's new deliveries are
+ * secret — with every secret still promised during a rotation. A disabled subscription's new deliveries are
  * parked, and its older ones wait (paused) until it is enabled again. Operational events
  * about a subscription go to the brand's other subscriptions only.
  */
@@ -14,14 +14,17 @@ import type { DeliveryTarget, RecordedOutcome } from '../deliveries/target.js';
 import { SENDER_USER_AGENT } from '../deliveries/userAgent.js';
 import { eventMatches } from '../events/schemas.js';
 import { recordHealth } from './health.js';
+import { earlierSecretsOf, type SigningColumns } from './repository.js';
 import { computeSignature, signatureHeader } from './signature.js';
 
 export interface SubscriptionDetails {
   url: string;
   secret: string | null;
-  /** During a rotation: the old secret and when it stops signing (epoch ms). */
-  previousSecret: string | null;
-  previousSecretExpiresAt: number | null;
+  /**
+   * During a rotation: the earlier secrets (at most two, newest first) and when each stops
+   * signing (epoch ms), as its rotation promised.
+   */
+  earlierSecrets: Array<{ secret: string; expiresAt: number }>;
   rateLimitPerSecond: number | null;
 }
 
@@ -31,6 +34,8 @@ const DETAIL_COLUMNS = [
   'secret',
   'previous_secret',
   'previous_secret_expires_at',
+  'older_secret',
+  'older_secret_expires_at',
   'rate_limit_per_second',
 ] as const;
 
@@ -48,34 +53,26 @@ function subscriptionsOf(q: Queryable, brandIds: string[]) {
   return liveSubscriptions(q).where('brand_id', 'in', brandIds).execute();
 }
 
-function toDetails(row: {
-  url: string;
-  secret: string | null;
-  previous_secret: string | null;
-  previous_secret_expires_at: number | null;
-  rate_limit_per_second: number | null;
-}): SubscriptionDetails {
+export function toDetails(row: SigningColumns): SubscriptionDetails {
   return {
     url: row.url,
     secret: row.secret,
-    previousSecret: row.previous_secret,
-    previousSecretExpiresAt: row.previous_secret_expires_at === null ? null : Number(row.previous_secret_expires_at),
+    earlierSecrets: earlierSecretsOf(row),
     rateLimitPerSecond: row.rate_limit_per_second,
   };
 }
 
-/** `X-Service-Signature`: `t=…,v1=<secret>` and, while a rotation lasts, `,v1=<previous secret>`. */
+/**
+ * `X-Service-Signature`: `t=…,v1=<secret>` and, while a rotation lasts, a `,v1=…` with each
+ * earlier secret whose promised time has not passed (as Svix signs with every valid secret).
+ */
 function signatureFor(details: SubscriptionDetails, attemptedAt: number, payload: string): string | null {
   if (!details.secret) return null;
   // Spec §5: t is the attempt's Unix time in seconds; every attempt is signed anew.
   const t = Math.floor(attemptedAt / 1000);
   let header = signatureHeader(details.secret, t, payload);
-  if (
-    details.previousSecret &&
-    details.previousSecretExpiresAt !== null &&
-    attemptedAt < details.previousSecretExpiresAt
-  ) {
-    header += `,v1=${computeSignature(details.previousSecret, t, payload)}`;
+  for (const earlier of details.earlierSecrets) {
+    if (attemptedAt < earlier.expiresAt) header += `,v1=${computeSignature(earlier.secret, t, payload)}`;
   }
   return header;
 }
