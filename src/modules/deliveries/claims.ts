@@ -13,7 +13,9 @@ import type { AppContext } from '../../context.js';
 import { prepared } from '../../db/prepared.js';
 import type { Trx } from '../../db/types.js';
 import { DEAD_AFTER_MS, recordHeartbeat } from './heartbeat.js';
-import type { SendableDelivery } from './target.js';
+import { removedTargets } from './removal.js';
+import { finishDeliveriesOf } from './repository.js';
+import { type DeliveryTarget, type SendableDelivery, targetKey } from './target.js';
 import { reserveSendSlots, slotInterval } from './throttle.js';
 
 export interface ClaimOptions {
@@ -33,7 +35,7 @@ export interface ClaimOptions {
   onLeftForSlots?: (key: string) => void;
 }
 
-export const targetKey = (kind: string, targetId: string) => `${kind}:${targetId}`;
+export { targetKey } from './target.js';
 
 /** Targets with unfinished deliveries: a loose index scan, one probe per target. */
 const TARGETS_WITH_WORK = sql<{ id: string }>`
@@ -139,8 +141,16 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
         for (const c of ids) left.delete(targetKey(kind, c.targetId));
         continue;
       }
-      const details = await target.details(trx, [...new Set(ids.map((c) => c.targetId))]);
+      const targetIds = [...new Set(ids.map((c) => c.targetId))];
+      const details = await target.details(trx, targetIds);
       options.onDetails?.(kind, details);
+      await endDeliveriesOfRemoved(
+        trx,
+        target,
+        kind,
+        targetIds.filter((id) => !details.has(id)),
+        now,
+      );
       for (const [targetId, group] of groupBy(ids, (c) => c.targetId)) {
         const detail = details.get(targetId);
         const perSecond = detail === undefined ? null : (target.throttle?.(detail) ?? null);
@@ -204,6 +214,22 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
     }
     return loaded;
   });
+}
+
+/**
+ * Due deliveries of targets removed for good are ended, not left waiting as a paused target's
+ * are: those a delete could not end because a worker held them, and that worker died before
+ * recording its attempt. Asked only about targets `details` left out.
+ */
+async function endDeliveriesOfRemoved(
+  trx: Trx,
+  target: DeliveryTarget,
+  kind: string,
+  leftOut: string[],
+  now: number,
+): Promise<void> {
+  if (leftOut.length === 0) return;
+  for (const id of await removedTargets(trx, target, leftOut)) await finishDeliveriesOf(trx, kind, id, now);
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {

@@ -6,6 +6,7 @@ import { lockRowForUpdate } from '../../db/locks.js';
 import { ConflictError, InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { announceDeliveries } from '../deliveries/fanout.js';
+import { endDeliveriesOfRemovedTarget } from '../deliveries/removal.js';
 import { finishDeliveriesOf } from '../deliveries/repository.js';
 import { countReplayable, replayInOrder } from '../deliveries/service.js';
 import { validateTargetUrl } from '../deliveries/targetUrl.js';
@@ -164,13 +165,12 @@ export async function deleteSubscription(ctx: AppContext, brandId: string, id: s
     const existing = await findSubscription(trx, brandId, id);
     if (!existing) throw new NotFoundError('Subscription');
     const now = ctx.clock.now();
-    await finishDeliveriesOf(trx, webhookTarget.kind, id, now);
+    await endDeliveriesOfRemovedTarget(trx, webhookTarget.kind, id, now);
     await trx
       .updateTable('webhook_subscriptions')
       .set({ status: 'disabled', deleted_at: now, updated_at: now })
       .where('id', '=', id)
       .execute();
-    await trx.deleteFrom('delivery_throttles').where('target_key', '=', `${webhookTarget.kind}:${id}`).execute();
   });
 }
 

@@ -9,8 +9,8 @@
 
 import type { AppContext } from '../../context.js';
 import { prepared } from '../../db/prepared.js';
-import type { Queryable, Trx } from '../../db/types.js';
-import type { DeliveryTarget, RecordedOutcome } from '../deliveries/target.js';
+import type { Queryable } from '../../db/types.js';
+import type { DeliveryTarget } from '../deliveries/target.js';
 import { SENDER_USER_AGENT } from '../deliveries/userAgent.js';
 import { eventMatches } from '../events/schemas.js';
 import { recordHealth } from './health.js';
@@ -75,36 +75,6 @@ function signatureFor(details: SubscriptionDetails, attemptedAt: number, payload
     if (attemptedAt < earlier.expiresAt) header += `,v1=${computeSignature(earlier.secret, t, payload)}`;
   }
   return header;
-}
-
-/**
- * An attempt that was in flight when its subscription was deleted is recorded (the delete
- * leaves leased deliveries alone, deliveries/repository.ts finishDeliveriesOf); if it failed,
- * its delivery ends `failed` here instead of waiting for a retry nothing will ever send.
- */
-async function failRetriesOfDeleted(trx: Trx, failed: RecordedOutcome[], now: number): Promise<void> {
-  if (failed.length === 0) return;
-  await trx
-    .updateTable('webhook_deliveries')
-    .set({ status: 'failed', next_attempt_at: null, updated_at: now })
-    .where(
-      'id',
-      'in',
-      failed.map((o) => o.deliveryId),
-    )
-    .where('status', '=', 'retry_scheduled')
-    .where((eb) =>
-      eb(
-        'subscription_id',
-        'in',
-        eb
-          .selectFrom('webhook_subscriptions')
-          .select('id')
-          .where('id', 'in', [...new Set(failed.map((o) => o.targetId))])
-          .where('deleted_at', 'is not', null),
-      ),
-    )
-    .execute();
 }
 
 export const webhookTarget: DeliveryTarget<SubscriptionDetails, AppContext> = {
@@ -172,16 +142,19 @@ export const webhookTarget: DeliveryTarget<SubscriptionDetails, AppContext> = {
     return { url: subscription.url, method: 'POST', headers, body: delivery.payload };
   },
 
-  async recorded(ctx, trx, outcomes) {
-    // Health first: it updates each subscription's row, so on PostgreSQL it waits for a delete
-    // of it under way (which locks that row first, service.ts) and the query below sees it.
-    await recordHealth(ctx, trx, outcomes);
-    await failRetriesOfDeleted(
-      trx,
-      outcomes.filter((o) => !o.succeeded),
-      ctx.clock.now(),
-    );
+  async removed(q, targetIds) {
+    const rows = await q
+      .selectFrom('webhook_subscriptions')
+      .select('id')
+      .where('id', 'in', targetIds)
+      .where('deleted_at', 'is not', null)
+      .execute();
+    return new Set(rows.map((r) => r.id));
   },
+
+  // An attempt in flight when its subscription was deleted is recorded; the engine then ends
+  // a retry it would schedule (deliveries/removal.ts), after this hook in the same transaction.
+  recorded: recordHealth,
 
   throttle: (details) => details.rateLimitPerSecond,
 };
