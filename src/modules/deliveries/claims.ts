@@ -33,6 +33,12 @@ export interface ClaimOptions {
   beat?: boolean;
   /** Called when due deliveries were left unclaimed for want of slots: claim again when one frees. */
   onLeftForSlots?: (key: string) => void;
+  /**
+   * How far ahead to look for deliveries coming due (ms; default 0): none is claimed early,
+   * but onNextDue hears when the first comes due, so a claim loop can wake right then.
+   */
+  lookAheadMs?: number;
+  onNextDue?: (at: number) => void;
 }
 
 export { targetKey } from './target.js';
@@ -49,13 +55,13 @@ const TARGETS_WITH_WORK = sql<{ id: string }>`
   select id from subs where id is not null`;
 
 const dueOfTarget = prepared(
-  5,
-  (q, targetId: string, now: number, aliveSince: number, owner: string, limit: number) => {
+  6,
+  (q, targetId: string, now: number, until: number, aliveSince: number, owner: string, limit: number) => {
     const due = q
       .selectFrom('webhook_deliveries')
-      .select(['id', 'kind'])
+      .select(['id', 'kind', 'next_attempt_at'])
       .where('subscription_id', '=', targetId)
-      .where('next_attempt_at', '<=', now)
+      .where('next_attempt_at', '<=', until)
       .where((eb) =>
         eb.or([
           eb('lease_until', 'is', null),
@@ -111,12 +117,18 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
         trx,
         targetId,
         now,
+        now + (options.lookAheadMs ?? 0),
         aliveSince,
         options.owner,
         options.limit - candidates.length,
       );
       let taken = 0;
       for (const row of rows) {
+        // Coming due within the look-ahead: not claimed, only its time told (rows are by due time).
+        if (Number(row.next_attempt_at) > now) {
+          options.onNextDue?.(Number(row.next_attempt_at));
+          break;
+        }
         const key = targetKey(row.kind, targetId);
         const slots = excluded.has(key) ? 0 : (options.slotsFor?.(key) ?? options.limit);
         if (taken >= slots) {
