@@ -157,6 +157,12 @@ export interface WebhookSubscriptionTable {
   /** During a secret rotation: the old secret, also signed with until it expires. Never returned. */
   previous_secret: string | null;
   previous_secret_expires_at: number | null;
+  /**
+   * A rotation made while the previous one lasted: the secret before the previous one, still
+   * signing until the time its rotation promised (migration 0037). Never returned.
+   */
+  older_secret: string | null;
+  older_secret_expires_at: number | null;
 }
 
 /** Attempts per subscription and hour, for the 24 h success rate (migration 0020). */

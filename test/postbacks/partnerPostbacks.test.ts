@@ -221,6 +221,22 @@ for (const dialect of testedDialects()) {
         }
       });
 
+      it('refuses a template the parser would dial differently from how it is written (spaces, backslashes) with 422, keeping its macros as written otherwise', async () => {
+        const partnerId = await newPartner();
+        for (const url of [
+          'https://p.example/pb?x={payout} ',
+          'https://p.example/a b?x={payout}',
+          'https://p.example\\pb?x={payout}',
+        ]) {
+          const error = expectError(await addPostback(partnerId, { url }), 422, 'validation_error');
+          assert.equal(error.details?.[0]?.path, 'url', JSON.stringify(url));
+        }
+        const url = 'https://p.example/{click_id}/pb?x={payout}&s={sub1}';
+        const res = await addPostback(partnerId, { url });
+        assert.equal(res.status, 201);
+        assert.equal(res.body.url, url);
+      });
+
       it('refuses an http URL that does not parse (a macro in the port, no host) with 422', async () => {
         const partnerId = await newPartner();
         for (const url of ['http://p.example:{sub1}/pb', 'http://', 'http://a b/pb']) {

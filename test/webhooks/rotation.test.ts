@@ -154,6 +154,68 @@ for (const dialect of testedDialects()) {
       ]);
     });
 
+    it('keeps the original secret signing until the time its rotation promised when a second rotation comes within it', async () => {
+      const THIRD = 'whsec_third_secret_3';
+      const { r, sub } = await signedSubscription();
+      const first = await ops.call('POST', `/api/public/webhooks/${sub.id}/rotate-secret`, 200, { secret: NEW });
+      const originalUntil = Date.parse(first.previousSecretExpiresAt);
+      ops.env.clock.advance(60_000);
+      const second = await ops.call('POST', `/api/public/webhooks/${sub.id}/rotate-secret`, 200, {
+        secret: THIRD,
+        previousSecretExpiresIn: 3600,
+      });
+      assert.equal(second.previousSecretExpiresAt, new Date(ops.env.clock.now() + 3_600_000).toISOString());
+      // The later of the two times: until then an earlier secret still signs.
+      assert.equal(second.subscription.previousSecretExpiresAt, new Date(originalUntil).toISOString());
+      await deliverOne();
+      const q = r.requests[0];
+      const t = Number(header(q).split(',')[0]?.slice(2));
+      assert.deepEqual(
+        v1s(q),
+        [THIRD, NEW, OLD].map((secret) => `v1=${computeSignature(secret, t, q?.body ?? '')}`),
+        'newest first, then each earlier secret still promised',
+      );
+      for (const secret of [THIRD, NEW, OLD]) assert.deepEqual(verifies(q, secret), both, secret);
+
+      // A fourth secret would break a promise (or lengthen every header): refused, nothing changed.
+      const refused = await ops.http.call('POST', `/api/public/webhooks/${sub.id}/rotate-secret`, {
+        body: { secret: 'whsec_fourth_secret_4' },
+      });
+      assert.match(expectError(refused, 409, 'conflict').message, /3 secrets/);
+      await deliverOne();
+      assert.equal(v1s(r.requests[1]).length, 3);
+      assert.deepEqual(verifies(r.requests[1], OLD), both);
+
+      // Each stops on its own time: the second's old secret (NEW) after an hour, the original after a day.
+      ops.env.clock.advance(3_600_000);
+      await deliverOne();
+      assert.deepEqual(verifies(r.requests[2], NEW), neither);
+      assert.deepEqual(verifies(r.requests[2], OLD), both);
+      ops.env.clock.set(originalUntil);
+      await deliverOne();
+      assert.equal(v1s(r.requests[3]).length, 1);
+      assert.deepEqual(verifies(r.requests[3], OLD), neither);
+      assert.deepEqual(verifies(r.requests[3], THIRD), both);
+      // With the original expired there is room again.
+      await ops.call('POST', `/api/public/webhooks/${sub.id}/rotate-secret`, 200, { secret: 'whsec_fourth_secret_4' });
+    });
+
+    it('allows a rotation with previousSecretExpiresIn 0 while two earlier secrets sign: the current one stops at once', async () => {
+      const { r, sub } = await signedSubscription();
+      await ops.call('POST', `/api/public/webhooks/${sub.id}/rotate-secret`, 200, { secret: NEW });
+      await ops.call('POST', `/api/public/webhooks/${sub.id}/rotate-secret`, 200, { secret: 'whsec_third_secret_3' });
+      const res = await ops.call('POST', `/api/public/webhooks/${sub.id}/rotate-secret`, 200, {
+        secret: 'whsec_fourth_secret_4',
+        previousSecretExpiresIn: 0,
+      });
+      assert.equal(res.previousSecretExpiresAt, null);
+      await deliverOne();
+      const q = r.requests[0];
+      assert.equal(v1s(q).length, 3);
+      for (const secret of ['whsec_fourth_secret_4', NEW, OLD]) assert.deepEqual(verifies(q, secret), both, secret);
+      assert.deepEqual(verifies(q, 'whsec_third_secret_3'), neither);
+    });
+
     it('refuses bad input with 422 and other brands’ subscriptions with 404', async () => {
       const { sub } = await signedSubscription();
       for (const body of [
@@ -186,6 +248,8 @@ for (const dialect of testedDialects()) {
         secret: 'whsec_third_secret_3',
       });
       assert.equal(patched.previousSecretExpiresAt, null);
+      await ops.call('POST', `/api/public/webhooks/${sub.id}/rotate-secret`, 200, { secret: NEW });
+      await ops.call('PATCH', `/api/public/webhooks/${sub.id}`, 200, { secret: 'whsec_third_secret_3' });
       await deliverOne();
       assert.equal(v1s(r.requests[0]).length, 1);
       assert.deepEqual(verifies(r.requests[0], 'whsec_third_secret_3'), both);

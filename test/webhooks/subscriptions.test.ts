@@ -103,6 +103,40 @@ for (const dialect of testedDialects()) {
         });
       }
 
+      it('refuses a URL the parser would dial differently from how it is written (spaces, http:/host, backslashes) with 422, on create and PATCH', async () => {
+        const sloppy = [
+          ' https://hooks.example/sp',
+          'https://hooks.example/sp ',
+          'https:/hooks.example/sl',
+          'https:hooks.example/nc',
+          'https:\\\\hooks.example\\bs',
+          'https://hooks.example\\bs',
+          'https://hooks.example/a b',
+        ];
+        for (const url of sloppy) {
+          const error = expectError(
+            await env.request('POST', HOOKS, { body: { url, events: ['cap.reached'] } }),
+            422,
+            'validation_error',
+          );
+          assert.equal(error.details?.[0]?.path, 'url', JSON.stringify(url));
+        }
+        const kept = await env.request('POST', HOOKS, {
+          body: { url: 'https://hooks.example/ok?next=a\\b', events: ['cap.reached'] },
+        });
+        assert.equal(kept.status, 201, 'a backslash in the query is sent as it is');
+        assert.equal(kept.body.url, 'https://hooks.example/ok?next=a\\b');
+        for (const url of sloppy) {
+          const res = await env.request('PATCH', `${HOOKS}/${kept.body.id}`, { body: { url } });
+          assert.equal(expectError(res, 422, 'validation_error').details?.[0]?.path, 'url', JSON.stringify(url));
+        }
+        assert.equal(
+          (await env.request('GET', `${HOOKS}/${kept.body.id}`)).body.url,
+          'https://hooks.example/ok?next=a\\b',
+        );
+        await env.request('DELETE', `${HOOKS}/${kept.body.id}`);
+      });
+
       it('stores exactly 50 subscriptions when 80 are created at once, answering 422 to the other 30', async () => {
         const brand = await env.createBrand('Concurrent subscriber');
         const responses = await Promise.all(

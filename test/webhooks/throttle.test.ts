@@ -119,6 +119,31 @@ for (const dialect of testedDialects()) {
       assertPaced(attempts, startedAt, 250);
     });
 
+    it('replays parked deliveries of an unlimited subscription one by one, WEBHOOK_REPLAY_RATE apart, in the running loop', async () => {
+      const r = await ops.receiver();
+      const sub = await ops.call('POST', '/api/public/webhooks', 201, { url: r.url, events: ['partner.approved'] });
+      await ops.call('PATCH', `/api/public/webhooks/${sub.id}`, 200, { status: 'disabled' });
+      const parked = 6;
+      for (let i = 0; i < parked; i++) await firePartnerApproved(ops.env);
+      const spacingMs = 1000 / ops.env.ctx.config.webhookReplayRatePerSecond;
+      const controller = new AbortController();
+      // The default poll (200 ms), longer than the spacing: sends must not wait for it in pairs.
+      const running = new Dispatcher(ops.env.ctx);
+      const loop = running.run(controller.signal);
+      try {
+        await ops.call('PATCH', `/api/public/webhooks/${sub.id}`, 200, { status: 'enabled' });
+        await r.waitForRequests(parked, 10_000);
+      } finally {
+        controller.abort();
+        await loop;
+      }
+      const arrivals = r.requests.map((q) => q.receivedAt);
+      const gaps = arrivals.slice(1).map((at, i) => Math.round(at - (arrivals[i] as number)));
+      assert.equal(gaps.length, parked - 1);
+      // Never two together: each at least half the spacing after the one before (a clump is ~1 ms).
+      for (const gap of gaps) assert.ok(gap >= spacingMs / 2, `gaps ${gaps.join(', ')} ms; spacing ${spacingMs} ms`);
+    });
+
     it('spaces test sends like deliveries: each takes a send slot of the subscription', async () => {
       const r = await ops.receiver();
       const sub = await ops.call('POST', '/api/public/webhooks', 201, {

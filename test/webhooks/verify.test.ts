@@ -115,6 +115,19 @@ describe('verifyWebhookSignature', () => {
     rejects(() => verifyWebhookSignature({ secret: SECRET, header: undefined, rawBody: BODY }), /Missing/);
   });
 
+  it('refuses an empty or missing secret with a verification error, even for a signature made with ""', () => {
+    const now = atSeconds(T);
+    const signedWithEmpty = headerFor(BODY, T, '');
+    for (const secret of ['', undefined, null]) {
+      rejects(
+        () => verifyWebhookSignature({ secret: secret as string, header: signedWithEmpty, rawBody: BODY, now }),
+        /No webhook secret/,
+      );
+    }
+    // The same check comes before the header's: a misconfigured receiver learns why at once.
+    rejects(() => verifyWebhookSignature({ secret: '', header: null, rawBody: BODY, now }), /No webhook secret/);
+  });
+
   it('rejects garbled headers without throwing anything but a verification error', () => {
     const v1 = computeSignature(SECRET, T, BODY);
     for (const header of [

@@ -13,7 +13,9 @@ import type { AppContext } from '../../context.js';
 import { prepared } from '../../db/prepared.js';
 import type { Trx } from '../../db/types.js';
 import { DEAD_AFTER_MS, recordHeartbeat } from './heartbeat.js';
-import type { SendableDelivery } from './target.js';
+import { removedTargets } from './removal.js';
+import { finishDeliveriesOf } from './repository.js';
+import { type DeliveryTarget, type SendableDelivery, targetKey } from './target.js';
 import { reserveSendSlots, slotInterval } from './throttle.js';
 
 export interface ClaimOptions {
@@ -31,9 +33,15 @@ export interface ClaimOptions {
   beat?: boolean;
   /** Called when due deliveries were left unclaimed for want of slots: claim again when one frees. */
   onLeftForSlots?: (key: string) => void;
+  /**
+   * How far ahead to look for deliveries coming due (ms; default 0): none is claimed early,
+   * but onNextDue hears when the first comes due, so a claim loop can wake right then.
+   */
+  lookAheadMs?: number;
+  onNextDue?: (at: number) => void;
 }
 
-export const targetKey = (kind: string, targetId: string) => `${kind}:${targetId}`;
+export { targetKey } from './target.js';
 
 /** Targets with unfinished deliveries: a loose index scan, one probe per target. */
 const TARGETS_WITH_WORK = sql<{ id: string }>`
@@ -47,13 +55,13 @@ const TARGETS_WITH_WORK = sql<{ id: string }>`
   select id from subs where id is not null`;
 
 const dueOfTarget = prepared(
-  5,
-  (q, targetId: string, now: number, aliveSince: number, owner: string, limit: number) => {
+  6,
+  (q, targetId: string, now: number, until: number, aliveSince: number, owner: string, limit: number) => {
     const due = q
       .selectFrom('webhook_deliveries')
-      .select(['id', 'kind'])
+      .select(['id', 'kind', 'next_attempt_at'])
       .where('subscription_id', '=', targetId)
-      .where('next_attempt_at', '<=', now)
+      .where('next_attempt_at', '<=', until)
       .where((eb) =>
         eb.or([
           eb('lease_until', 'is', null),
@@ -109,12 +117,18 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
         trx,
         targetId,
         now,
+        now + (options.lookAheadMs ?? 0),
         aliveSince,
         options.owner,
         options.limit - candidates.length,
       );
       let taken = 0;
       for (const row of rows) {
+        // Coming due within the look-ahead: not claimed, only its time told (rows are by due time).
+        if (Number(row.next_attempt_at) > now) {
+          options.onNextDue?.(Number(row.next_attempt_at));
+          break;
+        }
         const key = targetKey(row.kind, targetId);
         const slots = excluded.has(key) ? 0 : (options.slotsFor?.(key) ?? options.limit);
         if (taken >= slots) {
@@ -139,8 +153,16 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
         for (const c of ids) left.delete(targetKey(kind, c.targetId));
         continue;
       }
-      const details = await target.details(trx, [...new Set(ids.map((c) => c.targetId))]);
+      const targetIds = [...new Set(ids.map((c) => c.targetId))];
+      const details = await target.details(trx, targetIds);
       options.onDetails?.(kind, details);
+      await endDeliveriesOfRemoved(
+        trx,
+        target,
+        kind,
+        targetIds.filter((id) => !details.has(id)),
+        now,
+      );
       for (const [targetId, group] of groupBy(ids, (c) => c.targetId)) {
         const detail = details.get(targetId);
         const perSecond = detail === undefined ? null : (target.throttle?.(detail) ?? null);
@@ -204,6 +226,22 @@ export async function claimDueDeliveries(ctx: AppContext, options: ClaimOptions)
     }
     return loaded;
   });
+}
+
+/**
+ * Due deliveries of targets removed for good are ended, not left waiting as a paused target's
+ * are: those a delete could not end because a worker held them, and that worker died before
+ * recording its attempt. Asked only about targets `details` left out.
+ */
+async function endDeliveriesOfRemoved(
+  trx: Trx,
+  target: DeliveryTarget,
+  kind: string,
+  leftOut: string[],
+  now: number,
+): Promise<void> {
+  if (leftOut.length === 0) return;
+  for (const id of await removedTargets(trx, target, leftOut)) await finishDeliveriesOf(trx, kind, id, now);
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {

@@ -9,6 +9,7 @@ import type { AppContext } from '../../context.js';
 import { prepared, preparedInsert } from '../../db/prepared.js';
 import type { Trx } from '../../db/types.js';
 import { timeOfId } from '../../ids.js';
+import { failRetriesOfRemoved } from './removal.js';
 import type { AttemptOutcome } from './sender.js';
 import type { RecordedOutcome, SendableDelivery } from './target.js';
 
@@ -275,7 +276,12 @@ async function writeAll(ctx: AppContext, trx: Trx, completions: Completion[]): P
     else byKind.set(c.delivery.kind, [c.outcome]);
   }
   for (const [kind, outcomes] of byKind) {
-    await ctx.deliveries.targets.get(kind)?.recorded?.(ctx, trx, outcomes);
+    const target = ctx.deliveries.targets.get(kind);
+    if (!target) continue;
+    // The kind first: a webhook's health update waits for a delete of its subscription under
+    // way (which locks that row first), so the removal check below sees it.
+    await target.recorded?.(ctx, trx, outcomes);
+    await failRetriesOfRemoved(trx, target, outcomes, ctx.clock.now());
   }
   return results;
 }

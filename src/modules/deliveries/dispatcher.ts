@@ -94,6 +94,10 @@ export class Dispatcher implements Job, LocalDispatch {
   /** When this dispatcher's heartbeat was last written (claims skip the write while it is fresh). */
   private lastBeatAt = Number.NEGATIVE_INFINITY;
   private stopped: Promise<void> | null = null;
+  /** run() is looping (not runOnce): claims look ahead for the next due time. */
+  private running = false;
+  /** When the next delivery comes due, as the last claims saw within their look-ahead. */
+  private nextDueAt: number | null = null;
   private wakeUp: (() => void) | null = null;
 
   constructor(
@@ -120,6 +124,7 @@ export class Dispatcher implements Job, LocalDispatch {
     const stopBeating = this.startHeartbeat();
     const onAbort = () => this.wake();
     signal.addEventListener('abort', onAbort);
+    this.running = true;
     try {
       while (!signal.aborted) {
         try {
@@ -131,6 +136,7 @@ export class Dispatcher implements Job, LocalDispatch {
         await this.sleep();
       }
     } finally {
+      this.running = false;
       signal.removeEventListener('abort', onAbort);
       detach();
       unsubscribe();
@@ -364,6 +370,10 @@ export class Dispatcher implements Job, LocalDispatch {
       excludeTargets: [...this.lanes.keys()].filter((key) => this.occupied(key) > this.perTarget),
       slotsFor: (key) => 2 * this.perTarget - this.occupied(key),
       onDetails: (kind, map) => details.set(kind, map),
+      // The running loop looks one poll ahead and wakes when the next delivery comes due
+      // (sleep): deliveries due `spacingMs` apart (a replay) then go out that far apart, not
+      // in clumps at each poll. runOnce (tests, a manual clock) claims what is due only.
+      ...(this.running ? { lookAheadMs: this.pollMs, onNextDue: (at: number) => this.noteNextDue(at) } : {}),
     });
     if (beat) this.lastBeatAt = now;
     if (claimed.length >= free) this.leftForGlobalRoom = true;
@@ -502,7 +512,14 @@ export class Dispatcher implements Job, LocalDispatch {
     this.wakeUp?.();
   }
 
+  /** The earliest time a claim saw a delivery coming due within its look-ahead. */
+  private noteNextDue(at: number): void {
+    if (this.nextDueAt === null || at < this.nextDueAt) this.nextDueAt = at;
+  }
+
   private async sleep(): Promise<void> {
+    const nextDueAt = this.nextDueAt;
+    this.nextDueAt = null;
     if (this.woken) {
       this.woken = false;
       return;
@@ -513,7 +530,8 @@ export class Dispatcher implements Job, LocalDispatch {
         this.wakeUp = null;
         resolve();
       };
-      const timer = setTimeout(done, this.pollMs);
+      const untilDue = nextDueAt === null ? this.pollMs : Math.max(0, nextDueAt - this.ctx.clock.now());
+      const timer = setTimeout(done, Math.min(this.pollMs, untilDue));
       this.wakeUp = done;
     });
     this.woken = false;

@@ -4,6 +4,7 @@ import type { AppContext } from '../../context.js';
 import type { Trx } from '../../db/types.js';
 import { ConflictError, NotFoundError } from '../../errors.js';
 import { announceDeliveries } from './fanout.js';
+import { removedTargets } from './removal.js';
 import { type DeliveryRow, findDelivery } from './repository.js';
 
 /**
@@ -27,9 +28,13 @@ export async function redeliver(ctx: AppContext, brandId: string, id: string): P
       );
     }
     const target = ctx.deliveries.targets.get(row.kind);
-    if (!target || !(await target.details(trx, [row.subscription_id])).has(row.subscription_id)) {
+    if (
+      !target ||
+      !(await target.details(trx, [row.subscription_id])).has(row.subscription_id) ||
+      (await removedTargets(trx, target, [row.subscription_id])).has(row.subscription_id)
+    ) {
       const reason = await target?.pausedReason?.(trx, row.subscription_id);
-      throw new ConflictError(reason ?? 'Its target is paused: resume it first.');
+      throw new ConflictError(reason ?? 'Its target is paused or was deleted: it is sent nothing now.');
     }
     const now = ctx.clock.now();
     const changes = {

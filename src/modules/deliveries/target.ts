@@ -7,6 +7,9 @@
  */
 import type { Queryable, Trx } from '../../db/types.js';
 
+/** A target's key across kinds (`kind:targetId`): its lane, its throttle row. */
+export const targetKey = (kind: string, targetId: string) => `${kind}:${targetId}`;
+
 /** An event as the engine sees it: its stored envelope and what fan-out matches on. */
 export interface DeliverableEvent {
   id: string;
@@ -104,6 +107,12 @@ export interface DeliveryTarget<D = unknown, C = unknown> {
    * send to it can give (a disabled subscription can be enabled, a deleted one cannot).
    */
   pausedReason?(q: Queryable, targetId: string): Promise<string>;
+  /**
+   * Optional: which of these targets were removed for good (deleted). The engine ends their
+   * waiting deliveries when told of a removal (removal.ts), turns a retry an attempt in
+   * flight would schedule into `failed`, and refuses to redeliver to them.
+   */
+  removed?(q: Queryable, targetIds: string[]): Promise<Set<string>>;
   request(delivery: SendableDelivery, details: D, attemptedAt: number): OutgoingRequest;
   /**
    * Optional: told of the attempts just recorded, inside the transaction that records them

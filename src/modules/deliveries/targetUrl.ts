@@ -12,6 +12,23 @@ const CREDENTIALS_PROBLEM =
 const OWN_URL_PROBLEM =
   'must not point at this service itself (PUBLIC_URL): a postback to its own tracking links or pixel would record clicks or conversions, and could feed on itself';
 
+/**
+ * Why `url`, which parses, is not written as the URL it is: the URL parser forgives spaces
+ * around it, a missing `//` after the scheme and `\` for `/`, so ` http://h/x`, `http:/h/x`,
+ * `http:h/x` and `http:\\h\x` all dial `http://h/x` — and a target stored as typed then shows a
+ * URL that is not the one dialled. They are refused rather than rewritten: a postback template
+ * cannot be rewritten by the parser (it percent-encodes the braces of a macro in the path),
+ * and one rule holds for every target kind. Null when the text is the URL as sent.
+ */
+function sloppyUrlProblem(url: string): string | null {
+  if (url.trim() !== url) return 'must not begin or end with spaces';
+  if (!/^https?:\/\//i.test(url)) return 'must spell out "//" after the scheme: http://… or https://…';
+  if (url.includes(' ')) return 'must not contain spaces: percent-encode them as %20';
+  // In the query and fragment a backslash is sent as it is; before them it becomes "/".
+  if (/^[^?#]*\\/.test(url)) return 'must separate its path with "/", not "\\"';
+  return null;
+}
+
 /** Of a URL httpUrlProblem passed (so it parses). */
 function hasCredentials(url: string): boolean {
   const parsed = new URL(url);
@@ -46,13 +63,15 @@ function isOwnHost(ctx: AppContext, url: string): boolean {
 }
 
 /**
- * Refuses URLs that are not absolute http(s), that carry a user name or password (they would
+ * Refuses URLs that are not absolute http(s), that are not written as the URL they dial
+ * (spaces, `http:/host`, backslashes: see sloppyUrlProblem), that carry a user name or password (they would
  * be shown back in every answer and log, and are not sent: sign deliveries with a secret
  * instead), that point at this service itself, or that point into private networks (422).
  */
 export async function validateTargetUrl(ctx: AppContext, url: string, path = 'url'): Promise<void> {
   const problem =
     httpUrlProblem(url) ??
+    sloppyUrlProblem(url) ??
     (hasCredentials(url) ? CREDENTIALS_PROBLEM : null) ??
     (isOwnHost(ctx, url) ? OWN_URL_PROBLEM : null);
   if (problem) throw InvalidError.at(path, problem);

@@ -9,11 +9,13 @@ import type { AppContext } from '../../context.js';
 import type { PartnerPostbackTable } from '../../db/schema.js';
 import { InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
+import { endDeliveriesOfRemovedTarget } from '../deliveries/removal.js';
 import { validateTargetUrl } from '../deliveries/targetUrl.js';
 import { findOffer } from '../offers/repository.js';
 import { findPartner } from '../partners/repository.js';
 import { HOST_MACRO_PROBLEM, hasHostMacro, httpUrlProblem } from '../urls.js';
 import type { CreatePostbackBody, Postback } from './schemas.js';
+import { postbackTarget } from './target.js';
 
 /** Templates per partner at most. */
 export const MAX_POSTBACKS_PER_PARTNER = 20;
@@ -131,15 +133,21 @@ export async function createPostback(
   });
 }
 
+/**
+ * Deletes a template; its deliveries stay in the log. What was queued for it ends as a deleted
+ * webhook subscription's does (deliveries/removal.ts): waiting ones `failed` now, one in
+ * flight without a further retry, and no redelivery.
+ */
 export async function deletePostback(ctx: AppContext, brandId: string, partnerId: string, id: string): Promise<void> {
   await requirePartner(ctx, brandId, partnerId);
-  const result = await ctx.db.transact((trx) =>
-    trx
+  await ctx.db.transact(async (trx) => {
+    const result = await trx
       .deleteFrom('partner_postbacks')
       .where('id', '=', id)
       .where('partner_id', '=', partnerId)
       .where('brand_id', '=', brandId)
-      .executeTakeFirst(),
-  );
-  if (Number(result.numDeletedRows) === 0) throw new NotFoundError('Postback');
+      .executeTakeFirst();
+    if (Number(result.numDeletedRows) === 0) throw new NotFoundError('Postback');
+    await endDeliveriesOfRemovedTarget(trx, postbackTarget.kind, id, ctx.clock.now());
+  });
 }

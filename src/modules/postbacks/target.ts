@@ -2,7 +2,8 @@
  * Partner postbacks as a delivery target: for a conversion event, each of the partner's
  * templates subscribed to it (those for the conversion's offer win over the partner's
  * global ones) becomes a delivery whose URL is filled in now, from the conversion as it
- * stands in the event's transaction, and sent with GET, no body. Postbacks are never paused.
+ * stands in the event's transaction, and sent with GET, no body. Postbacks are never paused;
+ * a deleted template is removed for good, and the engine ends what was queued for it.
  */
 
 import { prepared } from '../../db/prepared.js';
@@ -20,6 +21,12 @@ const postbacksOfPartner = prepared(1, (q, partnerId: string) =>
   q.selectFrom('partner_postbacks').select(TEMPLATE_COLUMNS).where('partner_id', '=', partnerId),
 );
 const conversionById = prepared(1, (q, id: string) => q.selectFrom('conversions').selectAll().where('id', '=', id));
+
+/** Of `ids`, the templates that exist (a deleted one's row is gone). */
+async function existingTemplates(q: Queryable, ids: string[]): Promise<Set<string>> {
+  const rows = await q.selectFrom('partner_postbacks').select('id').where('id', 'in', ids).execute();
+  return new Set(rows.map((r) => r.id));
+}
 
 /** The templates of the events' partners: one prepared statement for the usual single partner. */
 function postbacksOf(q: Queryable, partnerIds: string[]) {
@@ -69,8 +76,23 @@ export const postbackTarget: DeliveryTarget<null> = {
     return plans;
   },
 
-  async details(_q, targetIds) {
-    return new Map(targetIds.map((id) => [id, null]));
+  // Only templates that still exist: a retry of a deleted one's delivery (a worker died with
+  // it in flight, so the delete could not end it) waits, and is ended by the claim that finds
+  // it (claims.ts). One query per claim round with postback retries; first attempts are
+  // leased at fan-out and never ask.
+  async details(q, targetIds) {
+    const live = await existingTemplates(q, targetIds);
+    return new Map([...live].map((id) => [id, null]));
+  },
+
+  async removed(q, targetIds) {
+    const live = await existingTemplates(q, targetIds);
+    return new Set(targetIds.filter((id) => !live.has(id)));
+  },
+
+  // A template is never paused: left out of details, it was deleted.
+  async pausedReason() {
+    return 'Its postback URL was deleted, and a deleted postback URL is sent nothing more.';
   },
 
   request(delivery) {

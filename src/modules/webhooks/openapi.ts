@@ -42,10 +42,12 @@ const HEADERS: OpenApiParameters = [
     required: false,
     description:
       'Sent when the subscription has a secret: `t=<Unix seconds>,v1=<hex HMAC-SHA256(secret, t + "." + raw body)>`. ' +
-      'While a secret rotation lasts every delivery is signed with both secrets, `t=…,v1=<new>,v1=<old>`: ' +
-      'accept the request when any `v1` matches. Compare in constant time; refuse a t older than 5 minutes.',
+      'While a secret rotation lasts every delivery is signed with both secrets, `t=…,v1=<new>,v1=<old>` ' +
+      '(with a third `v1` while a second rotation within the first keeps the original secret signing until ' +
+      'its promised time; 3 at most): accept the request when any `v1` matches. Compare in constant time; ' +
+      'refuse a t older than 5 minutes.',
     // One or more v1: a receiver validating requests against this document must not refuse
-    // the deliveries of a rotation (two v1 for up to 7 days).
+    // the deliveries of a rotation (two or three v1 for up to 7 days).
     schema: { type: 'string', pattern: '^t=\\d+(,v1=[0-9a-f]{64})+$' },
   },
   { name: 'X-Service-Event', in: 'header', required: true, description: 'The event name.', schema: { type: 'string' } },

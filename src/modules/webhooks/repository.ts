@@ -18,6 +18,39 @@ export {
 
 export type SubscriptionRow = Selectable<WebhookSubscriptionTable>;
 
+/** A subscription's sending columns, as stored. */
+export type SigningColumns = Pick<
+  SubscriptionRow,
+  | 'url'
+  | 'secret'
+  | 'previous_secret'
+  | 'previous_secret_expires_at'
+  | 'older_secret'
+  | 'older_secret_expires_at'
+  | 'rate_limit_per_second'
+>;
+
+/**
+ * The earlier secrets a subscription keeps from its rotations, newest first, each with the
+ * time its rotation promised it until (PostgreSQL returns a bigint as text: Number).
+ */
+export function earlierSecretsOf(row: SigningColumns): Array<{ secret: string; expiresAt: number }> {
+  const earlier: Array<{ secret: string; expiresAt: number }> = [];
+  if (row.previous_secret !== null && row.previous_secret_expires_at !== null) {
+    earlier.push({ secret: row.previous_secret, expiresAt: Number(row.previous_secret_expires_at) });
+  }
+  if (row.older_secret !== null && row.older_secret_expires_at !== null) {
+    earlier.push({ secret: row.older_secret, expiresAt: Number(row.older_secret_expires_at) });
+  }
+  return earlier;
+}
+
+/** Until when an earlier secret signs beside the current one (the later of two), or null. */
+export function earlierSecretsSignUntil(row: SigningColumns): number | null {
+  const times = earlierSecretsOf(row).map((e) => e.expiresAt);
+  return times.length === 0 ? null : Math.max(...times);
+}
+
 /** A subscription as the API shows it; its health is read beside it (health.ts, healthOf). */
 export function subscriptionToApi(row: SubscriptionRow, health: SubscriptionHealth): Subscription {
   return {
@@ -29,10 +62,7 @@ export function subscriptionToApi(row: SubscriptionRow, health: SubscriptionHeal
     disabledAt: toIsoOrNull(row.disabled_at),
     disabledReason: row.disabled_reason,
     rateLimitPerSecond: row.rate_limit_per_second,
-    previousSecretExpiresAt:
-      row.previous_secret !== null && row.previous_secret_expires_at !== null
-        ? toIso(row.previous_secret_expires_at)
-        : null,
+    previousSecretExpiresAt: toIsoOrNull(earlierSecretsSignUntil(row)),
     health,
     metadata: parseMetadata(row.metadata),
     createdAt: toIso(row.created_at),

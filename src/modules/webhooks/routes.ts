@@ -129,11 +129,13 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           summary:
             'Rotate the signing secret without downtime: the new secret (generated unless given) is shown once; ' +
             'until previousSecretExpiresIn seconds have passed (default 24 h) every delivery carries both ' +
-            'signatures, t=…,v1=<new>,v1=<old>.',
+            'signatures, t=…,v1=<new>,v1=<old>. A secret an earlier rotation promised for longer keeps signing ' +
+            'until then too (a third v1); at most 3 secrets sign at once, and a rotation that would need a ' +
+            'fourth is 409 (wait for the earliest expiry, rotate with previousSecretExpiresIn 0, or PATCH secret).',
           security,
           params: IdParams,
           body: RotateSecretBody,
-          response: { 200: RotatedSecret, ...errorResponses(...KEYED_ERRORS, 400, 404, 422) },
+          response: { 200: RotatedSecret, ...errorResponses(...KEYED_ERRORS, 400, 404, 409, 422) },
         },
       },
       async (request) => {

@@ -21,7 +21,8 @@ const Events = Type.Array(EventName, { minItems: 1, maxItems: EVENT_PATTERNS.len
 const Url = Type.String({
   format: 'http-url',
   maxLength: MAX_URL_LENGTH,
-  description: 'Absolute http(s) URL receiving deliveries.',
+  description:
+    'Absolute http(s) URL receiving deliveries, written as it is dialled: no spaces, `//` after the scheme, `/` (not `\\`) in the path; stored and shown as given.',
 });
 const Secret = Type.String({
   minLength: MIN_SECRET_LENGTH,
@@ -74,7 +75,8 @@ export const Subscription = Resource('WebhookSubscription', {
   previousSecretExpiresAt: Nullable(
     Type.String({
       format: 'date-time',
-      description: 'During a secret rotation: until when deliveries are also signed with the previous secret.',
+      description:
+        'During a secret rotation: until when deliveries are also signed with an earlier secret (the later time when a second rotation within the first kept two earlier secrets signing).',
     }),
   ),
   health: SubscriptionHealth,
@@ -121,7 +123,8 @@ export const RotateSecretBody = Type.Object(
         minimum: 0,
         maximum: 7 * 86_400,
         default: 86_400,
-        description: 'Seconds the old secret keeps signing deliveries beside the new one (default 24 h; 0 = none).',
+        description:
+          'Seconds the old secret keeps signing deliveries beside the new one (default 24 h; 0 = none). An earlier old secret still within its own time keeps signing too; at most 3 secrets sign at once, so a rotation that would need a fourth is 409.',
       }),
     ),
   },
@@ -132,7 +135,12 @@ export type RotateSecretBody = Static<typeof RotateSecretBody>;
 export const RotatedSecret = Resource('WebhookSecretRotation', {
   subscription: Subscription,
   secret: Type.String({ description: 'The new signing secret; shown this once.' }),
-  previousSecretExpiresAt: Nullable(Timestamp),
+  previousSecretExpiresAt: Nullable(
+    Type.String({
+      format: 'date-time',
+      description: 'Until when the secret this rotation replaced keeps signing; null when it stopped at once.',
+    }),
+  ),
 });
 
 export const RecoverBody = Type.Object(

@@ -1,16 +1,18 @@
 /** Webhook subscriptions: the rules of creating, changing, disabling, rotating and recovering them. */
 import { randomBytes } from 'node:crypto';
+import { toIso } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import { lockRowForUpdate } from '../../db/locks.js';
 import { ConflictError, InvalidError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { announceDeliveries } from '../deliveries/fanout.js';
+import { endDeliveriesOfRemovedTarget } from '../deliveries/removal.js';
 import { finishDeliveriesOf } from '../deliveries/repository.js';
 import { countReplayable, replayInOrder } from '../deliveries/service.js';
 import { validateTargetUrl } from '../deliveries/targetUrl.js';
 import { mergedMetadata, metadataText } from '../metadata.js';
 import { disableInTransaction } from './health.js';
-import { findSubscription, type SubscriptionRow } from './repository.js';
+import { earlierSecretsOf, findSubscription, type SubscriptionRow } from './repository.js';
 import type { CreateSubscriptionBody, RecoverBody, RotateSecretBody, UpdateSubscriptionBody } from './schemas.js';
 import { webhookTarget } from './target.js';
 
@@ -75,6 +77,8 @@ export async function createSubscription(
       rate_limit_per_second: input.rateLimitPerSecond ?? null,
       previous_secret: null,
       previous_secret_expires_at: null,
+      older_secret: null,
+      older_secret_expires_at: null,
     };
     await trx.insertInto('webhook_subscriptions').values(row).execute();
     return row;
@@ -108,9 +112,7 @@ export async function updateSubscription(
     if (patch.events !== undefined) changes.events = JSON.stringify(patch.events);
     if (patch.secret !== undefined) {
       // A secret set outright replaces any rotation under way: deliveries carry this one only.
-      changes.secret = patch.secret;
-      changes.previous_secret = null;
-      changes.previous_secret_expires_at = null;
+      Object.assign(changes, { secret: patch.secret, ...NO_EARLIER_SECRETS });
     }
     if (patch.rateLimitPerSecond !== undefined) changes.rate_limit_per_second = patch.rateLimitPerSecond;
     if (patch.metadata !== undefined) changes.metadata = mergedMetadata(existing.metadata, patch.metadata);
@@ -163,13 +165,12 @@ export async function deleteSubscription(ctx: AppContext, brandId: string, id: s
     const existing = await findSubscription(trx, brandId, id);
     if (!existing) throw new NotFoundError('Subscription');
     const now = ctx.clock.now();
-    await finishDeliveriesOf(trx, webhookTarget.kind, id, now);
+    await endDeliveriesOfRemovedTarget(trx, webhookTarget.kind, id, now);
     await trx
       .updateTable('webhook_subscriptions')
       .set({ status: 'disabled', deleted_at: now, updated_at: now })
       .where('id', '=', id)
       .execute();
-    await trx.deleteFrom('delivery_throttles').where('target_key', '=', `${webhookTarget.kind}:${id}`).execute();
   });
 }
 
@@ -194,10 +195,28 @@ export async function finishDeliveriesOfDeleted(ctx: AppContext): Promise<number
   return deleted.length;
 }
 
+const NO_EARLIER_SECRETS = {
+  previous_secret: null,
+  previous_secret_expires_at: null,
+  older_secret: null,
+  older_secret_expires_at: null,
+};
+
+/**
+ * Secrets that sign one delivery at most: the current one and two earlier ones still within
+ * the time their rotations promised. Enough for a rotation retried or repeated by a second
+ * person within the overlap; every more secret lengthens every signature header.
+ */
+export const MAX_SIGNING_SECRETS = 3;
+
 /**
  * Rotates the signing secret without downtime: the new secret signs every delivery from now
- * on, and the old one signs it too (a second `v1`) until it expires, so a receiver can switch
- * secrets whenever it likes within that time.
+ * on, and the old one signs it too (another `v1`) until it expires, so a receiver can switch
+ * secrets whenever it likes within that time. A rotation within an earlier one's overlap
+ * keeps the earlier old secret signing until the time promised for it: a receiver still on
+ * it must not start failing. When that would take more than MAX_SIGNING_SECRETS, the
+ * rotation is refused (409) rather than break a promise: waiting for the earliest expiry,
+ * or setting the secret outright (PATCH), which ends every rotation, is the brand's choice.
  */
 export async function rotateSecret(
   ctx: AppContext,
@@ -214,15 +233,31 @@ export async function rotateSecret(
     if (!existing) throw new NotFoundError('Subscription');
     if (existing.secret === secret) throw InvalidError.at('secret', 'must differ from the current secret');
     const now = ctx.clock.now();
-    const keepsOld = existing.secret !== null && overlapMs > 0;
+    // Newest first; an earlier secret whose time has passed signs nothing and is dropped.
+    const earlier = earlierSecretsOf(existing).filter((e) => e.expiresAt > now);
+    const retired =
+      existing.secret !== null && overlapMs > 0 ? { secret: existing.secret, expiresAt: now + overlapMs } : null;
+    const kept = retired ? [retired, ...earlier] : earlier;
+    if (kept.length > MAX_SIGNING_SECRETS - 1) {
+      const until = toIso(Math.min(...earlier.map((e) => e.expiresAt)));
+      throw new ConflictError(
+        `${MAX_SIGNING_SECRETS} secrets sign deliveries at most, and the current secret and two earlier ones ` +
+          `already do: an earlier one was promised until ${until}. Rotate again after then, or rotate with ` +
+          'previousSecretExpiresIn 0 (the current secret stops signing at once), or set the secret outright ' +
+          'with PATCH /api/public/webhooks/:id {"secret"}, which ends every rotation.',
+      );
+    }
+    const [previous, older] = kept;
     const changes = {
       secret,
-      previous_secret: keepsOld ? existing.secret : null,
-      previous_secret_expires_at: keepsOld ? now + overlapMs : null,
+      previous_secret: previous?.secret ?? null,
+      previous_secret_expires_at: previous?.expiresAt ?? null,
+      older_secret: older?.secret ?? null,
+      older_secret_expires_at: older?.expiresAt ?? null,
       updated_at: now,
     };
     await trx.updateTable('webhook_subscriptions').set(changes).where('id', '=', id).execute();
-    return { row: { ...existing, ...changes }, secret, previousSecretExpiresAt: changes.previous_secret_expires_at };
+    return { row: { ...existing, ...changes }, secret, previousSecretExpiresAt: retired?.expiresAt ?? null };
   });
 }
 

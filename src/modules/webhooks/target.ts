@@ -2,26 +2,29 @@
  * Webhooks as a delivery target: one delivery per subscription of the brand whose events take
  * the event (a name, `*` or `<group>.*`); sent as the stored envelope POSTed to the
  * subscription's current URL with the spec's headers, signed when the subscription has a
- * secret — with both secrets during a rotation. A disabled subscription's new deliveries are
+ * secret — with every secret still promised during a rotation. A disabled subscription's new deliveries are
  * parked, and its older ones wait (paused) until it is enabled again. Operational events
  * about a subscription go to the brand's other subscriptions only.
  */
 
 import type { AppContext } from '../../context.js';
 import { prepared } from '../../db/prepared.js';
-import type { Queryable, Trx } from '../../db/types.js';
-import type { DeliveryTarget, RecordedOutcome } from '../deliveries/target.js';
+import type { Queryable } from '../../db/types.js';
+import type { DeliveryTarget } from '../deliveries/target.js';
 import { SENDER_USER_AGENT } from '../deliveries/userAgent.js';
 import { eventMatches } from '../events/schemas.js';
 import { recordHealth } from './health.js';
+import { earlierSecretsOf, type SigningColumns } from './repository.js';
 import { computeSignature, signatureHeader } from './signature.js';
 
 export interface SubscriptionDetails {
   url: string;
   secret: string | null;
-  /** During a rotation: the old secret and when it stops signing (epoch ms). */
-  previousSecret: string | null;
-  previousSecretExpiresAt: number | null;
+  /**
+   * During a rotation: the earlier secrets (at most two, newest first) and when each stops
+   * signing (epoch ms), as its rotation promised.
+   */
+  earlierSecrets: Array<{ secret: string; expiresAt: number }>;
   rateLimitPerSecond: number | null;
 }
 
@@ -31,6 +34,8 @@ const DETAIL_COLUMNS = [
   'secret',
   'previous_secret',
   'previous_secret_expires_at',
+  'older_secret',
+  'older_secret_expires_at',
   'rate_limit_per_second',
 ] as const;
 
@@ -48,66 +53,28 @@ function subscriptionsOf(q: Queryable, brandIds: string[]) {
   return liveSubscriptions(q).where('brand_id', 'in', brandIds).execute();
 }
 
-function toDetails(row: {
-  url: string;
-  secret: string | null;
-  previous_secret: string | null;
-  previous_secret_expires_at: number | null;
-  rate_limit_per_second: number | null;
-}): SubscriptionDetails {
+export function toDetails(row: SigningColumns): SubscriptionDetails {
   return {
     url: row.url,
     secret: row.secret,
-    previousSecret: row.previous_secret,
-    previousSecretExpiresAt: row.previous_secret_expires_at === null ? null : Number(row.previous_secret_expires_at),
+    earlierSecrets: earlierSecretsOf(row),
     rateLimitPerSecond: row.rate_limit_per_second,
   };
 }
 
-/** `X-Service-Signature`: `t=…,v1=<secret>` and, while a rotation lasts, `,v1=<previous secret>`. */
+/**
+ * `X-Service-Signature`: `t=…,v1=<secret>` and, while a rotation lasts, a `,v1=…` with each
+ * earlier secret whose promised time has not passed (as Svix signs with every valid secret).
+ */
 function signatureFor(details: SubscriptionDetails, attemptedAt: number, payload: string): string | null {
   if (!details.secret) return null;
   // Spec §5: t is the attempt's Unix time in seconds; every attempt is signed anew.
   const t = Math.floor(attemptedAt / 1000);
   let header = signatureHeader(details.secret, t, payload);
-  if (
-    details.previousSecret &&
-    details.previousSecretExpiresAt !== null &&
-    attemptedAt < details.previousSecretExpiresAt
-  ) {
-    header += `,v1=${computeSignature(details.previousSecret, t, payload)}`;
+  for (const earlier of details.earlierSecrets) {
+    if (attemptedAt < earlier.expiresAt) header += `,v1=${computeSignature(earlier.secret, t, payload)}`;
   }
   return header;
-}
-
-/**
- * An attempt that was in flight when its subscription was deleted is recorded (the delete
- * leaves leased deliveries alone, deliveries/repository.ts finishDeliveriesOf); if it failed,
- * its delivery ends `failed` here instead of waiting for a retry nothing will ever send.
- */
-async function failRetriesOfDeleted(trx: Trx, failed: RecordedOutcome[], now: number): Promise<void> {
-  if (failed.length === 0) return;
-  await trx
-    .updateTable('webhook_deliveries')
-    .set({ status: 'failed', next_attempt_at: null, updated_at: now })
-    .where(
-      'id',
-      'in',
-      failed.map((o) => o.deliveryId),
-    )
-    .where('status', '=', 'retry_scheduled')
-    .where((eb) =>
-      eb(
-        'subscription_id',
-        'in',
-        eb
-          .selectFrom('webhook_subscriptions')
-          .select('id')
-          .where('id', 'in', [...new Set(failed.map((o) => o.targetId))])
-          .where('deleted_at', 'is not', null),
-      ),
-    )
-    .execute();
 }
 
 export const webhookTarget: DeliveryTarget<SubscriptionDetails, AppContext> = {
@@ -175,16 +142,19 @@ export const webhookTarget: DeliveryTarget<SubscriptionDetails, AppContext> = {
     return { url: subscription.url, method: 'POST', headers, body: delivery.payload };
   },
 
-  async recorded(ctx, trx, outcomes) {
-    // Health first: it updates each subscription's row, so on PostgreSQL it waits for a delete
-    // of it under way (which locks that row first, service.ts) and the query below sees it.
-    await recordHealth(ctx, trx, outcomes);
-    await failRetriesOfDeleted(
-      trx,
-      outcomes.filter((o) => !o.succeeded),
-      ctx.clock.now(),
-    );
+  async removed(q, targetIds) {
+    const rows = await q
+      .selectFrom('webhook_subscriptions')
+      .select('id')
+      .where('id', 'in', targetIds)
+      .where('deleted_at', 'is not', null)
+      .execute();
+    return new Set(rows.map((r) => r.id));
   },
+
+  // An attempt in flight when its subscription was deleted is recorded; the engine then ends
+  // a retry it would schedule (deliveries/removal.ts), after this hook in the same transaction.
+  recorded: recordHealth,
 
   throttle: (details) => details.rateLimitPerSecond,
 };

@@ -19,7 +19,7 @@ import { waitForSendSlot } from '../deliveries/throttle.js';
 import type { EventName } from '../events/schemas.js';
 import { eventCatalogue } from './catalogue.js';
 import { findSubscription } from './repository.js';
-import { webhookTarget } from './target.js';
+import { toDetails, webhookTarget } from './target.js';
 
 const examples = new Map(eventCatalogue().data.map((entry) => [entry.name, entry.example.data]));
 
@@ -84,14 +84,8 @@ export async function sendTestWebhook(
       attemptBase: 0,
       unrecordedSends: 0,
     },
-    // Signed as a real delivery would be now, with both secrets during a rotation.
-    {
-      url: subscription.url,
-      secret: subscription.secret,
-      previousSecret: subscription.previous_secret,
-      previousSecretExpiresAt: subscription.previous_secret_expires_at,
-      rateLimitPerSecond: subscription.rate_limit_per_second,
-    },
+    // Signed as a real delivery would be now, with every secret still signing during a rotation.
+    toDetails(subscription),
     now,
   );
   const sender = new Sender(ctx.config.webhookTimeoutMs, ctx.config.webhookAllowPrivateNetworks);

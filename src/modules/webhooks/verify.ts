@@ -6,7 +6,8 @@
  * verifyWebhookSignature({ secret, header: req.headers['x-service-signature'], rawBody });
  * ```
  *
- * Returns true, or throws WebhookVerificationError saying why. Pass the raw body bytes
+ * Returns true, or throws WebhookVerificationError saying why (a missing or empty `secret`
+ * included, as Stripe's constructEvent refuses one). Pass the raw body bytes
  * exactly as received: re-serialised JSON will not match. During a secret rotation the header
  * carries two signatures (`t=…,v1=<new>,v1=<old>`); any `v1` matching `secret` is accepted, so
  * the old and the new secret both verify until the old one expires.
@@ -39,6 +40,11 @@ export function verifyWebhookSignature({
   toleranceSeconds = 300,
   now = Date.now(),
 }: VerifyOptions): true {
+  // An empty or missing secret is a receiver's misconfiguration (an unset variable), never a
+  // key: Affitrack signs with 8–256 characters, and an HMAC keyed by "" is one anybody can make.
+  if (typeof secret !== 'string' || secret.length === 0) {
+    throw new WebhookVerificationError("No webhook secret was given: pass the subscription's signing secret");
+  }
   if (typeof header !== 'string' || header.length === 0) {
     throw new WebhookVerificationError('Missing X-Service-Signature header');
   }

@@ -7,10 +7,15 @@ import { escapeHtml } from '@kitajs/html';
 import { addDays, isRealDay, localDay, parseDay, startOfLocalDay } from '../../../calendar.js';
 import { toIso } from '../../../clock.js';
 import type { AppContext } from '../../../context.js';
-import { InvalidError } from '../../../errors.js';
+import { ConflictError, InvalidError } from '../../../errors.js';
 import { ALREADY_CREATED, claimForm, FORM_ID_FIELD, newFormId } from '../../../web/sentOnce.js';
 import { healthOf } from '../../webhooks/health.js';
-import { findSubscription, type SubscriptionRow } from '../../webhooks/repository.js';
+import {
+  earlierSecretsOf,
+  earlierSecretsSignUntil,
+  findSubscription,
+  type SubscriptionRow,
+} from '../../webhooks/repository.js';
 import type { SubscriptionHealth } from '../../webhooks/schemas.js';
 import { recoverDeliveries, rotateSecret, updateSubscription } from '../../webhooks/service.js';
 import { notFound } from '../errors.js';
@@ -113,7 +118,7 @@ export function OperationsPanel(props: {
           text={row.rate_limit_per_second === null ? 'unlimited' : `${row.rate_limit_per_second} per second`}
         />
         <Prop label="Previous secret signs until">
-          <Time ms={row.previous_secret === null ? null : row.previous_secret_expires_at} timeZone={timeZone} />
+          <Time ms={earlierSecretsSignUntil(row)} timeZone={timeZone} />
         </Prop>
       </dl>
       <div class="actions">
@@ -228,7 +233,19 @@ export function webhookOperationPages(app: DashboardApp, ctx: AppContext): void 
         text: ALREADY_CREATED('secret'),
       });
     }
-    const { row, secret, previousSecretExpiresAt } = await rotateSecret(ctx, brand.id, request.params.id, {});
+    let rotated: Awaited<ReturnType<typeof rotateSecret>>;
+    try {
+      rotated = await rotateSecret(ctx, brand.id, request.params.id, {});
+    } catch (error) {
+      // Two earlier secrets still sign until the times promised for them (MAX_SIGNING_SECRETS).
+      if (!(error instanceof ConflictError)) throw error;
+      return redirectWithFlash(reply, `/dashboard/webhooks/${request.params.id}`, {
+        kind: 'error',
+        text: error.message,
+      });
+    }
+    const { row, secret, previousSecretExpiresAt } = rotated;
+    const signing = 1 + earlierSecretsOf(row).filter((e) => e.expiresAt > ctx.clock.now()).length;
     return render(request, reply, {
       title: 'New signing secret',
       section: 'webhooks',
@@ -243,9 +260,10 @@ export function webhookOperationPages(app: DashboardApp, ctx: AppContext): void 
               'Deliveries are signed with the new secret only.'
             ) : (
               <>
-                Until <Time ms={previousSecretExpiresAt} timeZone={brand.timezone} />, every delivery carries two
-                signatures (<code>v1=</code> with the new secret, then with the old one): switch your receiver to the
-                new secret any time before then.
+                Until <Time ms={previousSecretExpiresAt} timeZone={brand.timezone} />, every delivery carries{' '}
+                {signing === 3 ? 'three' : 'two'} signatures (<code>v1=</code> with the new secret, then with the old
+                one{signing === 3 ? ' and the one an earlier rotation still promised' : ''}): switch your receiver to
+                the new secret any time before then.
               </>
             )}
           </p>
