@@ -38,6 +38,7 @@ import * as m0031 from './0031_idempotency_at_rest.js';
 import * as m0032 from './0032_partner_sign_in_key.js';
 import * as m0033 from './0033_payout_paid_to.js';
 import * as m0034 from './0034_payout_details_at_creation.js';
+import * as m0035 from './0035_click_velocity.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -74,6 +75,7 @@ const migrations: Record<string, Migration> = {
   '0032_partner_sign_in_key': m0032,
   '0033_payout_paid_to': m0033,
   '0034_payout_details_at_creation': m0034,
+  '0035_click_velocity': m0035,
 };
 
 export const migrationProvider: MigrationProvider = {
