@@ -329,6 +329,17 @@ export interface RateLimitWindowTable {
   reset_at: number;
 }
 
+/**
+ * The times of an IP's last clicks on an offer (PostgreSQL only, see fraud/velocity.ts): read
+ * by SQL alone, never by this code, so the arrays stay PostgreSQL's.
+ */
+export interface ClickVelocityTable {
+  offer_id: string;
+  ip: string;
+  earlier: number[];
+  latest: number[];
+}
+
 export type PayoutStatus = 'created' | 'paid' | 'cancelled';
 
 export interface PayoutRunTable {
@@ -534,6 +545,7 @@ export interface Schema {
   dashboard_sessions: DashboardSessionTable;
   rate_limit_windows: RateLimitWindowTable;
   deployment: DeploymentTable;
+  click_velocity: ClickVelocityTable;
   payout_runs: PayoutRunTable;
   payouts: PayoutTable;
   payout_items: PayoutItemTable;

@@ -215,6 +215,17 @@ for (const [index, dialect] of testedDialects().entries()) {
       );
     });
 
+    it("forgets an erased IP's clicks in the velocity signal of its next click", async () => {
+      const { offerId, partnerId } = await offerAndPartner();
+      for (let i = 0; i < 5; i++) await click(offerId, partnerId, '203.0.113.77');
+      const byIp = await env.request('POST', '/api/v1/clicks/erase', { body: { ip: '203.0.113.77' } });
+      assert.deepEqual(byIp.body, { erased: 5 });
+      await click(offerId, partnerId, '203.0.113.77');
+      const listed = await env.request('GET', `/api/v1/clicks?offerId=${offerId}`);
+      const next = listed.body.data.find((c: { ip: string }) => c.ip === '203.0.113.77');
+      assert.deepEqual(next.fraudSignals, [], 'the five erased clicks no longer count');
+    });
+
     it("refuses an erasure without exactly one of clickId or ip, or with a bad IP, and never touches another brand's clicks", async () => {
       const { offerId, partnerId } = await offerAndPartner();
       await click(offerId, partnerId, '198.51.100.200');

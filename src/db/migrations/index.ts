@@ -41,6 +41,7 @@ import * as m0034 from './0034_payout_details_at_creation.js';
 import * as m0035 from './0035_deployment.js';
 import * as m0036 from './0036_canonical_time_zones.js';
 import * as m0037 from './0037_older_secret.js';
+import * as m0038 from './0038_click_velocity.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -80,6 +81,7 @@ const migrations: Record<string, Migration> = {
   '0035_deployment': m0035,
   '0036_canonical_time_zones': m0036,
   '0037_older_secret': m0037,
+  '0038_click_velocity': m0038,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -33,6 +33,17 @@ export async function eraseClicks(ctx: AppContext, brandId: string, input: Erase
   }
   const address = ip as string;
   if (isIP(address) === 0) throw InvalidError.at('ip', 'must be an IPv4 or IPv6 address');
+  if (ctx.db.dialect === 'postgres') {
+    // The velocity rows of the address (fraud/velocity.ts) hold it too; without them its
+    // next click counts only the clicks still carrying the address, none once erased.
+    await ctx.db.transact((trx) =>
+      trx
+        .deleteFrom('click_velocity')
+        .where('offer_id', 'in', trx.selectFrom('offers').select('id').where('brand_id', '=', brandId))
+        .where('ip', '=', address)
+        .execute(),
+    );
+  }
   let erased = 0;
   for (;;) {
     const batch = await ctx.db.transact(async (trx) => {

@@ -6,8 +6,9 @@
  * arrays, one fact per distinct attribute set with its click count, and answers each click
  * with the score it was stored with.
  *
- * The velocity signal is counted by the statement itself, per click: the IP's recent clicks
- * on the offer already stored, plus those ahead of it in the same batch.
+ * The velocity signal is counted by the statement itself, per click: the IP's clicks on the
+ * offer registered before the batch (by any process, fraud/velocity.ts), plus those ahead of
+ * it in the same batch.
  */
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { Database } from '../../db/database.js';
@@ -15,6 +16,7 @@ import { StatementBatcher } from '../../db/postgresBatch.js';
 import type { Schema } from '../../db/schema.js';
 import { FACT_COLUMNS, FACT_COUNTERS, type FactRow } from '../analytics/facts.js';
 import { VELOCITY_MAX_CLICKS } from '../fraud/scoring.js';
+import { registerClicks, withinWindow } from '../fraud/velocity.js';
 import { CLICK_COLUMNS, type ClickRow } from './repository.js';
 
 const LIMITS = { maxBatch: 256, maxInFlight: 4 };
@@ -43,6 +45,10 @@ const VELOCITY_COLUMNS = ['velocity_since', 'velocity_fraud_score', 'velocity_fr
 /**
  * The batch's statement, compiled once: its text never changes, only the arrays it is
  * given — the click columns, the velocity columns, then the fact columns, in that order.
+ * It registers the batch's clicks per offer and IP first (fraud/velocity.ts), which waits
+ * for any batch or transaction of another process still holding one of those rows; each
+ * click then counts the clicks registered before the batch within its window, plus those
+ * ahead of it in the batch.
  */
 function batchStatement(db: Kysely<Schema>): string {
   const chosen = (column: 'fraud_score' | 'fraud_signals') =>
@@ -51,17 +57,21 @@ function batchStatement(db: Kysely<Schema>): string {
     column === 'fraud_score' || column === 'fraud_signals' ? chosen(column) : sql`i.${sql.ref(column)}`,
   );
   const compiled = sql`
-    with stored as (
+    with input as (
+      select * from ${unnest([...CLICK_COLUMNS, ...VELOCITY_COLUMNS], 'i')}
+    ),
+    keys as (
+      select offer_id, ip, array_agg(created_at order by ahead) as times, min(velocity_since) as since
+      from input
+      group by offer_id, ip
+    ),
+    registered as (${registerClicks(sql`keys`)}),
+    stored as (
       insert into clicks (${sql.join(CLICK_COLUMNS.map((c) => sql.ref(c)))})
       select ${sql.join(selected)}
-      from ${unnest([...CLICK_COLUMNS, ...VELOCITY_COLUMNS], 'i')}
-      cross join lateral (
-        select count(*) as n from (
-          select 1 from clicks c
-          where c.offer_id = i.offer_id and c.ip = i.ip and c.created_at > i.velocity_since
-          limit ${sql.lit(VELOCITY_MAX_CLICKS)}
-        ) r
-      ) recent
+      from input i
+      join registered v on v.offer_id = i.offer_id and v.ip = i.ip
+      cross join lateral (select ${withinWindow(sql`v.earlier`, sql`i.velocity_since`)} as n) recent
       returning id, fraud_score, fraud_signals
     ),
     facts as (

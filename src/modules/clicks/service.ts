@@ -23,6 +23,7 @@ import type { FraudSignal } from '../events/schemas.js';
 import { isBlocklisted } from '../fraud/blocklist.js';
 import { loadDatacenterRanges } from '../fraud/datacenter.js';
 import { detectSignals, isHighRisk, scoreSignals, VELOCITY_MAX_CLICKS, VELOCITY_WINDOW_MS } from '../fraud/scoring.js';
+import { earlierClicksFromIp, sweepVelocityNowAndThen } from '../fraud/velocity.js';
 import { hotBrand, hotOffer, hotPartner } from '../hotRows.js';
 import { lockPartnerStatus, type PartnerRow } from '../partners/repository.js';
 import { banPartnerInTrx } from '../partners/service.js';
@@ -43,28 +44,6 @@ export interface ClickInput {
   subs: Array<string | null>;
 }
 
-/**
- * Recent clicks of one IP on one offer, counted only up to the velocity threshold: only
- * "at least VELOCITY_MAX_CLICKS" matters, and counting a whole window a bot has flooded
- * would make every click slower than the last. It selects only columns of
- * clicks_velocity_idx, so SQLite answers from the index without reading the click rows.
- * (PostgreSQL's click batches count the same way, per click, in postgresBatch.ts.)
- */
-const recentClicksFromIp = prepared(3, (q, offerId: string, ip: string, since: number) =>
-  q
-    .selectFrom((sub) =>
-      sub
-        .selectFrom('clicks')
-        .select('created_at')
-        .where('offer_id', '=', offerId)
-        .where('ip', '=', ip)
-        .where('created_at', '>', since)
-        .limit(VELOCITY_MAX_CLICKS)
-        .as('recent'),
-    )
-    .select((eb) => eb.fn.countAll<number>().as('n')),
-);
-
 /** High-risk clicks of a partner since `since`, counted up to `limit` (the auto-ban rule's count). */
 const recentHighRiskClicks = prepared(3, (q, partnerId: string, since: number, limit: number) =>
   q
@@ -82,6 +61,14 @@ const recentHighRiskClicks = prepared(3, (q, partnerId: string, since: number, l
     )
     .select((eb) => eb.fn.countAll<number>().as('n')),
 );
+
+/** Thrown inside the click's transaction to roll it back: the partner was banned meanwhile. */
+class RefusedClick extends Error {}
+
+function nullIfRefused(error: unknown): null {
+  if (error instanceof RefusedClick) return null;
+  throw error;
+}
 
 /** `click` is null when the request was not recorded (the service's own sender, see trackClick). */
 export type ClickOutcome = { found: false } | { found: true; location: string; click: ClickRow | null };
@@ -183,36 +170,39 @@ export async function trackClick(ctx: AppContext, input: ClickInput): Promise<Cl
     const score = await clickBatcher(ctx.db).store(row, velocity, fact, now - VELOCITY_WINDOW_MS);
     stored = { click: { ...row, ...score }, capReached: false };
   } else {
-    stored = await ctx.db.transact(async (trx) => {
-      const now = ctx.clock.now();
-      const recent = (await recentClicksFromIp.first(trx, offer.id, ip, now - VELOCITY_WINDOW_MS)) ?? { n: 0 };
-      const fraud = scored(Number(recent.n));
-      // A click that may ban its partner re-reads the partner's status under a lock: the read
-      // above is outside this transaction, and concurrent clicks (in this or another process)
-      // would otherwise all pass it and be redirected after the ban. Only these clicks pay.
-      if (fraud.highRisk && autoBanRule && (await lockPartnerStatus(trx, ctx.db.dialect, partner.id)) !== 'active') {
-        return null;
-      }
-      const row = clickRow(now, fraud);
-      await insertClick(trx, row);
-      await recordClickFact(trx, row, factTime(now));
-      if (fraud.highRisk) {
-        await recordEvent(ctx, trx, brand.id, 'fraud.high_risk', {
-          clickId: row.id,
-          offerId: offer.id,
-          partnerId: partner.id,
-          score: fraud.score,
-          threshold: brand.fraud_threshold,
-          signals: fraud.signals,
-          ip,
-          userAgent: input.userAgent,
-        });
-        await applyAutoBan(ctx, trx, brand, partner, now);
-      }
-      return { click: row, capReached: await isAnyCapReached(trx, offer, brand.timezone, now) };
-    });
+    stored = await ctx.db
+      .transact(async (trx) => {
+        const now = ctx.clock.now();
+        const fraud = scored(await earlierClicksFromIp(trx, ctx.db.dialect, offer.id, ip, now));
+        // A click that may ban its partner re-reads the partner's status under a lock: the read
+        // above is outside this transaction, and concurrent clicks (in this or another process)
+        // would otherwise all pass it and be redirected after the ban. Only these clicks pay.
+        // Refused, the click rolls back, its velocity registration with it.
+        if (fraud.highRisk && autoBanRule && (await lockPartnerStatus(trx, ctx.db.dialect, partner.id)) !== 'active') {
+          throw new RefusedClick();
+        }
+        const row = clickRow(now, fraud);
+        await insertClick(trx, row);
+        await recordClickFact(trx, row, factTime(now));
+        if (fraud.highRisk) {
+          await recordEvent(ctx, trx, brand.id, 'fraud.high_risk', {
+            clickId: row.id,
+            offerId: offer.id,
+            partnerId: partner.id,
+            score: fraud.score,
+            threshold: brand.fraud_threshold,
+            signals: fraud.signals,
+            ip,
+            userAgent: input.userAgent,
+          });
+          await applyAutoBan(ctx, trx, brand, partner, now);
+        }
+        return { click: row, capReached: await isAnyCapReached(trx, offer, brand.timezone, now) };
+      })
+      .catch(nullIfRefused);
   }
   if (!stored) return { found: false };
+  sweepVelocityNowAndThen(ctx.db, stored.click.created_at);
   const { click, capReached } = stored;
 
   const target = capReached && offer.fallback_url ? offer.fallback_url : offer.destination_url;
