@@ -5,6 +5,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -140,6 +141,43 @@ export function anotherHandle(database: TestDatabase): TestDatabase {
     ...(database.schema ? { schema: database.schema, poolSize: 5 } : {}),
   });
   return { ...database, db, drop: () => db.close() };
+}
+
+/**
+ * One or two app instances on one fresh database (two stand for two processes), each
+ * listening on a loopback port; `cleanup` is given what closes them, in the order to run it
+ * reversed. Resolves to the instances and their base URLs.
+ */
+export async function servedInstances(
+  dialect: Dialect,
+  instances: 1 | 2,
+  env: Record<string, string>,
+  cleanup: Array<() => Promise<void>>,
+): Promise<{ envs: TestEnv[]; bases: string[] }> {
+  const database = await createTestDatabase(dialect);
+  cleanup.push(() => database.drop());
+  const first = await createTestEnv(dialect, { env, database });
+  cleanup.push(async () => {
+    await first.close();
+    await first.ctx.db.close();
+  });
+  const envs = [first];
+  if (instances === 2) {
+    const second = anotherHandle(database);
+    const other = await createTestEnv(dialect, { env, database: second, clock: first.clock });
+    cleanup.push(async () => {
+      await other.close();
+      await second.drop();
+    });
+    envs.push(other);
+  }
+  const bases = await Promise.all(
+    envs.map(async (instance) => {
+      await instance.app.listen({ port: 0, host: '127.0.0.1' });
+      return `http://127.0.0.1:${(instance.app.server.address() as AddressInfo).port}`;
+    }),
+  );
+  return { envs, bases };
 }
 
 /**

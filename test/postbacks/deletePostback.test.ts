@@ -10,6 +10,7 @@ import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { DEAD_AFTER_MS } from '../../src/modules/deliveries/heartbeat.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { Receiver } from '../receiver.js';
+import { leaseToDyingWorker } from '../webhooks/harness.js';
 
 /** Long enough to delete the template while the receiver holds its answer back. */
 const ANSWER_DELAY_MS = 500;
@@ -109,19 +110,7 @@ for (const dialect of testedDialects()) {
     it('ends, at the next claim, a delivery left to a worker that died before recording its attempt', async () => {
       const r = await receiver(() => ({ status: 200 }));
       const { template, deleteIt } = await queuedPostback(r);
-      const now = env.clock.now();
-      // As a worker leaves it while its attempt is on the wire: leased, its heartbeat fresh.
-      await env.ctx.db.transact(async (trx) => {
-        await trx
-          .insertInto('delivery_workers')
-          .values({ id: 'wkr_dying', heartbeat_at: now, started_at: now })
-          .execute();
-        await trx
-          .updateTable('webhook_deliveries')
-          .set({ status: 'attempting', lease_owner: 'wkr_dying', lease_until: now + 40_000 })
-          .where('subscription_id', '=', template.id)
-          .execute();
-      });
+      await leaseToDyingWorker(env, template.id);
       await deleteIt();
       assert.equal((await deliveryOf(template.id)).status, 'attempting', 'left to its living worker');
       env.clock.advance(DEAD_AFTER_MS + 1);

@@ -5,9 +5,8 @@
  * be redirected — exactly `highRiskClicks` redirects, whatever the interleaving.
  */
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { anotherHandle, createTestDatabase, createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
+import { servedInstances, type TestEnv, testedDialects } from '../helpers.js';
 
 const RULE = { highRiskClicks: 5, windowMinutes: 10 };
 const BURST = 50;
@@ -15,13 +14,8 @@ const BURST = 50;
 const BOT = { 'x-forwarded-for': '3.5.140.1', 'user-agent': 'curl/8.5.0' };
 const SETTINGS = { RATE_LIMIT_PER_MINUTE: '100000', TRUST_PROXY: 'true' };
 
-async function listen(env: TestEnv): Promise<string> {
-  await env.app.listen({ port: 0, host: '127.0.0.1' });
-  return `http://127.0.0.1:${(env.app.server.address() as AddressInfo).port}`;
-}
-
 for (const dialect of testedDialects()) {
-  for (const instances of [1, 2]) {
+  for (const instances of [1, 2] as const) {
     describe(`automation ban of a burst of ${BURST} bot clicks on ${instances} app instance(s) (${dialect})`, () => {
       const cleanup: Array<() => Promise<void>> = [];
       after(async () => {
@@ -29,24 +23,8 @@ for (const dialect of testedDialects()) {
       });
 
       it(`redirects exactly ${RULE.highRiskClicks} clicks, stores only those and bans the partner once`, async () => {
-        const database = await createTestDatabase(dialect);
-        cleanup.push(() => database.drop());
-        const first = await createTestEnv(dialect, { env: SETTINGS, database });
-        cleanup.push(async () => {
-          await first.close();
-          await first.ctx.db.close();
-        });
-        const envs = [first];
-        if (instances === 2) {
-          const second = anotherHandle(database);
-          const env = await createTestEnv(dialect, { env: SETTINGS, database: second, clock: first.clock });
-          cleanup.push(async () => {
-            await env.close();
-            await second.drop();
-          });
-          envs.push(env);
-        }
-        const bases = await Promise.all(envs.map(listen));
+        const { envs, bases } = await servedInstances(dialect, instances, SETTINGS, cleanup);
+        const first = envs[0] as TestEnv;
 
         assert.equal((await first.request('PATCH', '/api/v1/brand', { body: { autoBan: RULE } })).status, 200);
         const offer = await first.request('POST', '/api/v1/offers', {

@@ -6,17 +6,9 @@
  * as when the same clicks arrive one after another.
  */
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { VELOCITY_MAX_CLICKS } from '../../src/modules/fraud/scoring.js';
-import {
-  anotherHandle,
-  createTestDatabase,
-  createTestEnv,
-  postgresOnly,
-  type TestEnv,
-  testedDialects,
-} from '../helpers.js';
+import { postgresOnly, servedInstances, type TestEnv, testedDialects } from '../helpers.js';
 
 const BURST = 20;
 const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36';
@@ -34,13 +26,8 @@ interface StoredClick {
   highRisk: boolean;
 }
 
-async function listen(env: TestEnv): Promise<string> {
-  await env.app.listen({ port: 0, host: '127.0.0.1' });
-  return `http://127.0.0.1:${(env.app.server.address() as AddressInfo).port}`;
-}
-
 for (const dialect of testedDialects()) {
-  for (const instances of [1, 2]) {
+  for (const instances of [1, 2] as const) {
     const skip = instances === 1 ? { skip: false as const } : postgresOnly(dialect);
     describe(`click_velocity of a burst of ${BURST} clicks on ${instances} app instance(s) (${dialect})`, skip, () => {
       const cleanup: Array<() => Promise<void>> = [];
@@ -48,24 +35,9 @@ for (const dialect of testedDialects()) {
       let bases: string[];
       let partnerId: string;
       before(async () => {
-        const database = await createTestDatabase(dialect);
-        cleanup.push(() => database.drop());
-        first = await createTestEnv(dialect, { env: SETTINGS, database });
-        cleanup.push(async () => {
-          await first.close();
-          await first.ctx.db.close();
-        });
-        const envs = [first];
-        if (instances === 2) {
-          const second = anotherHandle(database);
-          const env = await createTestEnv(dialect, { env: SETTINGS, database: second, clock: first.clock });
-          cleanup.push(async () => {
-            await env.close();
-            await second.drop();
-          });
-          envs.push(env);
-        }
-        bases = await Promise.all(envs.map(listen));
+        const served = await servedInstances(dialect, instances, SETTINGS, cleanup);
+        [first] = served.envs as [TestEnv];
+        bases = served.bases;
         const partner = await first.request('POST', '/api/v1/partners', {
           body: { name: 'Burst', email: 'burst@example.com' },
         });

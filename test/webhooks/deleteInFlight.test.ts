@@ -18,7 +18,7 @@ import {
   type TestEnv,
   testedDialects,
 } from '../helpers.js';
-import { clearWebhooks, firePartnerApproved, Receiver, subscribe } from './harness.js';
+import { clearWebhooks, firePartnerApproved, leaseToDyingWorker, Receiver, subscribe } from './harness.js';
 
 /** Long enough for the test to delete the subscription while the receiver holds the answer. */
 const ANSWER_DELAY_MS = 500;
@@ -91,19 +91,7 @@ for (const dialect of testedDialects()) {
     it('ends, at the next sweep, a delivery left to a worker that died before recording its attempt', async () => {
       const sub = await subscribe(env, { url: 'http://127.0.0.1:9/never' });
       await firePartnerApproved(env);
-      const now = env.clock.now();
-      // As a worker leaves it while its attempt is on the wire: leased, its heartbeat fresh.
-      await env.ctx.db.transact(async (trx) => {
-        await trx
-          .insertInto('delivery_workers')
-          .values({ id: 'wkr_dying', heartbeat_at: now, started_at: now })
-          .execute();
-        await trx
-          .updateTable('webhook_deliveries')
-          .set({ status: 'attempting', lease_owner: 'wkr_dying', lease_until: now + 40_000 })
-          .where('subscription_id', '=', sub.id)
-          .execute();
-      });
+      await leaseToDyingWorker(env, sub.id);
       assert.equal((await env.request('DELETE', `/api/public/webhooks/${sub.id}`)).status, 204);
       const status = async () =>
         (await env.request('GET', `/api/public/webhooks/${sub.id}/deliveries`)).body.data[0].status;

@@ -93,6 +93,22 @@ export async function fireConversionCreated(
   return { id: res.body.id, offerId: offerRes.body.id, partnerId };
 }
 
+/**
+ * Leaves the target's deliveries as a worker does while their attempt is on the wire —
+ * leased to `wkr_dying`, whose heartbeat is still fresh — as if it died right then.
+ */
+export async function leaseToDyingWorker(env: TestEnv, targetId: string): Promise<void> {
+  const now = env.clock.now();
+  await env.ctx.db.transact(async (trx) => {
+    await trx.insertInto('delivery_workers').values({ id: 'wkr_dying', heartbeat_at: now, started_at: now }).execute();
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({ status: 'attempting', lease_owner: 'wkr_dying', lease_until: now + 40_000 })
+      .where('subscription_id', '=', targetId)
+      .execute();
+  });
+}
+
 /** Every delivery row of a subscription, oldest first. */
 export function deliveriesOf(env: TestEnv, subscriptionId: string) {
   return env.ctx.db.read
