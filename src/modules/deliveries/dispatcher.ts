@@ -136,10 +136,13 @@ export class Dispatcher implements Job, LocalDispatch {
   }
 
   async run(signal: AbortSignal): Promise<void> {
+    // Work is taken only once the heartbeat is written: before, other workers would count this
+    // one dead and could take its leases over at once. What is committed meanwhile is left
+    // unleased, and the first claim (below, after this) finds it.
+    const stopBeating = await this.startHeartbeat();
     const unsubscribe = this.ctx.deliveries.onNotify((targets) => this.noticed(targets));
     const unlisten = this.ctx.db.listen(DELIVERY_CHANNEL, () => this.wake());
     const detach = this.ctx.deliveries.attach(this);
-    const stopBeating = this.startHeartbeat();
     const onAbort = () => this.wake();
     signal.addEventListener('abort', onAbort);
     this.running = true;
@@ -509,7 +512,8 @@ export class Dispatcher implements Job, LocalDispatch {
     return true;
   }
 
-  private startHeartbeat(): () => void {
+  /** Writes the first heartbeat (failing or not), then one every HEARTBEAT_MS until stopped. */
+  private async startHeartbeat(): Promise<() => void> {
     let beats = 0;
     let failing = false;
     const beat = async () => {
@@ -526,7 +530,7 @@ export class Dispatcher implements Job, LocalDispatch {
         failing = true;
       }
     };
-    void beat();
+    await beat();
     const timer = setInterval(() => void beat(), HEARTBEAT_MS);
     timer.unref();
     return () => clearInterval(timer);
