@@ -246,6 +246,68 @@ for (const dialect of testedDialects()) {
       }
     });
 
+    it('hands back what waited once the database answers again, when it could not at the stall', async () => {
+      const receiver = await Receiver.answering(200);
+      const gated = new GatedSender(5000, true);
+      const one = new Dispatcher(first.ctx, { sender: gated, pollMs: 50 });
+      const stop = new AbortController();
+      const running = one.run(stop.signal);
+      const db = first.ctx.db;
+      const transact = db.transact.bind(db);
+      const logsBefore = first.logs.length;
+      const logged = (text: string) => first.logs.slice(logsBefore).some((line) => line.includes(text));
+      try {
+        const sub = await subscribe(first, { url: receiver.url });
+        for (let i = 0; i < DELIVERIES; i++) await firePartnerApproved(first);
+        await waitFor(
+          'two sends in flight, the rest waiting in the lane',
+          () => gated.sent.length === PER_TARGET,
+          5000,
+          20,
+        );
+        const inFlight = [...gated.sent];
+        const waited = (await deliveriesOf(first, sub.id)).map((r) => r.id).filter((id) => !inFlight.includes(id));
+
+        // The database goes away for longer than the take-over threshold: no heartbeat, and
+        // the stall found when the sends in flight come back cannot hand anything back.
+        db.transact = () => Promise.reject(new Error('the database is away'));
+        await waitFor(
+          'the heartbeat to go silent',
+          () => logged('could not record the dispatcher heartbeat'),
+          5000,
+          50,
+        );
+        await new Promise((resolve) => setTimeout(resolve, DEAD_AFTER_MS));
+        gated.open();
+        await waitFor(
+          'the hand-back to fail',
+          () => first.logs.some((l) => l.includes('could not hand back')),
+          5000,
+          20,
+        );
+        db.transact = transact;
+
+        // Long before their leases would expire (twice the time-out and a margin).
+        await receiver.waitForRequests(DELIVERIES, 4000);
+        await waitFor(
+          'the deliveries that waited to be recorded',
+          async () =>
+            (await deliveriesOf(first, sub.id)).filter((r) => waited.includes(r.id) && r.status === 'succeeded')
+              .length === waited.length,
+          4000,
+          50,
+        );
+        const received = countBy(receiver.headerValues('x-service-webhook-id'));
+        for (const id of [...inFlight, ...waited]) assert.equal(received.get(id), 1, `${id} was sent once`);
+      } finally {
+        db.transact = transact;
+        gated.open();
+        stop.abort();
+        await running;
+        await receiver.close();
+      }
+    });
+
     it('refuses a late completion once the same worker has claimed the delivery again', async () => {
       const receiver = await Receiver.answering(200);
       const sub = await subscribe(first, { url: receiver.url });

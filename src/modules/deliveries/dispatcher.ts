@@ -89,6 +89,12 @@ export class Dispatcher implements Job, LocalDispatch {
   private readonly holds = new Set<Promise<void>>();
   /** Leases being handed back (handBack); runOnce and stopping wait for them. */
   private readonly handingBack = new Set<Promise<void>>();
+  /**
+   * Deliveries whose hand-back failed — a stall is often the database being away, which stops
+   * the heartbeat too: handed back after the next beat that is written, or their leases would
+   * keep them (this worker's claims skip its own leases) until they expire.
+   */
+  private readonly unreturned: string[] = [];
   private readonly lanes = new Map<string, Lane>();
   /** Throttled targets: when their last delivery started in this process (see noteThrottledStart). */
   private readonly throttledStarts = new Map<string, number>();
@@ -540,6 +546,7 @@ export class Dispatcher implements Job, LocalDispatch {
   private noteBeat(at: number): void {
     this.leasesHeld();
     this.lastBeatAt = Math.max(this.lastBeatAt, at);
+    if (this.unreturned.length > 0) void this.handBack(this.unreturned.splice(0));
   }
 
   /**
@@ -586,7 +593,10 @@ export class Dispatcher implements Job, LocalDispatch {
   private handBack(ids: string[]): Promise<void> {
     const task: Promise<void> = this.ctx.db
       .transact((trx) => handBackLeases(trx, this.owner, ids))
-      .catch((error) => this.ctx.logger.error({ err: error }, 'could not hand back waiting deliveries'))
+      .catch((error) => {
+        this.ctx.logger.error({ err: error }, 'could not hand back waiting deliveries');
+        this.unreturned.push(...ids);
+      })
       .finally(() => {
         this.handingBack.delete(task);
         this.wake();
