@@ -216,7 +216,10 @@ export class Dispatcher implements Job, LocalDispatch {
     this.reservedTotal -= 1;
     // Leased (its id carries the time: reserve came later) before a stall found since, and
     // committed across it: another worker may have taken it over meanwhile.
-    if ((timeOfId(delivery.id) ?? Number.NEGATIVE_INFINITY) < this.leasesDoubtedAt) {
+    if (
+      this.leasesDoubtedAt > Number.NEGATIVE_INFINITY &&
+      (timeOfId(delivery.id) ?? Number.NEGATIVE_INFINITY) < this.leasesDoubtedAt
+    ) {
       this.dropIfIdle(lane);
       void this.handBack([delivery.id]);
       return;
