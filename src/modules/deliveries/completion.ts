@@ -1,6 +1,8 @@
 /**
  * Recording attempts: the attempt row and the delivery's next state, fenced by the lease
- * owner, so a worker whose lease was taken over cannot overwrite the newer state. Outcomes
+ * owner and the attempt count the attempt was claimed with, so a worker whose lease was taken
+ * over cannot overwrite the newer state — not even after it has claimed the delivery again
+ * (same owner, a later attempt: the late outcome would take that attempt's place). Outcomes
  * that finish while a write is under way are written together in one transaction (one
  * commit, one fsync, for many attempts); the dispatcher never waits on it to send more.
  */
@@ -50,7 +52,7 @@ export function storableText(text: string | null): string | null {
 export const UNSTORABLE_ANSWER = "the receiver's answer could not be stored";
 
 const finishAttempt = prepared(
-  7,
+  8,
   (
     q,
     status: Verdict['status'],
@@ -60,6 +62,7 @@ const finishAttempt = prepared(
     now: number,
     id: string,
     owner: string,
+    claimedCount: number,
   ) =>
     q
       .updateTable('webhook_deliveries')
@@ -77,6 +80,7 @@ const finishAttempt = prepared(
       })
       .where('id', '=', id)
       .where('lease_owner', '=', owner)
+      .where('attempt_count', '=', claimedCount)
       .returning('id'),
 );
 
@@ -203,6 +207,7 @@ async function write(trx: Trx, c: Completion): Promise<boolean> {
     c.now,
     c.delivery.id,
     c.owner,
+    c.delivery.attemptCount,
   );
   if (!updated) return false;
   await attemptInsert.execute(trx, c.attempt);
@@ -211,9 +216,10 @@ async function write(trx: Trx, c: Completion): Promise<boolean> {
 
 /**
  * PostgreSQL: a batch's completions in one statement (a round trip costs more than the rows):
- * each delivery's new state, fenced by its lease owner as `finishAttempt` is, and the attempt
- * rows of the deliveries it updated. $1: the deliveries' new states as rows, the lease owner
- * in `lease_owner`; $2: the attempts.
+ * each delivery's new state, fenced by its lease owner and claimed attempt count as
+ * `finishAttempt` is (the new count is always the claimed one plus one), and the attempt rows
+ * of the deliveries it updated. $1: the deliveries' new states as rows, the lease owner in
+ * `lease_owner`; $2: the attempts.
  */
 const FINISH_ALL = sql<{ id: string }>`
   with done as (
@@ -225,7 +231,7 @@ const FINISH_ALL = sql<{ id: string }>`
         next_attempt_at = done.next_attempt_at, resume_status = null, resume_at = null, lease_until = null,
         lease_owner = null, unrecorded_sends = 0, updated_at = done.updated_at
     from done
-    where d.id = done.id and d.lease_owner = done.lease_owner
+    where d.id = done.id and d.lease_owner = done.lease_owner and d.attempt_count = done.attempt_count - 1
     returning d.id
   ),
   attempts as (

@@ -9,14 +9,28 @@
  * due, redeliveries, other processes' deliveries, dead workers' leases, what the lanes had
  * no room for — is claimed from the database (claims.ts); the claim loop wakes on an
  * in-process signal, on PostgreSQL NOTIFY, when a slot frees, and otherwise polls briefly.
+ *
+ * What waits in the lanes is sent on the strength of leases that last only while the
+ * heartbeat does: a process that stalls for longer than the take-over threshold may have lost
+ * them to another worker. So nothing starts while the heartbeat is in doubt (leasesHeld), and
+ * a stall found drops what waited and hands it back to be claimed again — by this worker if
+ * the leases were still its own. Checking costs one clock read; no query in normal running.
  */
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.js';
+import { timeOfId } from '../../ids.js';
 import type { Job } from '../../worker/worker.js';
 import { claimDueDeliveries, targetKey } from './claims.js';
 import { CompletionBatcher } from './completion.js';
 import { DELIVERY_CHANNEL } from './fanout.js';
-import { forgetDeadWorkers, HEARTBEAT_MS, recordHeartbeat, removeWorker } from './heartbeat.js';
+import { handBackLeases } from './handBack.js';
+import {
+  forgetDeadWorkers,
+  HEARTBEAT_MS,
+  LEASES_IN_DOUBT_AFTER_MS,
+  recordHeartbeat,
+  removeWorker,
+} from './heartbeat.js';
 import type { LocalDispatch } from './registry.js';
 import { type AttemptOutcome, Sender } from './sender.js';
 import type { SendableDelivery } from './target.js';
@@ -73,6 +87,14 @@ export class Dispatcher implements Job, LocalDispatch {
   private readonly attempts = new Set<Promise<void>>();
   /** Settles when a held delivery is released into its lane (runOnce waits for them too). */
   private readonly holds = new Set<Promise<void>>();
+  /** Leases being handed back (handBack); runOnce and stopping wait for them. */
+  private readonly handingBack = new Set<Promise<void>>();
+  /**
+   * Deliveries whose hand-back failed — a stall is often the database being away, which stops
+   * the heartbeat too: handed back after the next beat that is written, or their leases would
+   * keep them (this worker's claims skip its own leases) until they expire.
+   */
+  private readonly unreturned: string[] = [];
   private readonly lanes = new Map<string, Lane>();
   /** Throttled targets: when their last delivery started in this process (see noteThrottledStart). */
   private readonly throttledStarts = new Map<string, number>();
@@ -93,6 +115,8 @@ export class Dispatcher implements Job, LocalDispatch {
   private freedWhileClaiming = false;
   /** When this dispatcher's heartbeat was last written (claims skip the write while it is fresh). */
   private lastBeatAt = Number.NEGATIVE_INFINITY;
+  /** When a stall was last found (leasesHeld): leases taken at fan-out before it are in doubt. */
+  private leasesDoubtedAt = Number.NEGATIVE_INFINITY;
   private stopped: Promise<void> | null = null;
   /** run() is looping (not runOnce): claims look ahead for the next due time. */
   private running = false;
@@ -118,10 +142,13 @@ export class Dispatcher implements Job, LocalDispatch {
   }
 
   async run(signal: AbortSignal): Promise<void> {
+    // Work is taken only once the heartbeat is written: before, other workers would count this
+    // one dead and could take its leases over at once. What is committed meanwhile is left
+    // unleased, and the first claim (below, after this) finds it.
+    const stopBeating = await this.startHeartbeat();
     const unsubscribe = this.ctx.deliveries.onNotify((targets) => this.noticed(targets));
     const unlisten = this.ctx.db.listen(DELIVERY_CHANNEL, () => this.wake());
     const detach = this.ctx.deliveries.attach(this);
-    const stopBeating = this.startHeartbeat();
     const onAbort = () => this.wake();
     signal.addEventListener('abort', onAbort);
     this.running = true;
@@ -156,7 +183,9 @@ export class Dispatcher implements Job, LocalDispatch {
     for (;;) {
       const claimed = await this.claimAndStart();
       total += claimed;
-      if (claimed === 0 && this.attempts.size === 0 && this.holds.size === 0) return total;
+      if (claimed === 0 && this.attempts.size === 0 && this.holds.size === 0 && this.handingBack.size === 0) {
+        return total;
+      }
       if (claimed === 0 || this.freeSlots() <= 0) await this.waitForOne();
     }
   }
@@ -168,6 +197,8 @@ export class Dispatcher implements Job, LocalDispatch {
   // LocalDispatch: fan-out in this process hands committed deliveries over.
 
   reserve(kind: string, targetId: string, now: number): { owner: string; leaseUntil: number } | null {
+    // No heartbeat yet, or a stall: leases taken now might not be this worker's for long.
+    if (!this.leasesHeld()) return null;
     const lane = this.lane(targetKey(kind, targetId));
     // Two rounds of the target's slots at most, so nothing waits here longer than one
     // time-out; the lease covers that wait, the attempt and the margin.
@@ -183,6 +214,16 @@ export class Dispatcher implements Job, LocalDispatch {
     const lane = this.lane(targetKey(delivery.kind, delivery.targetId));
     lane.reserved -= 1;
     this.reservedTotal -= 1;
+    // Leased (its id carries the time: reserve came later) before a stall found since, and
+    // committed across it: another worker may have taken it over meanwhile.
+    if (
+      this.leasesDoubtedAt > Number.NEGATIVE_INFINITY &&
+      (timeOfId(delivery.id) ?? Number.NEGATIVE_INFINITY) < this.leasesDoubtedAt
+    ) {
+      this.dropIfIdle(lane);
+      void this.handBack([delivery.id]);
+      return;
+    }
     this.enqueue(lane, { delivery, details });
   }
 
@@ -272,6 +313,7 @@ export class Dispatcher implements Job, LocalDispatch {
    * one at a time (takeSharedStart).
    */
   private pump(lane: Lane): void {
+    if (!this.leasesHeld()) return;
     while (lane.waiting.length > 0 && lane.inflight < this.perTarget && this.sending < this.concurrency) {
       const item = lane.waiting[0] as Queued;
       const gap = item.delivery.slotGapMs;
@@ -375,7 +417,7 @@ export class Dispatcher implements Job, LocalDispatch {
       // in clumps at each poll. runOnce (tests, a manual clock) claims what is due only.
       ...(this.running ? { lookAheadMs: this.pollMs, onNextDue: (at: number) => this.noteNextDue(at) } : {}),
     });
-    if (beat) this.lastBeatAt = now;
+    if (beat) this.noteBeat(now);
     if (claimed.length >= free) this.leftForGlobalRoom = true;
     for (const delivery of claimed) {
       this.enqueue(this.lane(targetKey(delivery.kind, delivery.targetId)), {
@@ -391,7 +433,15 @@ export class Dispatcher implements Job, LocalDispatch {
     // Built only when something is logged: most attempts log nothing.
     const log = () => this.ctx.logger.child({ deliveryId: delivery.id, eventId: delivery.eventId });
     try {
-      if (lane.starting && !(await this.takeSharedStart(lane, item, delivery.slotGapMs ?? 0))) return;
+      if (lane.starting) {
+        if (!(await this.takeSharedStart(lane, item, delivery.slotGapMs ?? 0))) return;
+        // Taking the start waited on the database: a stall meanwhile may have cost the lease.
+        if (!this.leasesHeld()) {
+          this.freeSlot(lane);
+          await this.handBack([delivery.id]);
+          return;
+        }
+      }
       const attemptedAt = this.ctx.clock.now();
       if (delivery.unrecordedSends > MAX_UNRECORDED_SENDS) {
         this.freeSlot(lane);
@@ -471,7 +521,8 @@ export class Dispatcher implements Job, LocalDispatch {
     return true;
   }
 
-  private startHeartbeat(): () => void {
+  /** Writes the first heartbeat (failing or not), then one every HEARTBEAT_MS until stopped. */
+  private async startHeartbeat(): Promise<() => void> {
     let beats = 0;
     let failing = false;
     const beat = async () => {
@@ -481,17 +532,80 @@ export class Dispatcher implements Job, LocalDispatch {
           await recordHeartbeat(trx, this.owner, now);
           if (++beats % SWEEP_EVERY_BEATS === 0) await forgetDeadWorkers(trx, now);
         });
-        this.lastBeatAt = Math.max(this.lastBeatAt, now);
+        this.noteBeat(now);
         failing = false;
       } catch (error) {
         if (!failing) this.ctx.logger.error({ err: error }, 'could not record the dispatcher heartbeat');
         failing = true;
       }
     };
-    void beat();
+    await beat();
     const timer = setInterval(() => void beat(), HEARTBEAT_MS);
     timer.unref();
     return () => clearInterval(timer);
+  }
+
+  /** A heartbeat written at `at` has committed: a silence before it that was too long voids what waits. */
+  private noteBeat(at: number): void {
+    this.leasesHeld();
+    this.lastBeatAt = Math.max(this.lastBeatAt, at);
+    if (this.unreturned.length > 0) void this.handBack(this.unreturned.splice(0));
+  }
+
+  /**
+   * Whether the leases of this dispatcher's deliveries are surely still its own: its last
+   * heartbeat is recent enough that no other worker can have taken them over (heartbeat.ts,
+   * LEASES_IN_DOUBT_AFTER_MS). Not so after a stall (the event loop blocked, the process
+   * frozen): everything not yet started is then dropped from the lanes and handed back, to be
+   * claimed again by whoever may — this worker too, once it beats again. Sends in flight at
+   * the stall cannot be called back; their late outcomes are fenced off in completion.ts.
+   */
+  private leasesHeld(): boolean {
+    const now = this.ctx.clock.now();
+    if (now - this.lastBeatAt < LEASES_IN_DOUBT_AFTER_MS) return true;
+    // Before its first heartbeat a dispatcher has no lease to doubt: it only takes none.
+    if (this.lastBeatAt === Number.NEGATIVE_INFINITY) return false;
+    this.leasesDoubtedAt = now;
+    const stale = this.takeWaiting();
+    if (stale.length > 0) {
+      this.ctx.logger.warn(
+        { silentMs: now - this.lastBeatAt, deliveries: stale.length },
+        'this worker was silent long enough to lose its leases; handing back what it had not sent',
+      );
+      void this.handBack(stale.map((item) => item.delivery.id));
+    }
+    return false;
+  }
+
+  /** Takes every delivery not yet started out of the lanes: waiting for a slot, or held for a send slot. */
+  private takeWaiting(): Queued[] {
+    const lanes = [...this.lanes.values()];
+    const held = lanes.flatMap((lane) => lane.held.splice(0));
+    for (const h of held) {
+      clearTimeout(h.timer);
+      h.release();
+    }
+    const queued = lanes.flatMap((lane) => lane.waiting.splice(0));
+    this.queued -= queued.length;
+    this.starved.clear();
+    for (const lane of lanes) this.dropIfIdle(lane);
+    return [...queued, ...held.map((h) => h.item)];
+  }
+
+  /** Gives up leases not used (handBack.ts); the claim loop then looks for them again. */
+  private handBack(ids: string[]): Promise<void> {
+    const task: Promise<void> = this.ctx.db
+      .transact((trx) => handBackLeases(trx, this.owner, ids))
+      .catch((error) => {
+        this.ctx.logger.error({ err: error }, 'could not hand back waiting deliveries');
+        this.unreturned.push(...ids);
+      })
+      .finally(() => {
+        this.handingBack.delete(task);
+        this.wake();
+      });
+    this.handingBack.add(task);
+    return task;
   }
 
   /**
@@ -538,7 +652,8 @@ export class Dispatcher implements Job, LocalDispatch {
   }
 
   private async waitForOne(): Promise<void> {
-    if (this.attempts.size > 0 || this.holds.size > 0) await Promise.race([...this.attempts, ...this.holds]);
+    const pending = [...this.attempts, ...this.holds, ...this.handingBack];
+    if (pending.length > 0) await Promise.race(pending);
   }
 
   /** Finishes every attempt under way and records it; deliveries still waiting in a lane are handed back. */
@@ -549,32 +664,11 @@ export class Dispatcher implements Job, LocalDispatch {
   }
 
   private async finish(): Promise<void> {
-    const held = [...this.lanes.values()].flatMap((lane) => lane.held.splice(0));
-    for (const h of held) {
-      clearTimeout(h.timer);
-      h.release();
-    }
-    const queued = [...this.lanes.values()].flatMap((lane) => lane.waiting.splice(0));
-    this.queued -= queued.length;
-    const waiting = [...queued, ...held.map((h) => h.item)];
-    if (waiting.length > 0) {
-      const ids = waiting.map((w) => w.delivery.id);
-      await this.ctx.db
-        .transact((trx) =>
-          trx
-            .updateTable('webhook_deliveries')
-            .set((eb) => ({
-              lease_until: null,
-              lease_owner: null,
-              unrecorded_sends: eb('unrecorded_sends', '-', 1),
-            }))
-            .where('id', 'in', ids)
-            .where('lease_owner', '=', this.owner)
-            .execute(),
-        )
-        .catch((error) => this.ctx.logger.error({ err: error }, 'could not hand back waiting deliveries'));
-    }
+    const waiting = this.takeWaiting();
+    if (waiting.length > 0) await this.handBack(waiting.map((w) => w.delivery.id));
     while (this.attempts.size > 0) await Promise.allSettled([...this.attempts]);
+    // Attempts that found a stall hand their delivery back: those writes finish before closing.
+    await Promise.allSettled([...this.handingBack]);
     await this.completions.drain();
     await this.sender.close();
   }

@@ -14,10 +14,17 @@ import type { Trx } from '../../db/types.js';
 export const HEARTBEAT_MS = 1000;
 /**
  * Silence after which a worker counts as dead: three missed beats, so an event loop stalled
- * for a second or two under load is not mistaken for a crash (that would only cost a
- * duplicate send, but it is avoidable).
+ * for a second or two under load is not mistaken for a crash (its leases would be taken over
+ * and it would have to hand back what waited in its lanes: avoidable churn).
  */
 export const DEAD_AFTER_MS = 3 * HEARTBEAT_MS;
+/**
+ * Silence after which a dispatcher stops trusting its own leases (a stalled process: a long
+ * GC pause, a frozen container, CPU throttling): half a beat before another worker may take
+ * them over, for clocks that differ a little between processes and for the moment between
+ * the check and the send.
+ */
+export const LEASES_IN_DOUBT_AFTER_MS = DEAD_AFTER_MS - HEARTBEAT_MS / 2;
 
 const beat = prepared(2, (q, owner: string, now: number) =>
   q
