@@ -16,6 +16,7 @@ import { runPreparedDirectly } from './prepared.js';
 import type { Schema } from './schema.js';
 import { LiteralLimitSqliteDialect, SharedFileSqliteDialect } from './sqliteDialect.js';
 import type { TransactWork, Trx } from './types.js';
+import { type SyncWal, WalSync } from './walSync.js';
 
 export type { Queryable, TransactWork, Trx } from './types.js';
 export type Dialect = 'sqlite' | 'postgres';
@@ -41,6 +42,8 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** PostgreSQL: name parameterised statements (namedStatements.ts); default true. */
   namedStatements?: boolean;
+  /** SQLite: how the WAL is made durable (walSync.ts); tests hold a commit before its fsync. */
+  syncWal?: SyncWal;
 }
 
 interface SettleHook {
@@ -82,6 +85,7 @@ export class Database {
   readonly read: Kysely<Schema>;
   private readonly write: Kysely<Schema>;
   private readonly committer: GroupCommitter | null;
+  private readonly walSync: WalSync | null = null;
   /** SQLite: the writer's own connection. */
   private readonly writer: SQLite.Database | null = null;
   /**
@@ -143,7 +147,8 @@ export class Database {
       this.write = new Kysely<Schema>({ dialect: watchingChanges(new SharedFileSqliteDialect(writer), this.changes) });
       this.read = new Kysely<Schema>({ dialect: new LiteralLimitSqliteDialect(reader) });
       runPreparedDirectly(this.read, reader);
-      this.committer = new GroupCommitter(this.write, writer);
+      this.walSync = new WalSync(writer, reader, file, options.syncWal);
+      this.committer = new GroupCommitter(this.write, writer, this.walSync);
       this.dataVersion = writer.prepare('PRAGMA data_version').pluck();
     }
   }
@@ -289,6 +294,14 @@ export class Database {
     return this.write;
   }
 
+  /**
+   * Resolves once every commit so far is on disk. Units of work are durable when `transact`
+   * resolves; this is for work done through `admin` (migrations), which bypasses it.
+   */
+  async syncToDisk(): Promise<void> {
+    await this.walSync?.sync();
+  }
+
   /** Kysely instance for administrative work (migrations). */
   get admin(): Kysely<Schema> {
     return this.write;
@@ -296,6 +309,7 @@ export class Database {
 
   async close(): Promise<void> {
     await this.committer?.drain();
+    await this.walSync?.close();
     if (this.read !== this.write) await this.read.destroy();
     await this.write.destroy();
   }

@@ -3,13 +3,15 @@
  * a few thousand commits a second. Units of work that arrive while a batch is being written
  * are queued and then run together in one transaction, each inside its own SAVEPOINT so a
  * failing unit rolls back alone; one fsync then commits the whole batch. Every caller's
- * promise settles only after that commit, so an acknowledged write is always on disk.
+ * promise settles only after that fsync, so an acknowledged write is always on disk. The
+ * fsync runs off the event loop (walSync.ts): requests go on being served meanwhile.
  */
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { runPreparedDirectly } from './prepared.js';
 import type { Schema } from './schema.js';
 import type { TransactWork } from './types.js';
+import type { WalSync } from './walSync.js';
 
 /** Upper bound on units per batch, so one batch cannot hold the writer for long. */
 const MAX_BATCH = 512;
@@ -31,10 +33,11 @@ export class GroupCommitter {
   private readonly release: SQLite.Statement;
   private readonly rollbackTo: SQLite.Statement;
 
-  /** `writer` is the better-sqlite3 connection under `db`. */
+  /** `writer` is the better-sqlite3 connection under `db`; `wal` makes its commits durable. */
   constructor(
     private readonly db: Kysely<Schema>,
     private readonly writer: SQLite.Database,
+    private readonly wal: WalSync,
   ) {
     this.savepoint = writer.prepare('SAVEPOINT unit');
     this.release = writer.prepare('RELEASE SAVEPOINT unit');
@@ -70,27 +73,29 @@ export class GroupCommitter {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     this.onBatch?.(batch.length);
     try {
-      await this.db.transaction().execute(async (trx) => {
-        runPreparedDirectly(trx, this.writer);
-        for (const unit of batch) {
-          this.savepoint.run();
-          try {
-            const value = await unit.work(trx);
-            this.release.run();
-            outcomes.push({ ok: true, value });
-          } catch (error) {
-            // SQLite rolled the whole transaction back itself (SQLITE_FULL, SQLITE_IOERR…):
-            // the batch's earlier units went with it, and there is no savepoint left to
-            // return to. The batch fails with the unit's error, not with "no such savepoint".
-            if (!this.writer.inTransaction) throw error;
-            this.rollbackTo.run();
-            this.release.run();
-            outcomes.push({ ok: false, error });
+      await this.wal.commit(() =>
+        this.db.transaction().execute(async (trx) => {
+          runPreparedDirectly(trx, this.writer);
+          for (const unit of batch) {
+            this.savepoint.run();
+            try {
+              const value = await unit.work(trx);
+              this.release.run();
+              outcomes.push({ ok: true, value });
+            } catch (error) {
+              // SQLite rolled the whole transaction back itself (SQLITE_FULL, SQLITE_IOERR…):
+              // the batch's earlier units went with it, and there is no savepoint left to
+              // return to. The batch fails with the unit's error, not with "no such savepoint".
+              if (!this.writer.inTransaction) throw error;
+              this.rollbackTo.run();
+              this.release.run();
+              outcomes.push({ ok: false, error });
+            }
           }
-        }
-      });
+        }),
+      );
     } catch (error) {
-      // The commit itself failed: nothing in the batch is durable.
+      // The commit or its fsync failed: nothing in the batch is known to be durable.
       for (const unit of batch) unit.reject(error);
       return;
     }

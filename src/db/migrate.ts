@@ -21,6 +21,8 @@ async function migratorOf(db: Database): Promise<Migrator> {
 export async function migrateToLatest(db: Database): Promise<MigrationReport> {
   const { error, results } = await (await migratorOf(db)).migrateToLatest();
   if (error) throw newerDatabase(error) ?? (error instanceof Error ? error : new Error(String(error)));
+  // Migrations commit outside the group committer, which is what syncs SQLite's commits.
+  await db.syncToDisk();
   return {
     applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName),
   };
