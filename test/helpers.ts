@@ -143,6 +143,22 @@ export function anotherHandle(database: TestDatabase): TestDatabase {
   return { ...database, db, drop: () => db.close() };
 }
 
+/** A brands row to insert straight from a unit of work; `tag` makes its id and slug unique. */
+export function brandRow(tag: string, name: string) {
+  return {
+    id: `brd_${tag}`,
+    name,
+    slug: tag,
+    timezone: 'UTC',
+    currency: 'USD',
+    fraud_threshold: 75,
+    auto_ban_high_risk_clicks: null,
+    auto_ban_window_minutes: null,
+    created_at: 0,
+    updated_at: 0,
+  };
+}
+
 /**
  * One or two app instances on one fresh database (two stand for two processes), each
  * listening on a loopback port; `cleanup` is given what closes them, in the order to run it

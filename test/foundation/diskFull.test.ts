@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type SQLite from 'better-sqlite3';
-import { createTestEnv, type TestEnv } from '../helpers.js';
+import { brandRow, createTestEnv, type TestEnv } from '../helpers.js';
 
 /** Comfortably more offers than a few free pages of the file can hold. */
 const MAX_TRIES = 500;
@@ -46,18 +46,7 @@ describe('a full disk (SQLite)', () => {
           .transact((trx) =>
             trx
               .insertInto('brands')
-              .values({
-                id: `brd_full${n}`,
-                name: 'x'.repeat(2000),
-                slug: `full-${n}`,
-                timezone: 'UTC',
-                currency: 'USD',
-                fraud_threshold: 75,
-                auto_ban_high_risk_clicks: null,
-                auto_ban_window_minutes: null,
-                created_at: 0,
-                updated_at: 0,
-              })
+              .values(brandRow(`full${n}`, 'x'.repeat(2000)))
               .execute(),
           )
           .catch((error: unknown) => {

@@ -10,24 +10,13 @@ import { after, before, describe, it } from 'node:test';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { NestedTransactionError } from '../../src/db/database.js';
-import { createTestDatabase, migrateTestDatabase, type TestDatabase, testedDialects } from '../helpers.js';
+import { brandRow, createTestDatabase, migrateTestDatabase, type TestDatabase, testedDialects } from '../helpers.js';
 
 /** A guard only: a nested call on SQLite used to hang, and a hang must fail the test, not the run. */
 const GUARD = { timeout: 20_000 };
 
 let counter = 0;
-const insertBrand = (name: string) => ({
-  id: `brd_tx${++counter}`,
-  name,
-  slug: `tx-${counter}`,
-  timezone: 'UTC',
-  currency: 'USD',
-  fraud_threshold: 75,
-  auto_ban_high_risk_clicks: null,
-  auto_ban_window_minutes: null,
-  created_at: 0,
-  updated_at: 0,
-});
+const insertBrand = (name: string) => brandRow(`tx${++counter}`, name);
 
 for (const dialect of testedDialects()) {
   describe(`transactions inside transactions (${dialect})`, () => {

@@ -12,24 +12,13 @@ import { after, describe, it } from 'node:test';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { Database, SQLITE_FILE } from '../../src/db/database.js';
-import { migrateTestDatabase } from '../helpers.js';
+import { brandRow, migrateTestDatabase } from '../helpers.js';
 
 /** A guard only: a commit that never settles must fail the test, not hang the run. */
 const GUARD = { timeout: 30_000 };
 
 let counter = 0;
-const brand = (name: string) => ({
-  id: `brd_wal${++counter}`,
-  name,
-  slug: `wal-${counter}`,
-  timezone: 'UTC',
-  currency: 'USD',
-  fraud_threshold: 75,
-  auto_ban_high_risk_clicks: null,
-  auto_ban_window_minutes: null,
-  created_at: 0,
-  updated_at: 0,
-});
+const brand = (name: string) => brandRow(`wal${++counter}`, name);
 
 /** Brand names in a database file, read by a connection of its own. */
 function namesIn(file: string): string[] {

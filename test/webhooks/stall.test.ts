@@ -6,14 +6,21 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { Database } from '../../src/db/database.js';
+import type { Database } from '../../src/db/database.js';
 import { claimDueDeliveries } from '../../src/modules/deliveries/claims.js';
 import { CompletionBatcher, completeAttempt } from '../../src/modules/deliveries/completion.js';
 import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { DEAD_AFTER_MS } from '../../src/modules/deliveries/heartbeat.js';
 import { type AttemptOutcome, Sender } from '../../src/modules/deliveries/sender.js';
 import type { OutgoingRequest } from '../../src/modules/deliveries/target.js';
-import { createTestDatabase, createTestEnv, type TestDatabase, type TestEnv, testedDialects } from '../helpers.js';
+import {
+  anotherHandle,
+  createTestDatabase,
+  createTestEnv,
+  type TestDatabase,
+  type TestEnv,
+  testedDialects,
+} from '../helpers.js';
 import { waitFor } from '../wait.js';
 import { clearWebhooks, deliveriesOf, firePartnerApproved, Receiver, SystemTestClock, subscribe } from './harness.js';
 
@@ -89,6 +96,37 @@ const SETTINGS = { WEBHOOK_CONCURRENCY: '4', WEBHOOK_CONCURRENCY_PER_SUBSCRIPTIO
 const DELIVERIES = 4;
 const PER_TARGET = 2;
 
+/**
+ * A dispatcher of `env` whose sends are held in flight until `gated.open()`, with DELIVERIES
+ * deliveries to a fresh receiver: PER_TARGET of them on the wire and the rest waiting in its
+ * lane when `work` starts. Everything is stopped and closed after it.
+ */
+async function withLaneWaiting(
+  env: TestEnv,
+  work: (held: { receiver: Receiver; gated: GatedSender; subscriptionId: string }) => Promise<void>,
+): Promise<void> {
+  const receiver = await Receiver.answering(200);
+  const gated = new GatedSender(5000, true);
+  const stop = new AbortController();
+  const running = new Dispatcher(env.ctx, { sender: gated, pollMs: 50 }).run(stop.signal);
+  try {
+    const sub = await subscribe(env, { url: receiver.url });
+    for (let i = 0; i < DELIVERIES; i++) await firePartnerApproved(env);
+    await waitFor(
+      'two sends in flight, the rest waiting in the lane',
+      () => gated.sent.length === PER_TARGET,
+      5000,
+      20,
+    );
+    await work({ receiver, gated, subscriptionId: sub.id });
+  } finally {
+    gated.open();
+    stop.abort();
+    await running;
+    await receiver.close();
+  }
+}
+
 for (const dialect of testedDialects()) {
   describe(`a dispatcher that stalls (${dialect})`, () => {
     let database: TestDatabase;
@@ -100,12 +138,7 @@ for (const dialect of testedDialects()) {
       database = await createTestDatabase(dialect);
       first = await createTestEnv(dialect, { database, env: SETTINGS, clock: stalling });
       // A second connection pool on the same database, as a second worker process has.
-      secondDb = new Database({
-        databaseUrl: database.url,
-        dataDir: database.dataDir,
-        schema: database.schema ?? undefined,
-        poolSize: 5,
-      });
+      secondDb = anotherHandle(database).db;
       second = await createTestEnv(dialect, {
         database: { ...database, db: secondDb },
         clock: new SystemTestClock(),
@@ -201,32 +234,18 @@ for (const dialect of testedDialects()) {
     });
 
     it('sends what waited in its lanes once, itself, when nobody took over during its stall', async () => {
-      const receiver = await Receiver.answering(200);
-      const gated = new GatedSender(5000, true);
-      const one = new Dispatcher(first.ctx, { sender: gated, pollMs: 50 });
-      const stop = new AbortController();
-      const running = one.run(stop.signal);
-      try {
-        const sub = await subscribe(first, { url: receiver.url });
-        for (let i = 0; i < DELIVERIES; i++) await firePartnerApproved(first);
-        await waitFor(
-          'two sends in flight, the rest waiting in the lane',
-          () => gated.sent.length === PER_TARGET,
-          5000,
-          20,
-        );
-
+      await withLaneWaiting(first, async ({ receiver, gated, subscriptionId }) => {
         // A real stall of this process's event loop, longer than the take-over threshold.
         blockEventLoop(DEAD_AFTER_MS + 500);
         gated.open();
         await waitFor(
           'every delivery to be sent and recorded',
-          async () => (await deliveriesOf(first, sub.id)).every((row) => row.status === 'succeeded'),
+          async () => (await deliveriesOf(first, subscriptionId)).every((row) => row.status === 'succeeded'),
           10_000,
           50,
         );
 
-        const rows = await deliveriesOf(first, sub.id);
+        const rows = await deliveriesOf(first, subscriptionId);
         assert.equal(rows.length, DELIVERIES);
         const received = countBy(receiver.headerValues('x-service-webhook-id'));
         for (const row of rows) {
@@ -238,74 +257,54 @@ for (const dialect of testedDialects()) {
           first.logs.some((line) => line.includes('silent long enough to lose its leases')),
           'the stall was noticed and what waited was claimed again, not sent on the old leases',
         );
-      } finally {
-        gated.open();
-        stop.abort();
-        await running;
-        await receiver.close();
-      }
+      });
     });
 
     it('hands back what waited once the database answers again, when it could not at the stall', async () => {
-      const receiver = await Receiver.answering(200);
-      const gated = new GatedSender(5000, true);
-      const one = new Dispatcher(first.ctx, { sender: gated, pollMs: 50 });
-      const stop = new AbortController();
-      const running = one.run(stop.signal);
       const db = first.ctx.db;
       const transact = db.transact.bind(db);
       const logsBefore = first.logs.length;
       const logged = (text: string) => first.logs.slice(logsBefore).some((line) => line.includes(text));
-      try {
-        const sub = await subscribe(first, { url: receiver.url });
-        for (let i = 0; i < DELIVERIES; i++) await firePartnerApproved(first);
-        await waitFor(
-          'two sends in flight, the rest waiting in the lane',
-          () => gated.sent.length === PER_TARGET,
-          5000,
-          20,
-        );
+      await withLaneWaiting(first, async ({ receiver, gated, subscriptionId }) => {
         const inFlight = [...gated.sent];
-        const waited = (await deliveriesOf(first, sub.id)).map((r) => r.id).filter((id) => !inFlight.includes(id));
-
-        // The database goes away for longer than the take-over threshold: no heartbeat, and
-        // the stall found when the sends in flight come back cannot hand anything back.
-        db.transact = () => Promise.reject(new Error('the database is away'));
-        await waitFor(
-          'the heartbeat to go silent',
-          () => logged('could not record the dispatcher heartbeat'),
-          5000,
-          50,
-        );
-        await new Promise((resolve) => setTimeout(resolve, DEAD_AFTER_MS));
-        gated.open();
-        await waitFor(
-          'the hand-back to fail',
-          () => first.logs.some((l) => l.includes('could not hand back')),
-          5000,
-          20,
-        );
-        db.transact = transact;
+        const waited = (await deliveriesOf(first, subscriptionId))
+          .map((r) => r.id)
+          .filter((id) => !inFlight.includes(id));
+        try {
+          // The database goes away for longer than the take-over threshold: no heartbeat, and
+          // the stall found when the sends in flight come back cannot hand anything back.
+          db.transact = () => Promise.reject(new Error('the database is away'));
+          await waitFor(
+            'the heartbeat to go silent',
+            () => logged('could not record the dispatcher heartbeat'),
+            5000,
+            50,
+          );
+          await new Promise((resolve) => setTimeout(resolve, DEAD_AFTER_MS));
+          gated.open();
+          await waitFor(
+            'the hand-back to fail',
+            () => first.logs.some((l) => l.includes('could not hand back')),
+            5000,
+            20,
+          );
+        } finally {
+          db.transact = transact;
+        }
 
         // Long before their leases would expire (twice the time-out and a margin).
         await receiver.waitForRequests(DELIVERIES, 4000);
         await waitFor(
           'the deliveries that waited to be recorded',
           async () =>
-            (await deliveriesOf(first, sub.id)).filter((r) => waited.includes(r.id) && r.status === 'succeeded')
+            (await deliveriesOf(first, subscriptionId)).filter((r) => waited.includes(r.id) && r.status === 'succeeded')
               .length === waited.length,
           4000,
           50,
         );
         const received = countBy(receiver.headerValues('x-service-webhook-id'));
         for (const id of [...inFlight, ...waited]) assert.equal(received.get(id), 1, `${id} was sent once`);
-      } finally {
-        db.transact = transact;
-        gated.open();
-        stop.abort();
-        await running;
-        await receiver.close();
-      }
+      });
     });
 
     it('refuses a late completion once the same worker has claimed the delivery again', async () => {
