@@ -37,6 +37,12 @@ for (const dialect of testedDialects()) {
     const nav = (name: string) =>
       page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
     const flash = () => text(page.locator('.flash').first());
+    /** Clicks and waits for the page the click leads to: a locator's count() does not wait. */
+    const clickAndLoad = async (target: Locator) => {
+      const loaded = page.waitForEvent('load');
+      await target.click();
+      await loaded;
+    };
     const api = (method: string, url: string, body?: unknown, key?: string) => env.request(method, url, { body, key });
 
     before(async () => {
@@ -209,7 +215,7 @@ for (const dialect of testedDialects()) {
       assert.equal(rejected.status, 'rejected');
       assert.equal(rejected.rejectionReason, 'Returned order');
       await page.getByLabel('Status').selectOption('pending');
-      await page.getByRole('button', { name: 'Filter' }).click();
+      await clickAndLoad(page.getByRole('button', { name: 'Filter' }));
       assert.equal(await page.locator('tbody tr').count(), 1);
     });
 
@@ -227,7 +233,7 @@ for (const dialect of testedDialects()) {
       assert.equal(list.length, 1);
       assert.deepEqual(list[0].events, ['conversion.created', 'conversion.approved']);
       assert.equal(list[0].hasSecret, true);
-      await nav('Webhooks').click();
+      await clickAndLoad(nav('Webhooks'));
       assert.equal(await page.locator('#new-secret').count(), 0);
       await screenshot(page, 'webhooks');
     });
@@ -319,7 +325,7 @@ for (const dialect of testedDialects()) {
     });
 
     it('shows reports with a chart and exports CSV', async () => {
-      await nav('Reports').click();
+      await clickAndLoad(nav('Reports'));
       assert.equal(await page.locator('svg.chart').count(), 1);
       await page.getByRole('checkbox', { name: 'Offer' }).check();
       await page.getByRole('button', { name: 'Show report' }).click();
