@@ -140,7 +140,6 @@ export function addDays(date: LocalDate, days: number): LocalDate {
   return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
 }
 
-/** ISO weekday: Monday 1 … Sunday 7. */
 /** Whole days from `from` to `to` (negative when `to` is earlier); years past 9999 included. */
 export function daysBetween(from: LocalDate, to: LocalDate): number {
   return (
@@ -148,6 +147,17 @@ export function daysBetween(from: LocalDate, to: LocalDate): number {
   );
 }
 
+/**
+ * Every day from `from` to `to` (YYYY-MM-DD), both included. Counted, not compared as text:
+ * the day after 9999-12-31 is "10000-01-01", which sorts before it.
+ */
+export function eachDay(from: string, to: string): LocalDate[] {
+  const first = parseDay(from);
+  const count = daysBetween(first, parseDay(to)) + 1;
+  return Array.from({ length: Math.max(0, count) }, (_, i) => addDays(first, i));
+}
+
+/** ISO weekday: Monday 1 … Sunday 7. */
 export function weekday(date: LocalDate): number {
   const d = utcDate(date.year, date.month, date.day).getUTCDay();
   return d === 0 ? 7 : d;

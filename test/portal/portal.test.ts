@@ -443,6 +443,14 @@ for (const dialect of testedDialects()) {
         }
       });
 
+      it('charts the last days of the calendar, never stepping past 9999-12-31 (the next day sorts before it as text)', async () => {
+        const { client } = await invitedPartner(env, 'Calendar End Partner');
+        const page = await client.get('/portal?from=9999-12-30&to=9999-12-31');
+        assert.equal(page.status, 200);
+        assert.match(page.body, /2 bars per series/);
+        assert.doesNotMatch(page.body, /10000-/);
+      });
+
       it("charts a partner's earnings in the currency they were earned in, never only the brand's", async () => {
         const { client, partnerId } = await invitedPartner(env, 'Euro Partner');
         const euroOffer = await env.http('POST', '/api/v1/offers', {

@@ -1,5 +1,5 @@
 /** Reports: date range, offer and partner filters, grouping; table, chart and CSV export. */
-import { addDays, formatDay, mondayOf, parseDay } from '../../../calendar.js';
+import { eachDay, formatDay, mondayOf } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
 import { FormView } from '../../../web/views/form.js';
@@ -44,7 +44,7 @@ function metricCells(m: Metrics, currency: string): TableCell[] {
 
 function periodsOf(from: string, to: string, unit: 'day' | 'week' | 'month'): string[] {
   const keys: string[] = [];
-  for (let d = parseDay(from); formatDay(d) <= to; d = addDays(d, 1)) {
+  for (const d of eachDay(from, to)) {
     const day = formatDay(d);
     const key = unit === 'day' ? day : unit === 'week' ? formatDay(mondayOf(d)) : day.slice(0, 7);
     if (keys[keys.length - 1] !== key) keys.push(key);

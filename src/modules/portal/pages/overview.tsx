@@ -1,6 +1,6 @@
 /** Overview: clicks, conversions and earnings per day for a chosen range, with a chart. */
 import { Type } from '@sinclair/typebox';
-import { addDays, formatDay, parseDay } from '../../../calendar.js';
+import { eachDay, formatDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
 import { InvalidError } from '../../../errors.js';
 import { type ApiError, toApiError } from '../../../http/errors.js';
@@ -17,9 +17,7 @@ const Day = Type.Optional(Type.String({ maxLength: 20 }));
 const OverviewQuery = Query({ from: Day, to: Day });
 
 function daysOf(report: PartnerReport): string[] {
-  const days: string[] = [];
-  for (let d = report.from; d <= report.to; d = formatDay(addDays(parseDay(d), 1))) days.push(d);
-  return days;
+  return eachDay(report.from, report.to).map(formatDay);
 }
 
 export function overviewPage(app: PortalApp, ctx: AppContext): void {
