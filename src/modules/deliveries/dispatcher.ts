@@ -33,13 +33,11 @@ import {
 } from './heartbeat.js';
 import type { LocalDispatch } from './registry.js';
 import { type AttemptOutcome, Sender } from './sender.js';
+import { SendStarts } from './sendStarts.js';
 import type { SendableDelivery } from './target.js';
-import { takeSendStart } from './throttle.js';
 
 /** Poll for due retries this often when nothing wakes the dispatcher sooner. */
 const DEFAULT_POLL_MS = 200;
-/** Throttled targets whose last start is remembered before old ones are dropped. */
-const MAX_THROTTLED_STARTS = 1000;
 /**
  * Sends of one delivery whose outcome could not be recorded (storage refusing it, the
  * process dying mid-send) before the engine stops trying: the delivery is then marked failed
@@ -96,8 +94,8 @@ export class Dispatcher implements Job, LocalDispatch {
    */
   private readonly unreturned: string[] = [];
   private readonly lanes = new Map<string, Lane>();
-  /** Throttled targets: when their last delivery started in this process (see noteThrottledStart). */
-  private readonly throttledStarts = new Map<string, number>();
+  /** Throttled targets' send starts: their spacing here, and on PostgreSQL their shared starts. */
+  private readonly starts: SendStarts;
   /** Lanes with waiting deliveries that a free global slot may serve. */
   private readonly starved = new Set<Lane>();
   private sending = 0;
@@ -131,6 +129,7 @@ export class Dispatcher implements Job, LocalDispatch {
     this.sender = options.sender ?? new Sender(ctx.config.webhookTimeoutMs, ctx.config.webhookAllowPrivateNetworks);
     this.pollMs = options.pollMs ?? DEFAULT_POLL_MS;
     this.completions = new CompletionBatcher(ctx);
+    this.starts = new SendStarts(ctx);
   }
 
   private get concurrency(): number {
@@ -295,22 +294,11 @@ export class Dispatcher implements Job, LocalDispatch {
   }
 
   /**
-   * When a throttled target's last delivery started here, kept past its lane (a later claim's
-   * slots may be due at once after sends that went late). Entries older than any gap (1 s at
-   * the slowest rate) no longer matter and are dropped as the map grows.
-   */
-  private noteThrottledStart(key: string, now: number): void {
-    this.throttledStarts.set(key, now);
-    if (this.throttledStarts.size <= MAX_THROTTLED_STARTS) return;
-    for (const [other, at] of this.throttledStarts) if (at < now - 1000) this.throttledStarts.delete(other);
-  }
-
-  /**
    * Starts what the lane's and the global slots allow. A throttled delivery also keeps its
    * target's spacing from the one started before it: slots that all passed while every global
    * slot was busy would otherwise be sent together, faster than the rate. Where several
    * processes send (PostgreSQL), its deliveries also take their starts from the database,
-   * one at a time (takeSharedStart).
+   * one at a time (takeSharedStart, sendStarts.ts).
    */
   private pump(lane: Lane): void {
     if (!this.leasesHeld()) return;
@@ -320,8 +308,7 @@ export class Dispatcher implements Job, LocalDispatch {
       if (gap !== undefined) {
         if (lane.starting) break;
         const now = this.ctx.clock.now();
-        const last = this.throttledStarts.get(lane.key);
-        const wait = last === undefined ? 0 : last + gap - now;
+        const wait = this.starts.waitHere(lane.key, gap, now);
         if (wait > 0) {
           lane.waiting.shift();
           this.queued -= 1;
@@ -329,8 +316,8 @@ export class Dispatcher implements Job, LocalDispatch {
           this.hold(lane, item, wait);
           continue;
         }
-        if (this.sharedStarts) lane.starting = true;
-        else this.noteThrottledStart(lane.key, now);
+        if (this.starts.shared) lane.starting = true;
+        else this.starts.note(lane.key, now);
       }
       lane.waiting.shift();
       this.queued -= 1;
@@ -479,44 +466,25 @@ export class Dispatcher implements Job, LocalDispatch {
     }
   }
 
-  /** Several worker processes may send (PostgreSQL); SQLite runs one, whose own spacing is exact. */
-  private get sharedStarts(): boolean {
-    return this.ctx.db.dialect === 'postgres';
-  }
-
   /**
    * A throttled delivery's last check before its send, where several processes send: whether
-   * the target's interval has passed since its last send started in any of them (throttle.ts,
-   * takeSendStart). Slots alone do not keep the rate: a worker whose event loop or send slots
-   * are busy starts some sends after their slots, together with another worker's on-time
-   * ones. Refused, the delivery gives its send slots back and is held until the interval has
-   * passed. Either way the lane's next delivery may then take its turn.
+   * the target's interval has passed since its last send started in any of them
+   * (SendStarts.takeShared). Refused, the delivery gives its send slots back and is held until
+   * the interval has passed. Either way the lane's next delivery may then take its turn.
    */
   private async takeSharedStart(lane: Lane, item: Queued, gap: number): Promise<boolean> {
-    let now = this.ctx.clock.now();
-    let wait: number;
-    try {
-      wait = await this.ctx.db.transact((trx) => {
-        // Read when the write runs, not when it waited for a connection.
-        now = this.ctx.clock.now();
-        return takeSendStart(trx, lane.key, gap, now);
-      });
-    } catch (error) {
-      // Without the shared start the rate cannot be kept: try again one interval later.
-      this.ctx.logger.error({ err: error }, 'could not take the start of a throttled send');
-      wait = gap;
-    }
+    const { now, wait } = await this.starts.takeShared(lane.key, gap);
     lane.starting = false;
     if (wait > 0) {
       // The lane's next delivery is not due before this one.
-      this.noteThrottledStart(lane.key, now + wait - gap);
+      this.starts.note(lane.key, now + wait - gap);
       item.delivery.notBefore = now + wait;
       this.hold(lane, item, wait);
       this.freeSlot(lane);
       return false;
     }
     // The send starts now: local spacing counts from here, however long the write took.
-    this.noteThrottledStart(lane.key, this.ctx.clock.now());
+    this.starts.note(lane.key, this.ctx.clock.now());
     this.pump(lane);
     return true;
   }
