@@ -31,9 +31,9 @@ import {
   recordHeartbeat,
   removeWorker,
 } from './heartbeat.js';
+import { type Lane, Lanes, type Queued } from './lanes.js';
 import type { LocalDispatch } from './registry.js';
 import { type AttemptOutcome, Sender } from './sender.js';
-import { SendStarts } from './sendStarts.js';
 import type { SendableDelivery } from './target.js';
 
 /** Poll for due retries this often when nothing wakes the dispatcher sooner. */
@@ -53,38 +53,12 @@ export interface DispatcherOptions {
   sender?: Sender;
 }
 
-interface Queued {
-  delivery: SendableDelivery;
-  details: unknown;
-}
-
-/** A throttled target's delivery held until its send slot (throttle.ts); holding it is no attempt. */
-interface Held {
-  item: Queued;
-  timer: NodeJS.Timeout;
-  release: () => void;
-}
-
-/** One target's deliveries in this process: sending, reserved by uncommitted fan-outs, waiting, held for a send slot. */
-interface Lane {
-  key: string;
-  inflight: number;
-  reserved: number;
-  waiting: Queued[];
-  held: Held[];
-  /** A throttled target's delivery is taking its shared send start (takeSharedStart); the next waits for it. */
-  starting: boolean;
-}
-
 export class Dispatcher implements Job, LocalDispatch {
   readonly name = 'delivery-dispatcher';
   readonly owner = randomUUID();
   private readonly sender: Sender;
   private readonly completions: CompletionBatcher;
   private readonly pollMs: number;
-  private readonly attempts = new Set<Promise<void>>();
-  /** Settles when a held delivery is released into its lane (runOnce waits for them too). */
-  private readonly holds = new Set<Promise<void>>();
   /** Leases being handed back (handBack); runOnce and stopping wait for them. */
   private readonly handingBack = new Set<Promise<void>>();
   /**
@@ -93,14 +67,7 @@ export class Dispatcher implements Job, LocalDispatch {
    * keep them (this worker's claims skip its own leases) until they expire.
    */
   private readonly unreturned: string[] = [];
-  private readonly lanes = new Map<string, Lane>();
-  /** Throttled targets' send starts: their spacing here, and on PostgreSQL their shared starts. */
-  private readonly starts: SendStarts;
-  /** Lanes with waiting deliveries that a free global slot may serve. */
-  private readonly starved = new Set<Lane>();
-  private sending = 0;
-  private queued = 0;
-  private reservedTotal = 0;
+  private readonly lanes: Lanes;
   private woken = false;
   /**
    * Targets whose due deliveries the last claim left for want of their slots, and whether it
@@ -129,7 +96,11 @@ export class Dispatcher implements Job, LocalDispatch {
     this.sender = options.sender ?? new Sender(ctx.config.webhookTimeoutMs, ctx.config.webhookAllowPrivateNetworks);
     this.pollMs = options.pollMs ?? DEFAULT_POLL_MS;
     this.completions = new CompletionBatcher(ctx);
-    this.starts = new SendStarts(ctx);
+    this.lanes = new Lanes(ctx, {
+      leasesHeld: () => this.leasesHeld(),
+      attempt: (lane, item) => this.attempt(lane, item),
+      slotFreed: (key) => this.slotFreed(key),
+    });
   }
 
   private get concurrency(): number {
@@ -182,10 +153,8 @@ export class Dispatcher implements Job, LocalDispatch {
     for (;;) {
       const claimed = await this.claimAndStart();
       total += claimed;
-      if (claimed === 0 && this.attempts.size === 0 && this.holds.size === 0 && this.handingBack.size === 0) {
-        return total;
-      }
-      if (claimed === 0 || this.freeSlots() <= 0) await this.waitForOne();
+      if (claimed === 0 && this.pending().length === 0) return total;
+      if (claimed === 0 || this.lanes.freeSlots() <= 0) await this.waitForOne();
     }
   }
 
@@ -198,166 +167,50 @@ export class Dispatcher implements Job, LocalDispatch {
   reserve(kind: string, targetId: string, now: number): { owner: string; leaseUntil: number } | null {
     // No heartbeat yet, or a stall: leases taken now might not be this worker's for long.
     if (!this.leasesHeld()) return null;
-    const lane = this.lane(targetKey(kind, targetId));
-    // Two rounds of the target's slots at most, so nothing waits here longer than one
-    // time-out; the lease covers that wait, the attempt and the margin.
-    if (lane.inflight + lane.reserved + lane.waiting.length >= 2 * this.perTarget) return null;
-    if (this.sending + this.queued + this.reservedTotal >= 2 * this.concurrency) return null;
-    lane.reserved += 1;
-    this.reservedTotal += 1;
+    // The lease covers a wait of up to two rounds of the target's slots (Lanes.reserve), the
+    // attempt and the margin.
+    if (!this.lanes.reserve(targetKey(kind, targetId))) return null;
     const { webhookTimeoutMs, webhookLeaseMarginMs } = this.ctx.config;
     return { owner: this.owner, leaseUntil: now + 2 * webhookTimeoutMs + webhookLeaseMarginMs };
   }
 
   accept(delivery: SendableDelivery, details: unknown): void {
-    const lane = this.lane(targetKey(delivery.kind, delivery.targetId));
-    lane.reserved -= 1;
-    this.reservedTotal -= 1;
+    const lane = this.lanes.unreserve(targetKey(delivery.kind, delivery.targetId));
     // Leased (its id carries the time: reserve came later) before a stall found since, and
     // committed across it: another worker may have taken it over meanwhile.
     if (
       this.leasesDoubtedAt > Number.NEGATIVE_INFINITY &&
       (timeOfId(delivery.id) ?? Number.NEGATIVE_INFINITY) < this.leasesDoubtedAt
     ) {
-      this.dropIfIdle(lane);
+      this.lanes.dropIfIdle(lane);
       void this.handBack([delivery.id]);
       return;
     }
-    this.enqueue(lane, { delivery, details });
+    this.lanes.enqueue(lane, { delivery, details });
   }
 
   release(kind: string, targetId: string): void {
-    const lane = this.lane(targetKey(kind, targetId));
-    lane.reserved -= 1;
-    this.reservedTotal -= 1;
-    this.dropIfIdle(lane);
-    if (this.claiming) this.freedWhileClaiming = true;
-    else if (this.roomForLeftWork([lane.key])) this.wake();
-  }
-
-  private lane(key: string): Lane {
-    let lane = this.lanes.get(key);
-    if (!lane) {
-      lane = { key, inflight: 0, reserved: 0, waiting: [], held: [], starting: false };
-      this.lanes.set(key, lane);
-    }
-    return lane;
-  }
-
-  private dropIfIdle(lane: Lane): void {
-    if (lane.inflight === 0 && lane.reserved === 0 && lane.waiting.length === 0 && lane.held.length === 0) {
-      this.lanes.delete(lane.key);
-    }
-  }
-
-  private freeSlots(): number {
-    return this.concurrency - this.sending - this.queued;
-  }
-
-  private enqueue(lane: Lane, item: Queued): void {
-    const wait = (item.delivery.notBefore ?? 0) - this.ctx.clock.now();
-    if (wait > 0) {
-      this.hold(lane, item, wait);
-      return;
-    }
-    lane.waiting.push(item);
-    this.queued += 1;
-    this.pump(lane);
+    const lane = this.lanes.unreserve(targetKey(kind, targetId));
+    this.lanes.dropIfIdle(lane);
+    this.slotFreed(lane.key);
   }
 
   /**
-   * Holds a throttled delivery until its send slot: it occupies its own lane (so the target's
-   * slots bound how many are held) but no global slot, so other targets are not slowed.
+   * A slot or a reservation in `key`'s lane was freed. Claim again only when work was left for
+   * want of slots, and only once a whole round of slots is free for it: a claim per finished
+   * send would cost a transaction per delivery. Slots freed during a claim are looked at when
+   * it ends.
    */
-  private hold(lane: Lane, item: Queued, waitMs: number): void {
-    let release = () => {};
-    const settled = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const due = () => {
-      // A timer may fire a millisecond before the clock reaches the slot: never send early.
-      const left = (item.delivery.notBefore ?? 0) - this.ctx.clock.now();
-      if (left > 0) {
-        held.timer = setTimeout(due, left);
-        return;
-      }
-      lane.held.splice(lane.held.indexOf(held), 1);
-      lane.waiting.push(item);
-      this.queued += 1;
-      this.pump(lane);
-      release();
-    };
-    const held: Held = { item, release, timer: setTimeout(due, waitMs) };
-    lane.held.push(held);
-    const tracked: Promise<void> = settled.finally(() => this.holds.delete(tracked));
-    this.holds.add(tracked);
-  }
-
-  /**
-   * Starts what the lane's and the global slots allow. A throttled delivery also keeps its
-   * target's spacing from the one started before it: slots that all passed while every global
-   * slot was busy would otherwise be sent together, faster than the rate. Where several
-   * processes send (PostgreSQL), its deliveries also take their starts from the database,
-   * one at a time (takeSharedStart, sendStarts.ts).
-   */
-  private pump(lane: Lane): void {
-    if (!this.leasesHeld()) return;
-    while (lane.waiting.length > 0 && lane.inflight < this.perTarget && this.sending < this.concurrency) {
-      const item = lane.waiting[0] as Queued;
-      const gap = item.delivery.slotGapMs;
-      if (gap !== undefined) {
-        if (lane.starting) break;
-        const now = this.ctx.clock.now();
-        const wait = this.starts.waitHere(lane.key, gap, now);
-        if (wait > 0) {
-          lane.waiting.shift();
-          this.queued -= 1;
-          item.delivery.notBefore = now + wait;
-          this.hold(lane, item, wait);
-          continue;
-        }
-        if (this.starts.shared) lane.starting = true;
-        else this.starts.note(lane.key, now);
-      }
-      lane.waiting.shift();
-      this.queued -= 1;
-      lane.inflight += 1;
-      this.sending += 1;
-      const task: Promise<void> = this.attempt(lane, item).finally(() => this.attempts.delete(task));
-      this.attempts.add(task);
-    }
-    if (lane.waiting.length > 0 && lane.inflight < this.perTarget) this.starved.add(lane);
-    else this.starved.delete(lane);
-  }
-
-  /** A send finished: its slots serve its own lane first, then lanes waiting for a global slot. */
-  private freeSlot(lane: Lane): void {
-    lane.inflight -= 1;
-    this.sending -= 1;
-    this.pump(lane);
-    for (const other of this.starved) {
-      if (this.sending >= this.concurrency) break;
-      this.pump(other);
-    }
-    this.dropIfIdle(lane);
-    // Claim again only when work was left for want of slots, and only once a whole round of
-    // slots is free for it: a claim per finished send would cost a transaction per delivery.
-    // Slots freed during a claim are looked at when it ends.
+  private slotFreed(key: string): void {
     if (this.claiming) this.freedWhileClaiming = true;
-    else if (this.roomForLeftWork([lane.key])) this.wake();
+    else if (this.roomForLeftWork([key])) this.wake();
   }
 
   /** Whether a round of slots is free for work the last claim left, globally or for one of `keys`. */
   private roomForLeftWork(keys: Iterable<string>): boolean {
-    if (this.leftForGlobalRoom && this.sending + this.queued + this.reservedTotal <= this.concurrency) return true;
-    for (const key of keys) if (this.leftForSlots.has(key) && this.occupied(key) <= this.perTarget) return true;
+    if (this.leftForGlobalRoom && this.lanes.load <= this.concurrency) return true;
+    for (const key of keys) if (this.leftForSlots.has(key) && this.lanes.occupied(key) <= this.perTarget) return true;
     return false;
-  }
-
-  /** A target's deliveries in this process: sending, reserved, waiting or held. */
-  private occupied(key: string): number {
-    const lane = this.lanes.get(key);
-    return lane ? lane.inflight + lane.reserved + lane.waiting.length + lane.held.length : 0;
   }
 
   /**
@@ -365,7 +218,7 @@ export class Dispatcher implements Job, LocalDispatch {
    * per target, so a target with a backlog gets at least a round of deliveries per claim.
    */
   private async claimAndStart(): Promise<number> {
-    const free = 2 * this.concurrency - this.sending - this.queued - this.reservedTotal;
+    const free = 2 * this.concurrency - this.lanes.load;
     if (free <= 0) {
       // Whatever is due waits for global room: a freed slot claims once a round is free.
       this.leftForGlobalRoom = true;
@@ -396,8 +249,8 @@ export class Dispatcher implements Job, LocalDispatch {
       // A claimed delivery may wait up to one round of its target's attempts, then its own
       // attempt, and a margin on top before another worker may retry it (as reserve's lease).
       leaseMs: 2 * webhookTimeoutMs + webhookLeaseMarginMs,
-      excludeTargets: [...this.lanes.keys()].filter((key) => this.occupied(key) > this.perTarget),
-      slotsFor: (key) => 2 * this.perTarget - this.occupied(key),
+      excludeTargets: [...this.lanes.keys()].filter((key) => this.lanes.occupied(key) > this.perTarget),
+      slotsFor: (key) => 2 * this.perTarget - this.lanes.occupied(key),
       onDetails: (kind, map) => details.set(kind, map),
       // The running loop looks one poll ahead and wakes when the next delivery comes due
       // (sleep): deliveries due `spacingMs` apart (a replay) then go out that far apart, not
@@ -407,7 +260,7 @@ export class Dispatcher implements Job, LocalDispatch {
     if (beat) this.noteBeat(now);
     if (claimed.length >= free) this.leftForGlobalRoom = true;
     for (const delivery of claimed) {
-      this.enqueue(this.lane(targetKey(delivery.kind, delivery.targetId)), {
+      this.lanes.enqueue(this.lanes.lane(targetKey(delivery.kind, delivery.targetId)), {
         delivery,
         details: details.get(delivery.kind)?.get(delivery.targetId),
       });
@@ -421,17 +274,17 @@ export class Dispatcher implements Job, LocalDispatch {
     const log = () => this.ctx.logger.child({ deliveryId: delivery.id, eventId: delivery.eventId });
     try {
       if (lane.starting) {
-        if (!(await this.takeSharedStart(lane, item, delivery.slotGapMs ?? 0))) return;
+        if (!(await this.lanes.takeSharedStart(lane, item, delivery.slotGapMs ?? 0))) return;
         // Taking the start waited on the database: a stall meanwhile may have cost the lease.
         if (!this.leasesHeld()) {
-          this.freeSlot(lane);
+          this.lanes.freeSlot(lane);
           await this.handBack([delivery.id]);
           return;
         }
       }
       const attemptedAt = this.ctx.clock.now();
       if (delivery.unrecordedSends > MAX_UNRECORDED_SENDS) {
-        this.freeSlot(lane);
+        this.lanes.freeSlot(lane);
         const unrecorded = delivery.unrecordedSends - 1;
         log().error({ unrecorded }, 'giving up on a delivery whose sends could not be recorded');
         const error = `gave up: the outcome of ${unrecorded} sends in a row could not be recorded`;
@@ -450,7 +303,7 @@ export class Dispatcher implements Job, LocalDispatch {
         if (!target) throw new Error(`no target kind ${delivery.kind} is registered`);
         outcome = await this.sender.send(target.request(delivery, details, attemptedAt));
       } finally {
-        this.freeSlot(lane);
+        this.lanes.freeSlot(lane);
       }
       const { recorded, verdict } = await this.completions.complete(delivery, this.owner, attemptedAt, outcome);
       if (!recorded) log().warn('lease lost during the attempt; another worker owns this delivery now');
@@ -464,29 +317,6 @@ export class Dispatcher implements Job, LocalDispatch {
       // (at most MAX_UNRECORDED_SENDS times in a row).
       log().error({ err: error }, 'could not record a delivery attempt');
     }
-  }
-
-  /**
-   * A throttled delivery's last check before its send, where several processes send: whether
-   * the target's interval has passed since its last send started in any of them
-   * (SendStarts.takeShared). Refused, the delivery gives its send slots back and is held until
-   * the interval has passed. Either way the lane's next delivery may then take its turn.
-   */
-  private async takeSharedStart(lane: Lane, item: Queued, gap: number): Promise<boolean> {
-    const { now, wait } = await this.starts.takeShared(lane.key, gap);
-    lane.starting = false;
-    if (wait > 0) {
-      // The lane's next delivery is not due before this one.
-      this.starts.note(lane.key, now + wait - gap);
-      item.delivery.notBefore = now + wait;
-      this.hold(lane, item, wait);
-      this.freeSlot(lane);
-      return false;
-    }
-    // The send starts now: local spacing counts from here, however long the write took.
-    this.starts.note(lane.key, this.ctx.clock.now());
-    this.pump(lane);
-    return true;
   }
 
   /** Writes the first heartbeat (failing or not), then one every HEARTBEAT_MS until stopped. */
@@ -534,7 +364,7 @@ export class Dispatcher implements Job, LocalDispatch {
     // Before its first heartbeat a dispatcher has no lease to doubt: it only takes none.
     if (this.lastBeatAt === Number.NEGATIVE_INFINITY) return false;
     this.leasesDoubtedAt = now;
-    const stale = this.takeWaiting();
+    const stale = this.lanes.takeWaiting();
     if (stale.length > 0) {
       this.ctx.logger.warn(
         { silentMs: now - this.lastBeatAt, deliveries: stale.length },
@@ -543,21 +373,6 @@ export class Dispatcher implements Job, LocalDispatch {
       void this.handBack(stale.map((item) => item.delivery.id));
     }
     return false;
-  }
-
-  /** Takes every delivery not yet started out of the lanes: waiting for a slot, or held for a send slot. */
-  private takeWaiting(): Queued[] {
-    const lanes = [...this.lanes.values()];
-    const held = lanes.flatMap((lane) => lane.held.splice(0));
-    for (const h of held) {
-      clearTimeout(h.timer);
-      h.release();
-    }
-    const queued = lanes.flatMap((lane) => lane.waiting.splice(0));
-    this.queued -= queued.length;
-    this.starved.clear();
-    for (const lane of lanes) this.dropIfIdle(lane);
-    return [...queued, ...held.map((h) => h.item)];
   }
 
   /** Gives up leases not used (handBack.ts); the claim loop then looks for them again. */
@@ -582,7 +397,7 @@ export class Dispatcher implements Job, LocalDispatch {
    * noted instead, and claimed once a lane has a round's room (freeSlot).
    */
   private noticed(targets: readonly string[] | undefined): void {
-    if (targets && targets.length > 0 && targets.every((key) => this.occupied(key) > this.perTarget)) {
+    if (targets && targets.length > 0 && targets.every((key) => this.lanes.occupied(key) > this.perTarget)) {
       for (const key of targets) this.leftForSlots.add(key);
       return;
     }
@@ -619,8 +434,13 @@ export class Dispatcher implements Job, LocalDispatch {
     this.woken = false;
   }
 
+  /** Sends under way, held deliveries and hand-backs: runOnce waits for them. */
+  private pending(): Promise<void>[] {
+    return [...this.lanes.pending(), ...this.handingBack];
+  }
+
   private async waitForOne(): Promise<void> {
-    const pending = [...this.attempts, ...this.holds, ...this.handingBack];
+    const pending = this.pending();
     if (pending.length > 0) await Promise.race(pending);
   }
 
@@ -632,9 +452,9 @@ export class Dispatcher implements Job, LocalDispatch {
   }
 
   private async finish(): Promise<void> {
-    const waiting = this.takeWaiting();
+    const waiting = this.lanes.takeWaiting();
     if (waiting.length > 0) await this.handBack(waiting.map((w) => w.delivery.id));
-    while (this.attempts.size > 0) await Promise.allSettled([...this.attempts]);
+    await this.lanes.drain();
     // Attempts that found a stall hand their delivery back: those writes finish before closing.
     await Promise.allSettled([...this.handingBack]);
     await this.completions.drain();
