@@ -10,28 +10,18 @@
  * no room for — is claimed from the database (claims.ts); the claim loop wakes on an
  * in-process signal, on PostgreSQL NOTIFY, when a slot frees, and otherwise polls briefly.
  *
- * What waits in the lanes is sent on the strength of leases that last only while the
- * heartbeat does: a process that stalls for longer than the take-over threshold may have lost
- * them to another worker. So nothing starts while the heartbeat is in doubt (leasesHeld), and
- * a stall found drops what waited and hands it back to be claimed again — by this worker if
- * the leases were still its own. Checking costs one clock read; no query in normal running.
+ * What waits in the lanes is sent only while the dispatcher's heartbeat says its leases are
+ * still its own (leases.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.js';
-import { timeOfId } from '../../ids.js';
 import type { Job } from '../../worker/worker.js';
 import { claimDueDeliveries, targetKey } from './claims.js';
 import { CompletionBatcher } from './completion.js';
 import { DELIVERY_CHANNEL } from './fanout.js';
-import { handBackLeases } from './handBack.js';
-import {
-  forgetDeadWorkers,
-  HEARTBEAT_MS,
-  LEASES_IN_DOUBT_AFTER_MS,
-  recordHeartbeat,
-  removeWorker,
-} from './heartbeat.js';
+import { removeWorker } from './heartbeat.js';
 import { type Lane, Lanes, type Queued } from './lanes.js';
+import { Leases } from './leases.js';
 import type { LocalDispatch } from './registry.js';
 import { type AttemptOutcome, Sender } from './sender.js';
 import type { SendableDelivery } from './target.js';
@@ -45,8 +35,6 @@ const DEFAULT_POLL_MS = 200;
  * these in a row at most; five means something keeps failing.
  */
 export const MAX_UNRECORDED_SENDS = 5;
-/** Beats between two sweeps of long-dead workers' rows. */
-const SWEEP_EVERY_BEATS = 600;
 
 export interface DispatcherOptions {
   pollMs?: number;
@@ -59,15 +47,8 @@ export class Dispatcher implements Job, LocalDispatch {
   private readonly sender: Sender;
   private readonly completions: CompletionBatcher;
   private readonly pollMs: number;
-  /** Leases being handed back (handBack); runOnce and stopping wait for them. */
-  private readonly handingBack = new Set<Promise<void>>();
-  /**
-   * Deliveries whose hand-back failed — a stall is often the database being away, which stops
-   * the heartbeat too: handed back after the next beat that is written, or their leases would
-   * keep them (this worker's claims skip its own leases) until they expire.
-   */
-  private readonly unreturned: string[] = [];
   private readonly lanes: Lanes;
+  private readonly leases: Leases;
   private woken = false;
   /**
    * Targets whose due deliveries the last claim left for want of their slots, and whether it
@@ -78,10 +59,6 @@ export class Dispatcher implements Job, LocalDispatch {
   /** A claim is under way; slots freed meanwhile are looked at when it ends. */
   private claiming = false;
   private freedWhileClaiming = false;
-  /** When this dispatcher's heartbeat was last written (claims skip the write while it is fresh). */
-  private lastBeatAt = Number.NEGATIVE_INFINITY;
-  /** When a stall was last found (leasesHeld): leases taken at fan-out before it are in doubt. */
-  private leasesDoubtedAt = Number.NEGATIVE_INFINITY;
   private stopped: Promise<void> | null = null;
   /** run() is looping (not runOnce): claims look ahead for the next due time. */
   private running = false;
@@ -97,9 +74,13 @@ export class Dispatcher implements Job, LocalDispatch {
     this.pollMs = options.pollMs ?? DEFAULT_POLL_MS;
     this.completions = new CompletionBatcher(ctx);
     this.lanes = new Lanes(ctx, {
-      leasesHeld: () => this.leasesHeld(),
+      leasesHeld: () => this.leases.held(),
       attempt: (lane, item) => this.attempt(lane, item),
       slotFreed: (key) => this.slotFreed(key),
+    });
+    this.leases = new Leases(ctx, this.owner, {
+      takeWaiting: () => this.lanes.takeWaiting(),
+      wake: () => this.wake(),
     });
   }
 
@@ -115,7 +96,7 @@ export class Dispatcher implements Job, LocalDispatch {
     // Work is taken only once the heartbeat is written: before, other workers would count this
     // one dead and could take its leases over at once. What is committed meanwhile is left
     // unleased, and the first claim (below, after this) finds it.
-    const stopBeating = await this.startHeartbeat();
+    const stopBeating = await this.leases.startHeartbeat();
     const unsubscribe = this.ctx.deliveries.onNotify((targets) => this.noticed(targets));
     const unlisten = this.ctx.db.listen(DELIVERY_CHANNEL, () => this.wake());
     const detach = this.ctx.deliveries.attach(this);
@@ -166,7 +147,7 @@ export class Dispatcher implements Job, LocalDispatch {
 
   reserve(kind: string, targetId: string, now: number): { owner: string; leaseUntil: number } | null {
     // No heartbeat yet, or a stall: leases taken now might not be this worker's for long.
-    if (!this.leasesHeld()) return null;
+    if (!this.leases.held()) return null;
     // The lease covers a wait of up to two rounds of the target's slots (Lanes.reserve), the
     // attempt and the margin.
     if (!this.lanes.reserve(targetKey(kind, targetId))) return null;
@@ -178,12 +159,9 @@ export class Dispatcher implements Job, LocalDispatch {
     const lane = this.lanes.unreserve(targetKey(delivery.kind, delivery.targetId));
     // Leased (its id carries the time: reserve came later) before a stall found since, and
     // committed across it: another worker may have taken it over meanwhile.
-    if (
-      this.leasesDoubtedAt > Number.NEGATIVE_INFINITY &&
-      (timeOfId(delivery.id) ?? Number.NEGATIVE_INFINITY) < this.leasesDoubtedAt
-    ) {
+    if (this.leases.inDoubt(delivery.id)) {
       this.lanes.dropIfIdle(lane);
-      void this.handBack([delivery.id]);
+      void this.leases.handBack([delivery.id]);
       return;
     }
     this.lanes.enqueue(lane, { delivery, details });
@@ -240,7 +218,7 @@ export class Dispatcher implements Job, LocalDispatch {
     const { webhookTimeoutMs, webhookLeaseMarginMs } = this.ctx.config;
     const details = new Map<string, Map<string, unknown>>();
     const now = this.ctx.clock.now();
-    const beat = now - this.lastBeatAt >= HEARTBEAT_MS;
+    const beat = this.leases.beatDue(now);
     const claimed = await claimDueDeliveries(this.ctx, {
       owner: this.owner,
       beat,
@@ -257,7 +235,7 @@ export class Dispatcher implements Job, LocalDispatch {
       // in clumps at each poll. runOnce (tests, a manual clock) claims what is due only.
       ...(this.running ? { lookAheadMs: this.pollMs, onNextDue: (at: number) => this.noteNextDue(at) } : {}),
     });
-    if (beat) this.noteBeat(now);
+    if (beat) this.leases.noteBeat(now);
     if (claimed.length >= free) this.leftForGlobalRoom = true;
     for (const delivery of claimed) {
       this.lanes.enqueue(this.lanes.lane(targetKey(delivery.kind, delivery.targetId)), {
@@ -276,9 +254,9 @@ export class Dispatcher implements Job, LocalDispatch {
       if (lane.starting) {
         if (!(await this.lanes.takeSharedStart(lane, item, delivery.slotGapMs ?? 0))) return;
         // Taking the start waited on the database: a stall meanwhile may have cost the lease.
-        if (!this.leasesHeld()) {
+        if (!this.leases.held()) {
           this.lanes.freeSlot(lane);
-          await this.handBack([delivery.id]);
+          await this.leases.handBack([delivery.id]);
           return;
         }
       }
@@ -317,78 +295,6 @@ export class Dispatcher implements Job, LocalDispatch {
       // (at most MAX_UNRECORDED_SENDS times in a row).
       log().error({ err: error }, 'could not record a delivery attempt');
     }
-  }
-
-  /** Writes the first heartbeat (failing or not), then one every HEARTBEAT_MS until stopped. */
-  private async startHeartbeat(): Promise<() => void> {
-    let beats = 0;
-    let failing = false;
-    const beat = async () => {
-      const now = this.ctx.clock.now();
-      try {
-        await this.ctx.db.transact(async (trx) => {
-          await recordHeartbeat(trx, this.owner, now);
-          if (++beats % SWEEP_EVERY_BEATS === 0) await forgetDeadWorkers(trx, now);
-        });
-        this.noteBeat(now);
-        failing = false;
-      } catch (error) {
-        if (!failing) this.ctx.logger.error({ err: error }, 'could not record the dispatcher heartbeat');
-        failing = true;
-      }
-    };
-    await beat();
-    const timer = setInterval(() => void beat(), HEARTBEAT_MS);
-    timer.unref();
-    return () => clearInterval(timer);
-  }
-
-  /** A heartbeat written at `at` has committed: a silence before it that was too long voids what waits. */
-  private noteBeat(at: number): void {
-    this.leasesHeld();
-    this.lastBeatAt = Math.max(this.lastBeatAt, at);
-    if (this.unreturned.length > 0) void this.handBack(this.unreturned.splice(0));
-  }
-
-  /**
-   * Whether the leases of this dispatcher's deliveries are surely still its own: its last
-   * heartbeat is recent enough that no other worker can have taken them over (heartbeat.ts,
-   * LEASES_IN_DOUBT_AFTER_MS). Not so after a stall (the event loop blocked, the process
-   * frozen): everything not yet started is then dropped from the lanes and handed back, to be
-   * claimed again by whoever may — this worker too, once it beats again. Sends in flight at
-   * the stall cannot be called back; their late outcomes are fenced off in completion.ts.
-   */
-  private leasesHeld(): boolean {
-    const now = this.ctx.clock.now();
-    if (now - this.lastBeatAt < LEASES_IN_DOUBT_AFTER_MS) return true;
-    // Before its first heartbeat a dispatcher has no lease to doubt: it only takes none.
-    if (this.lastBeatAt === Number.NEGATIVE_INFINITY) return false;
-    this.leasesDoubtedAt = now;
-    const stale = this.lanes.takeWaiting();
-    if (stale.length > 0) {
-      this.ctx.logger.warn(
-        { silentMs: now - this.lastBeatAt, deliveries: stale.length },
-        'this worker was silent long enough to lose its leases; handing back what it had not sent',
-      );
-      void this.handBack(stale.map((item) => item.delivery.id));
-    }
-    return false;
-  }
-
-  /** Gives up leases not used (handBack.ts); the claim loop then looks for them again. */
-  private handBack(ids: string[]): Promise<void> {
-    const task: Promise<void> = this.ctx.db
-      .transact((trx) => handBackLeases(trx, this.owner, ids))
-      .catch((error) => {
-        this.ctx.logger.error({ err: error }, 'could not hand back waiting deliveries');
-        this.unreturned.push(...ids);
-      })
-      .finally(() => {
-        this.handingBack.delete(task);
-        this.wake();
-      });
-    this.handingBack.add(task);
-    return task;
   }
 
   /**
@@ -436,7 +342,7 @@ export class Dispatcher implements Job, LocalDispatch {
 
   /** Sends under way, held deliveries and hand-backs: runOnce waits for them. */
   private pending(): Promise<void>[] {
-    return [...this.lanes.pending(), ...this.handingBack];
+    return [...this.lanes.pending(), ...this.leases.pending()];
   }
 
   private async waitForOne(): Promise<void> {
@@ -453,10 +359,10 @@ export class Dispatcher implements Job, LocalDispatch {
 
   private async finish(): Promise<void> {
     const waiting = this.lanes.takeWaiting();
-    if (waiting.length > 0) await this.handBack(waiting.map((w) => w.delivery.id));
+    if (waiting.length > 0) await this.leases.handBack(waiting);
     await this.lanes.drain();
     // Attempts that found a stall hand their delivery back: those writes finish before closing.
-    await Promise.allSettled([...this.handingBack]);
+    await this.leases.drain();
     await this.completions.drain();
     await this.sender.close();
   }

@@ -240,8 +240,11 @@ export class Lanes {
     return lane ? lane.inflight + lane.reserved + lane.waiting.length + lane.held.length : 0;
   }
 
-  /** Takes every delivery not yet started out of the lanes: waiting for a slot, or held for a send slot. */
-  takeWaiting(): Queued[] {
+  /**
+   * Takes every delivery not yet started out of the lanes: waiting for a slot, or held for a
+   * send slot. Returns their ids, to hand their leases back.
+   */
+  takeWaiting(): string[] {
     const lanes = [...this.lanes.values()];
     const held = lanes.flatMap((lane) => lane.held.splice(0));
     for (const h of held) {
@@ -252,7 +255,7 @@ export class Lanes {
     this.queued -= queued.length;
     this.starved.clear();
     for (const lane of lanes) this.dropIfIdle(lane);
-    return [...queued, ...held.map((h) => h.item)];
+    return [...queued, ...held.map((h) => h.item)].map((item) => item.delivery.id);
   }
 
   /** Sends under way and held deliveries, each settling when it ends or is released into its lane. */
