@@ -16,25 +16,18 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.js';
 import type { Job } from '../../worker/worker.js';
+import { Attempts } from './attempts.js';
 import { claimDueDeliveries, targetKey } from './claims.js';
-import { CompletionBatcher } from './completion.js';
 import { DELIVERY_CHANNEL } from './fanout.js';
 import { removeWorker } from './heartbeat.js';
-import { type Lane, Lanes, type Queued } from './lanes.js';
+import { Lanes } from './lanes.js';
 import { Leases } from './leases.js';
 import type { LocalDispatch } from './registry.js';
-import { type AttemptOutcome, Sender } from './sender.js';
+import { Sender } from './sender.js';
 import type { SendableDelivery } from './target.js';
 
 /** Poll for due retries this often when nothing wakes the dispatcher sooner. */
 const DEFAULT_POLL_MS = 200;
-/**
- * Sends of one delivery whose outcome could not be recorded (storage refusing it, the
- * process dying mid-send) before the engine stops trying: the delivery is then marked failed
- * and logged, instead of being resent at every lease expiry. Crashes make one or two of
- * these in a row at most; five means something keeps failing.
- */
-export const MAX_UNRECORDED_SENDS = 5;
 
 export interface DispatcherOptions {
   pollMs?: number;
@@ -44,11 +37,10 @@ export interface DispatcherOptions {
 export class Dispatcher implements Job, LocalDispatch {
   readonly name = 'delivery-dispatcher';
   readonly owner = randomUUID();
-  private readonly sender: Sender;
-  private readonly completions: CompletionBatcher;
   private readonly pollMs: number;
   private readonly lanes: Lanes;
   private readonly leases: Leases;
+  private readonly attempts: Attempts;
   private woken = false;
   /**
    * Targets whose due deliveries the last claim left for want of their slots, and whether it
@@ -70,18 +62,18 @@ export class Dispatcher implements Job, LocalDispatch {
     private readonly ctx: AppContext,
     options: DispatcherOptions = {},
   ) {
-    this.sender = options.sender ?? new Sender(ctx.config.webhookTimeoutMs, ctx.config.webhookAllowPrivateNetworks);
     this.pollMs = options.pollMs ?? DEFAULT_POLL_MS;
-    this.completions = new CompletionBatcher(ctx);
     this.lanes = new Lanes(ctx, {
       leasesHeld: () => this.leases.held(),
-      attempt: (lane, item) => this.attempt(lane, item),
+      attempt: (lane, item) => this.attempts.attempt(lane, item),
       slotFreed: (key) => this.slotFreed(key),
     });
     this.leases = new Leases(ctx, this.owner, {
       takeWaiting: () => this.lanes.takeWaiting(),
       wake: () => this.wake(),
     });
+    const sender = options.sender ?? new Sender(ctx.config.webhookTimeoutMs, ctx.config.webhookAllowPrivateNetworks);
+    this.attempts = new Attempts(ctx, this.owner, this.lanes, this.leases, sender);
   }
 
   private get concurrency(): number {
@@ -246,57 +238,6 @@ export class Dispatcher implements Job, LocalDispatch {
     return claimed.length;
   }
 
-  private async attempt(lane: Lane, item: Queued): Promise<void> {
-    const { delivery, details } = item;
-    // Built only when something is logged: most attempts log nothing.
-    const log = () => this.ctx.logger.child({ deliveryId: delivery.id, eventId: delivery.eventId });
-    try {
-      if (lane.starting) {
-        if (!(await this.lanes.takeSharedStart(lane, item, delivery.slotGapMs ?? 0))) return;
-        // Taking the start waited on the database: a stall meanwhile may have cost the lease.
-        if (!this.leases.held()) {
-          this.lanes.freeSlot(lane);
-          await this.leases.handBack([delivery.id]);
-          return;
-        }
-      }
-      const attemptedAt = this.ctx.clock.now();
-      if (delivery.unrecordedSends > MAX_UNRECORDED_SENDS) {
-        this.lanes.freeSlot(lane);
-        const unrecorded = delivery.unrecordedSends - 1;
-        log().error({ unrecorded }, 'giving up on a delivery whose sends could not be recorded');
-        const error = `gave up: the outcome of ${unrecorded} sends in a row could not be recorded`;
-        await this.completions.complete(
-          delivery,
-          this.owner,
-          attemptedAt,
-          { statusCode: null, latencyMs: 0, responseBody: null, error },
-          { status: 'failed', nextAttemptAt: null },
-        );
-        return;
-      }
-      let outcome: AttemptOutcome;
-      try {
-        const target = this.ctx.deliveries.targets.get(delivery.kind);
-        if (!target) throw new Error(`no target kind ${delivery.kind} is registered`);
-        outcome = await this.sender.send(target.request(delivery, details, attemptedAt));
-      } finally {
-        this.lanes.freeSlot(lane);
-      }
-      const { recorded, verdict } = await this.completions.complete(delivery, this.owner, attemptedAt, outcome);
-      if (!recorded) log().warn('lease lost during the attempt; another worker owns this delivery now');
-      else if (verdict.status === 'failed') {
-        log().warn({ statusCode: outcome.statusCode, error: outcome.error }, 'delivery failed after its last attempt');
-      } else if (verdict.status === 'retry_scheduled') {
-        log().debug({ statusCode: outcome.statusCode, error: outcome.error }, 'attempt failed; retry scheduled');
-      }
-    } catch (error) {
-      // Storage trouble while completing: the lease will end and the delivery be sent again
-      // (at most MAX_UNRECORDED_SENDS times in a row).
-      log().error({ err: error }, 'could not record a delivery attempt');
-    }
-  }
-
   /**
    * Unleased deliveries were committed in this process. When all of them are for targets
    * whose lanes hold more than a round already, a claim now would take nothing: they are
@@ -363,7 +304,6 @@ export class Dispatcher implements Job, LocalDispatch {
     await this.lanes.drain();
     // Attempts that found a stall hand their delivery back: those writes finish before closing.
     await this.leases.drain();
-    await this.completions.drain();
-    await this.sender.close();
+    await this.attempts.close();
   }
 }
