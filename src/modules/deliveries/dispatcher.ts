@@ -7,17 +7,21 @@
  * already leased to it by their creating transaction (fanout.ts), into a lane per target
  * that holds at most two rounds of that target's slots. Everything else — retries coming
  * due, redeliveries, other processes' deliveries, dead workers' leases, what the lanes had
- * no room for — is claimed from the database (claims.ts); the claim loop wakes on an
- * in-process signal, on PostgreSQL NOTIFY, when a slot frees, and otherwise polls briefly.
+ * no room for — is claimed from the database (claims.ts, in rounds: claimRounds.ts); the
+ * claim loop wakes on an in-process signal, on PostgreSQL NOTIFY, when a slot frees, and
+ * otherwise polls briefly.
  *
- * What waits in the lanes is sent only while the dispatcher's heartbeat says its leases are
- * still its own (leases.ts).
+ * This file is the job: the claim loop, fan-out's hand-over, and stopping. Its parts: the
+ * lanes and slots (lanes.ts), the leases and heartbeat (leases.ts), the attempt
+ * (attempts.ts). What waits in the lanes is sent only while the heartbeat says its leases
+ * are still its own.
  */
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.js';
 import type { Job } from '../../worker/worker.js';
 import { Attempts } from './attempts.js';
-import { claimDueDeliveries, targetKey } from './claims.js';
+import { ClaimRounds } from './claimRounds.js';
+import { targetKey } from './claims.js';
 import { DELIVERY_CHANNEL } from './fanout.js';
 import { removeWorker } from './heartbeat.js';
 import { Lanes } from './lanes.js';
@@ -41,16 +45,8 @@ export class Dispatcher implements Job, LocalDispatch {
   private readonly lanes: Lanes;
   private readonly leases: Leases;
   private readonly attempts: Attempts;
+  private readonly rounds: ClaimRounds;
   private woken = false;
-  /**
-   * Targets whose due deliveries the last claim left for want of their slots, and whether it
-   * ran out of global room: a freed slot claims again once there is a round's room for them.
-   */
-  private readonly leftForSlots = new Set<string>();
-  private leftForGlobalRoom = false;
-  /** A claim is under way; slots freed meanwhile are looked at when it ends. */
-  private claiming = false;
-  private freedWhileClaiming = false;
   private stopped: Promise<void> | null = null;
   /** run() is looping (not runOnce): claims look ahead for the next due time. */
   private running = false;
@@ -66,7 +62,7 @@ export class Dispatcher implements Job, LocalDispatch {
     this.lanes = new Lanes(ctx, {
       leasesHeld: () => this.leases.held(),
       attempt: (lane, item) => this.attempts.attempt(lane, item),
-      slotFreed: (key) => this.slotFreed(key),
+      slotFreed: (key) => this.rounds.slotFreed(key),
     });
     this.leases = new Leases(ctx, this.owner, {
       takeWaiting: () => this.lanes.takeWaiting(),
@@ -74,14 +70,7 @@ export class Dispatcher implements Job, LocalDispatch {
     });
     const sender = options.sender ?? new Sender(ctx.config.webhookTimeoutMs, ctx.config.webhookAllowPrivateNetworks);
     this.attempts = new Attempts(ctx, this.owner, this.lanes, this.leases, sender);
-  }
-
-  private get concurrency(): number {
-    return this.ctx.config.webhookConcurrency;
-  }
-
-  private get perTarget(): number {
-    return this.ctx.config.webhookConcurrencyPerSubscription;
+    this.rounds = new ClaimRounds(ctx, this.owner, this.lanes, this.leases, () => this.wake());
   }
 
   async run(signal: AbortSignal): Promise<void> {
@@ -89,7 +78,7 @@ export class Dispatcher implements Job, LocalDispatch {
     // one dead and could take its leases over at once. What is committed meanwhile is left
     // unleased, and the first claim (below, after this) finds it.
     const stopBeating = await this.leases.startHeartbeat();
-    const unsubscribe = this.ctx.deliveries.onNotify((targets) => this.noticed(targets));
+    const unsubscribe = this.ctx.deliveries.onNotify((targets) => this.rounds.noticed(targets));
     const unlisten = this.ctx.db.listen(DELIVERY_CHANNEL, () => this.wake());
     const detach = this.ctx.deliveries.attach(this);
     const onAbort = () => this.wake();
@@ -102,7 +91,7 @@ export class Dispatcher implements Job, LocalDispatch {
         } catch (error) {
           this.ctx.logger.error({ err: error }, 'claiming deliveries failed');
         }
-        // Whatever the claim left is claimed when a round of slots frees for it (freeSlot).
+        // Whatever the claim left is claimed when a round of slots frees for it (ClaimRounds.slotFreed).
         await this.sleep();
       }
     } finally {
@@ -162,93 +151,16 @@ export class Dispatcher implements Job, LocalDispatch {
   release(kind: string, targetId: string): void {
     const lane = this.lanes.unreserve(targetKey(kind, targetId));
     this.lanes.dropIfIdle(lane);
-    this.slotFreed(lane.key);
+    this.rounds.slotFreed(lane.key);
   }
 
-  /**
-   * A slot or a reservation in `key`'s lane was freed. Claim again only when work was left for
-   * want of slots, and only once a whole round of slots is free for it: a claim per finished
-   * send would cost a transaction per delivery. Slots freed during a claim are looked at when
-   * it ends.
-   */
-  private slotFreed(key: string): void {
-    if (this.claiming) this.freedWhileClaiming = true;
-    else if (this.roomForLeftWork([key])) this.wake();
-  }
-
-  /** Whether a round of slots is free for work the last claim left, globally or for one of `keys`. */
-  private roomForLeftWork(keys: Iterable<string>): boolean {
-    if (this.leftForGlobalRoom && this.lanes.load <= this.concurrency) return true;
-    for (const key of keys) if (this.leftForSlots.has(key) && this.lanes.occupied(key) <= this.perTarget) return true;
-    return false;
-  }
-
-  /**
-   * Claims into the same two rounds of slots that fan-out leases into (reserve), globally and
-   * per target, so a target with a backlog gets at least a round of deliveries per claim.
-   */
-  private async claimAndStart(): Promise<number> {
-    const free = 2 * this.concurrency - this.lanes.load;
-    if (free <= 0) {
-      // Whatever is due waits for global room: a freed slot claims once a round is free.
-      this.leftForGlobalRoom = true;
-      return 0;
-    }
-    this.leftForSlots.clear();
-    this.leftForGlobalRoom = false;
-    this.claiming = true;
-    this.freedWhileClaiming = false;
-    try {
-      return await this.claimInto(free);
-    } finally {
-      this.claiming = false;
-      if (this.freedWhileClaiming && this.roomForLeftWork(this.leftForSlots)) this.wake();
-    }
-  }
-
-  private async claimInto(free: number): Promise<number> {
-    const { webhookTimeoutMs, webhookLeaseMarginMs } = this.ctx.config;
-    const details = new Map<string, Map<string, unknown>>();
-    const now = this.ctx.clock.now();
-    const beat = this.leases.beatDue(now);
-    const claimed = await claimDueDeliveries(this.ctx, {
-      owner: this.owner,
-      beat,
-      onLeftForSlots: (key) => this.leftForSlots.add(key),
-      limit: free,
-      // A claimed delivery may wait up to one round of its target's attempts, then its own
-      // attempt, and a margin on top before another worker may retry it (as reserve's lease).
-      leaseMs: 2 * webhookTimeoutMs + webhookLeaseMarginMs,
-      excludeTargets: [...this.lanes.keys()].filter((key) => this.lanes.occupied(key) > this.perTarget),
-      slotsFor: (key) => 2 * this.perTarget - this.lanes.occupied(key),
-      onDetails: (kind, map) => details.set(kind, map),
-      // The running loop looks one poll ahead and wakes when the next delivery comes due
-      // (sleep): deliveries due `spacingMs` apart (a replay) then go out that far apart, not
-      // in clumps at each poll. runOnce (tests, a manual clock) claims what is due only.
-      ...(this.running ? { lookAheadMs: this.pollMs, onNextDue: (at: number) => this.noteNextDue(at) } : {}),
-    });
-    if (beat) this.leases.noteBeat(now);
-    if (claimed.length >= free) this.leftForGlobalRoom = true;
-    for (const delivery of claimed) {
-      this.lanes.enqueue(this.lanes.lane(targetKey(delivery.kind, delivery.targetId)), {
-        delivery,
-        details: details.get(delivery.kind)?.get(delivery.targetId),
-      });
-    }
-    return claimed.length;
-  }
-
-  /**
-   * Unleased deliveries were committed in this process. When all of them are for targets
-   * whose lanes hold more than a round already, a claim now would take nothing: they are
-   * noted instead, and claimed once a lane has a round's room (freeSlot).
-   */
-  private noticed(targets: readonly string[] | undefined): void {
-    if (targets && targets.length > 0 && targets.every((key) => this.lanes.occupied(key) > this.perTarget)) {
-      for (const key of targets) this.leftForSlots.add(key);
-      return;
-    }
-    this.wake();
+  private claimAndStart(): Promise<number> {
+    // The running loop looks one poll ahead and wakes when the next delivery comes due
+    // (sleep): deliveries due `spacingMs` apart (a replay) then go out that far apart, not
+    // in clumps at each poll. runOnce (tests, a manual clock) claims what is due only.
+    return this.rounds.claim(
+      this.running ? { lookAheadMs: this.pollMs, onNextDue: (at: number) => this.noteNextDue(at) } : {},
+    );
   }
 
   private wake(): void {
