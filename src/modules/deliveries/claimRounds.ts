@@ -43,9 +43,9 @@ export class ClaimRounds {
   }
 
   /**
-   * Claims into the same two rounds of slots that fan-out leases into (reserve), globally and
-   * per target, so a target with a backlog gets at least a round of deliveries per claim.
-   * Returns how many deliveries it claimed.
+   * Claims into the same two rounds of slots that fan-out leases into (Dispatcher.reserve),
+   * globally and per target, so a target with a backlog gets at least a round of deliveries
+   * per claim. Returns how many deliveries it claimed.
    */
   async claim(lookAhead: LookAhead): Promise<number> {
     const free = 2 * this.concurrency - this.lanes.load;
@@ -77,7 +77,8 @@ export class ClaimRounds {
       onLeftForSlots: (key) => this.leftForSlots.add(key),
       limit: free,
       // A claimed delivery may wait up to one round of its target's attempts, then its own
-      // attempt, and a margin on top before another worker may retry it (as reserve's lease).
+      // attempt, and a margin on top before another worker may retry it (as the lease
+      // Dispatcher.reserve gives).
       leaseMs: 2 * webhookTimeoutMs + webhookLeaseMarginMs,
       excludeTargets: [...this.lanes.keys()].filter((key) => this.lanes.occupied(key) > this.perTarget),
       slotsFor: (key) => 2 * this.perTarget - this.lanes.occupied(key),
