@@ -4,8 +4,8 @@
  * ties up its own slots. A lane holds what its target is sending, what fan-outs not yet
  * committed reserved, what waits for a slot, and a throttled target's deliveries held until
  * their send slot. It starts what the slots allow and gives freed slots to its own target
- * first, then to lanes starved of a global slot. Where the deliveries come from, and the
- * attempt itself, are the dispatcher's (dispatcher.ts).
+ * first, then to lanes starved of a global slot. Where the deliveries come from
+ * (dispatcher.ts, claimRounds.ts) and the attempt itself (attempts.ts) are not its business.
  */
 import type { AppContext } from '../../context.js';
 import { SendStarts } from './sendStarts.js';
