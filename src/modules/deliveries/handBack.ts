@@ -2,7 +2,7 @@
  * Handing leases back: deliveries a dispatcher had leased but not started sending are made
  * claimable again at once, by any worker (itself included), instead of waiting out their
  * lease. Used when a dispatcher stops, and when it finds that it stalled long enough for its
- * leases to be in doubt (dispatcher.ts). Only rows it still holds are touched: one another
+ * leases to be in doubt (leases.ts). Only rows it still holds are touched: one another
  * worker has taken over, or already finished, stays as that worker left it.
  */
 import type { Trx } from '../../db/types.js';
