@@ -38,7 +38,7 @@ import { healthRoutes } from './modules/health/routes.js';
 import { observeRequests, registerMetricsRoute } from './modules/metrics/routes.js';
 import { offerRoutes } from './modules/offers/routes.js';
 import { partnerApiRoutes, partnerKeyLimit } from './modules/partnerKeys/routes.js';
-import { partnerPublicRoutes, sendApplicationRefusal } from './modules/partners/publicRoutes.js';
+import { partnerPublicRoutes, sendApplicationError } from './modules/partners/publicRoutes.js';
 import { partnerRoutes } from './modules/partners/routes.js';
 import { payoutRoutes } from './modules/payouts/routes.js';
 import { portalApiRoutes } from './modules/portal/apiRoutes.js';
@@ -68,7 +68,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const PAGE_SIDES: readonly (readonly [string, ErrorPage])[] = [
   [DASHBOARD_PATH, sendErrorPage],
   [PORTAL_PATH, sendPortalError],
-  ['/apply', sendApplicationRefusal],
+  ['/apply', sendApplicationError],
 ];
 
 export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {

@@ -51,3 +51,12 @@ export function acceptsCsvOverJson(accept: string | undefined): boolean {
   if (!json) return true;
   return csv.q > json.q || (csv.q === json.q && csv.order < json.order);
 }
+
+/**
+ * A browser, or a client that names no preference; not one asking for JSON alone. The public
+ * pages that a person opens (the tracking link, the application form) answer their errors
+ * with a page then, and with the API's JSON otherwise.
+ */
+export function acceptsHtml(accept: string | undefined): boolean {
+  return !accept || /text\/html|\*\/\*/.test(accept) || !accept.includes('json');
+}

@@ -50,6 +50,28 @@ for (const dialect of testedDialects()) {
       assert.equal((await stranger.post(`/dashboard/partners/${partnerId}/invite`)).status, 404);
     });
 
+    it('refuses to preview an existing run with another minimum, as confirming it would, on the run form', async () => {
+      const client = await signedInClient(env);
+      const yesterday = localDay(env.clock.now() - 86_400_000, 'UTC');
+      const upTo = `${yesterday}T23:59:59.999Z`;
+      const run = await env.http('POST', '/api/v1/payouts', { body: { upTo, minimumCents: 5 } });
+      assert.equal(run.status, 201, JSON.stringify(run.body));
+      const refused = await client.get(`/dashboard/payouts/new?day=${yesterday}&minimum=0`);
+      assert.equal(refused.status, 409);
+      assert.match(refused.body, /<div class="flash error" role="alert" id="error-summary" tabindex="-1" autofocus>/);
+      assert.match(refused.body, /already exists with minimumCents 5/);
+      assert.doesNotMatch(refused.body, /confirming shows its payouts again/);
+      assert.doesNotMatch(refused.body, /action="\/dashboard\/payouts" /, 'no confirm button');
+      assert.match(refused.body, new RegExp(`<input id="day" name="day" type="date" value="${yesterday}"`));
+      assert.match(refused.body, /<input id="minimum" name="minimum" type="text" value="0"/);
+      // With the run's own minimum the preview shows the run, and confirming returns it.
+      const same = await client.get(`/dashboard/payouts/new?day=${yesterday}&minimum=5`);
+      assert.equal(same.status, 200);
+      assert.match(same.body, /confirming shows its payouts again and creates nothing/);
+      const confirmed = await client.post('/dashboard/payouts', { upTo, partnerId: '', minimumCents: '5' });
+      assert.equal(confirmed.status, 303);
+    });
+
     it('previews a run, creates it on confirmation, marks a payout paid and exports it as CSV', async () => {
       const client = await signedInClient(env);
       const day = localDay(env.clock.now(), 'UTC');

@@ -191,6 +191,37 @@ for (const dialect of testedDialects()) {
       assert.match(error.message, /already exists with minimumCents 0/);
     });
 
+    it('refuses the preview of an existing run with another minimumCents with the 409 its POST gives', async () => {
+      const p = await partner('Preview Other Minimum');
+      await conversion(p, { payoutCents: 500 });
+      env.clock.advance(MINUTE);
+      const upTo = now();
+      const created = await env.http('POST', '/api/v1/payouts', { body: { upTo, partnerId: p, minimumCents: 5 } });
+      assert.equal(created.status, 201);
+      const previewOf = (minimum: string) =>
+        env.http('GET', `/api/v1/payouts/preview?upTo=${encodeURIComponent(upTo)}&partnerId=${p}${minimum}`);
+      for (const minimum of ['&minimumCents=0', '']) {
+        const preview = expectError(await previewOf(minimum), 409, 'conflict');
+        const post = expectError(
+          await env.http('POST', '/api/v1/payouts', {
+            body: { upTo, partnerId: p, ...(minimum ? { minimumCents: 0 } : {}) },
+          }),
+          409,
+          'conflict',
+        );
+        assert.equal(preview.message, post.message, `preview and POST say the same (${minimum || 'no minimum'})`);
+        assert.match(preview.message, /already exists with minimumCents 5/);
+      }
+      // With the run's own minimum the preview shows the run, as the POST returns it.
+      const same = await previewOf('&minimumCents=5');
+      assert.equal(same.status, 200);
+      assert.equal(same.body.alreadyCreated, true);
+      assert.deepEqual(
+        same.body.data.map((l: { amountCents: number }) => l.amountCents),
+        [500],
+      );
+    });
+
     it('skips partners whose payable amount in a currency is below minimumCents', async () => {
       const small = await partner('Small');
       const large = await partner('Large');

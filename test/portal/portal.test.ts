@@ -475,6 +475,61 @@ for (const dialect of testedDialects()) {
         assert.match(page, /<th scope="col">Actions<\/th>/);
       });
 
+      it('counts a line break of the account text as one character, as the textarea does, and stores it as LF', async () => {
+        const { client, partnerId } = await invitedPartner(env, 'Multiline Details Partner');
+        await client.get('/portal/payout-details');
+        // 9 lines: 494 characters in the textarea (maxlength 500), 502 as the browser posts them (CRLF).
+        const lines = Array(9).fill('IBAN DE89 3704 0044 0532 0130 00 Holder Name Street 12');
+        const typed = lines.join('\n');
+        assert.equal(typed.length, 494);
+        const saved = await client.post('/portal/payout-details', {
+          method: 'Bank transfer (IBAN)',
+          account: lines.join('\r\n'),
+        });
+        assert.equal(saved.status, 303, saved.body);
+        const stored = await env.ctx.db.read
+          .selectFrom('partner_accounts')
+          .select('payout_account')
+          .where('partner_id', '=', partnerId)
+          .executeTakeFirstOrThrow();
+        assert.equal(stored.payout_account, typed);
+        // The brand's API shows the payout with the text as the partner's field counted it.
+        await env.http('POST', '/api/v1/conversions', { body: { offerId, partnerId } });
+        env.clock.advance(1000);
+        const run = await env.http('POST', '/api/v1/payouts', {
+          body: { upTo: new Date(env.clock.now()).toISOString(), partnerId },
+        });
+        assert.equal(run.status, 201);
+        const detail = await env.http('GET', `/api/v1/payouts/${run.body.data[0].id}`);
+        assert.equal(detail.body.payoutAccount, typed);
+      });
+
+      it('shows a refused account text again as typed, 422, beside its field with the focus on the summary', async () => {
+        const { client, partnerId } = await invitedPartner(env, 'Refused Details Partner');
+        await client.get('/portal/payout-details');
+        await client.post('/portal/payout-details', { method: 'PayPal', account: 'kept@partner.example' });
+        const tooLong = `${'A'.repeat(250)}\r\n${'B'.repeat(250)}`; // 501 characters as the field counts them
+        const refused = await client.post('/portal/payout-details', { method: 'Wise', account: tooLong });
+        assert.equal(refused.status, 422);
+        const body = refused.body;
+        assert.match(body, /<div class="flash error" role="alert" id="error-summary" tabindex="-1" autofocus>/);
+        assert.match(body, /<a href="#account">Account<\/a>: must be at most 500 characters/);
+        const textarea = /<textarea id="account"[^>]*>([^<]*)<\/textarea>/.exec(body);
+        assert.ok(textarea, 'the account field is on the page');
+        assert.match(textarea[0], /aria-invalid="true"/);
+        assert.match(textarea[0], /aria-describedby="account-hint account-error"/);
+        assert.match(textarea[0], /maxlength="500"/);
+        assert.equal(textarea[1]?.replace(/\r\n/g, '\n'), `${'A'.repeat(250)}\n${'B'.repeat(250)}`);
+        assert.match(body, /<p class="field-error" id="account-error">must be at most 500 characters/);
+        assert.match(body, /<option value="Wise" selected>Wise<\/option>/);
+        const stored = await env.ctx.db.read
+          .selectFrom('partner_accounts')
+          .select(['payout_method', 'payout_account'])
+          .where('partner_id', '=', partnerId)
+          .executeTakeFirstOrThrow();
+        assert.deepEqual(stored, { payout_method: 'PayPal', payout_account: 'kept@partner.example' });
+      });
+
       it('stores payout details that the brand sees with the payout', async () => {
         const { client, partnerId } = await invitedPartner(env, 'Details Partner');
         await client.get('/portal/payout-details');
@@ -486,8 +541,8 @@ for (const dialect of testedDialects()) {
         assert.match(details, /<textarea id="account"[^>]*aria-describedby="account-hint"/);
         assert.match(details, /<p class="hint" id="account-hint">\s*For example your PayPal/);
         const bad = await client.post('/portal/payout-details', { method: 'Gold bars', account: 'x' });
-        assert.equal(bad.status, 303);
-        assert.match((await client.get('/portal/payout-details')).body, /choose one of the listed methods/);
+        assert.equal(bad.status, 422);
+        assert.match(bad.body, /choose one of the listed methods/);
         await env.http('POST', '/api/v1/conversions', { body: { offerId, partnerId } });
         env.clock.advance(1000);
         const run = await env.http('POST', '/api/v1/payouts', {

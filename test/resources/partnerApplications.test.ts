@@ -4,6 +4,9 @@ import { createTestEnv, expectError, type TestEnv, testedDialects } from '../hel
 
 const APPLY = '/api/public/partners/apply';
 const APPLY_LIMIT = 3;
+const URLENCODED = 'application/x-www-form-urlencoded';
+/** What Chromium sends with a form post. */
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
 for (const dialect of testedDialects()) {
   describe(`public partner applications (${dialect})`, () => {
@@ -32,6 +35,15 @@ for (const dialect of testedDialects()) {
         url: `/apply/${slug}`,
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         payload: new URLSearchParams(fields).toString(),
+        ...(remoteAddress ? { remoteAddress } : {}),
+      });
+
+    const post = (type: string, payload: string, accept: string, remoteAddress?: string) =>
+      env.app.inject({
+        method: 'POST',
+        url: `/apply/${env.brand.slug}`,
+        headers: { 'content-type': type, accept },
+        payload,
         ...(remoteAddress ? { remoteAddress } : {}),
       });
 
@@ -245,6 +257,51 @@ for (const dialect of testedDialects()) {
         const res = await form('no-such-brand', { name: 'Hal', email: 'hal@example.com' });
         assert.equal(res.statusCode, 404);
         assert.match(res.body, /Not found/);
+      });
+
+      it("answers a browser over the rate limit with a page in the form's style and Retry-After, a JSON-only client with JSON", async () => {
+        const body = { brandSlug: env.brand.slug, name: 'Kay', email: 'kay@example.com' };
+        for (let i = 0; i < APPLY_LIMIT; i++) assert.equal((await applyAs(body)).status, 201);
+        const fields = new URLSearchParams({ name: 'Kay late', email: 'kay@example.com' }).toString();
+        const page = await post(URLENCODED, fields, BROWSER_ACCEPT);
+        assert.equal(page.statusCode, 429);
+        assert.match(String(page.headers['content-type']), /^text\/html/);
+        assert.match(String(page.headers['retry-after']), /^\d+$/);
+        assert.match(page.body, /<h1>Too many applications<\/h1>/);
+        assert.match(page.body, new RegExp(`Please wait ${page.headers['retry-after']} seconds`));
+        assert.match(page.body, new RegExp(`<a href="/apply/${env.brand.slug}">Back to the form</a>`));
+        assert.match(String(page.headers['content-security-policy']), /default-src/);
+        assert.doesNotMatch(page.body, /rate_limit_exceeded/);
+        const json = await post(URLENCODED, fields, 'application/json');
+        assert.equal(json.statusCode, 429);
+        assert.match(String(json.headers['retry-after']), /^\d+$/);
+        assert.equal(json.json().error.code, 'rate_limit_exceeded');
+      });
+
+      it('answers a browser a post that is no form post (415) or too large (413) with a page, a JSON-only client with JSON', async () => {
+        const multipart = `--x\r\nContent-Disposition: form-data; name="name"\r\n\r\nA\r\n--x--\r\n`;
+        const tooLarge = new URLSearchParams({ name: 'L', email: 'l@example.com', website: 'x'.repeat(1_100_000) });
+        for (const [status, type, payload, title, code] of [
+          [415, 'multipart/form-data; boundary=x', multipart, 'Not sent from the form', 'unsupported_media_type'],
+          [413, URLENCODED, tooLarge.toString(), 'Too much to send', 'payload_too_large'],
+        ] as const) {
+          // Each from its own address: the refused posts count against the per-IP limit too.
+          const page = await post(type, payload, BROWSER_ACCEPT, `192.0.2.${status - 400}`);
+          assert.equal(page.statusCode, status);
+          assert.match(String(page.headers['content-type']), /^text\/html/, `${status}`);
+          assert.match(page.body, new RegExp(`<h1>${title}</h1>`));
+          assert.doesNotMatch(page.body, /application\/json/, 'a person is not told to send JSON');
+          assert.match(String(page.headers['content-security-policy']), /default-src/);
+          const json = await post(type, payload, 'application/json', `192.0.2.${status - 300}`);
+          assert.equal(json.statusCode, status);
+          assert.equal(json.json().error.code, code);
+        }
+        const listed = await env.request('GET', '/api/v1/partners?status=applicant');
+        assert.equal(
+          listed.body.data.filter((p: { email: string }) => p.email === 'l@example.com').length,
+          0,
+          'nothing was recorded',
+        );
       });
 
       it('counts form posts against the same per-IP limit as the JSON endpoint', async () => {

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { escapeHtml } from '@kitajs/html';
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
+import { acceptsHtml } from '../../http/accept.js';
 import { logFailure, sendError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { ErrorBody, errorResponses, KEYED_ERRORS, ListOf, Resource } from '../../http/schemas.js';
@@ -40,11 +41,6 @@ function cutToCodePoints(text: string, max: number): string {
     units += (text.codePointAt(units) ?? 0) > 0xffff ? 2 : 1;
   }
   return text.slice(0, units);
-}
-
-/** A browser, or a client that names no preference; not one asking for JSON alone. */
-function acceptsHtml(accept: string | undefined): boolean {
-  return !accept || /text\/html|\*\/\*/.test(accept) || !accept.includes('json');
 }
 
 function subsFromQuery(query: Record<string, unknown>): Array<string | null> {

@@ -50,6 +50,15 @@ export function text(value: string | undefined): string {
   return (value ?? '').trim();
 }
 
+/**
+ * A textarea's value, trimmed, with each line break as LF. A browser counts a line break as
+ * one character against `maxlength` but submits it as CRLF: counted as posted, text the
+ * field let in would be refused as too long. Stored as LF, so it is what the field counted.
+ */
+export function multilineText(value: string | undefined): string {
+  return text(value).replace(/\r\n?/g, '\n');
+}
+
 /** Problems of `value` against an API schema, one per field, worded for people. */
 function schemaProblems(schema: TSchema, value: unknown): ErrorDetail[] {
   const validate = jsonValidator(schema);

@@ -50,13 +50,42 @@ export function ConfirmationPage({ brandName }: { brandName: string }) {
   );
 }
 
-/** An address of the form's the router refused before routing (web/routerRefusal.ts). */
-export function RefusedAddressPage({ status, message }: { status: number; message: string }) {
-  const title = status === 404 ? 'Not found' : 'Bad request';
+const ERROR_TITLES: Record<number, string> = {
+  400: 'Bad request',
+  404: 'Not found',
+  413: 'Too much to send',
+  415: 'Not sent from the form',
+  422: 'Not accepted',
+  429: 'Too many applications',
+  503: 'Temporarily unavailable',
+};
+
+/**
+ * The form's answer when a post or an address cannot be used: the router's refusals
+ * (web/routerRefusal.ts) and the refusals before the form is read (rate limit, body size and
+ * type), with a way back to the form when there is one.
+ */
+export function ApplicationErrorPage({
+  status,
+  message,
+  formPath,
+}: {
+  status: number;
+  message: string;
+  formPath?: string;
+}) {
+  const title = ERROR_TITLES[status] ?? 'Something went wrong';
   return (
     <PublicPage title={title}>
-      <h1>{title}</h1>
+      <h1 safe>{title}</h1>
       <p safe>{message}</p>
+      {formPath ? (
+        <p>
+          <a href={formPath}>Back to the form</a>
+        </p>
+      ) : (
+        ''
+      )}
     </PublicPage>
   );
 }

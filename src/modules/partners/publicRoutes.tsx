@@ -6,8 +6,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
+import { acceptsHtml } from '../../http/accept.js';
 import { enforceClientRateLimit } from '../../http/auth.js';
-import { toApiError } from '../../http/errors.js';
+import { type ApiError, logFailure, sendError, toApiError } from '../../http/errors.js';
 import { errorResponses, Resource } from '../../http/schemas.js';
 import { formValidatorCompiler } from '../../http/validation.js';
 import { formBodies } from '../../web/formBodies.js';
@@ -16,7 +17,7 @@ import { securityHeaders } from '../../web/securityHeaders.js';
 import { findBrandBySlug } from '../brands/repository.js';
 import { describeIssues, Problems } from '../dashboard/forms.js';
 import { MAX_URL_LENGTH } from '../urls.js';
-import { ApplicationPage, ConfirmationPage, NoProgrammePage, RefusedAddressPage } from './applyPage.js';
+import { ApplicationErrorPage, ApplicationPage, ConfirmationPage, NoProgrammePage } from './applyPage.js';
 import { ApplyBody } from './schemas.js';
 import { applyAsPartner } from './service.js';
 
@@ -68,14 +69,39 @@ export function partnerPublicRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
   };
 }
 
-/** The application form's answer to an address the router refused: a page, as a browser opened it. */
-export function sendApplicationRefusal(
+/**
+ * The application form's error page (PAGE_SIDES in app.ts, and the form's error handler): a
+ * page, as a browser opened the form. A refused post links back to the form it came from.
+ */
+export function sendApplicationError(
   reply: FastifyReply,
-  _request: FastifyRequest,
+  request: FastifyRequest,
   status: number,
   message: string,
 ): Promise<FastifyReply> {
-  return sendPage(reply, <RefusedAddressPage status={status} message={message} />, status);
+  const slug = (request.params as { brandSlug?: unknown } | undefined)?.brandSlug;
+  const posted = request.method === 'POST' && typeof slug === 'string' && status !== 404;
+  const formPath = posted ? `/apply/${encodeURIComponent(slug)}` : undefined;
+  return sendPage(reply, <ApplicationErrorPage status={status} message={message} formPath={formPath} />, status);
+}
+
+/**
+ * What a person is told when the form's post is refused before it is read. The API's
+ * messages speak to programs ("Send request bodies as application/json"), wrong for a
+ * person who pressed the form's button.
+ */
+function messageForPeople(failure: ApiError): string {
+  switch (failure.status) {
+    case 429:
+      return `Too many applications were sent from your network in the last minute. Please wait ${failure.headers?.['Retry-After'] ?? 60} seconds and send the form again.`;
+    case 413:
+      return 'What was sent is more than this form takes. Please shorten your entries and send the form again.';
+    case 415:
+      return 'The application did not arrive as the form sends it. Please open the form and send it from there.';
+    case 503:
+      return 'The service is temporarily unavailable. Please send the form again in a moment.';
+  }
+  return failure.status >= 500 ? 'Something went wrong on our side. Please try again later.' : failure.message;
 }
 
 /** The HTML form, in its own scope: page security headers and form bodies apply here only. */
@@ -84,6 +110,15 @@ function applicationPages(ctx: AppContext): FastifyPluginAsyncTypebox {
     await securityHeaders(pages);
     await formBodies(pages);
     pages.setValidatorCompiler(formValidatorCompiler);
+    // What is refused before the form is read (the rate limit, a body too large or not a form
+    // post) or fails on our side: a page for a browser, as the tracking link answers a
+    // visitor, and the API's JSON for a client that asks for JSON alone.
+    pages.setErrorHandler((error, request, reply) => {
+      const failure = logFailure(request, error);
+      if (!acceptsHtml(request.headers.accept)) return sendError(reply, failure);
+      reply.headers(failure.headers ?? {}).header('cache-control', 'no-store');
+      return sendApplicationError(reply, request, failure.status, messageForPeople(failure));
+    });
 
     pages.get('/apply/:brandSlug', { schema: { hide: true, params: SlugParams } }, async (request, reply) => {
       const brand = await findBrandBySlug(ctx.db, request.params.brandSlug);

@@ -87,10 +87,11 @@ export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: {
           operationId: 'previewPayouts',
           tags,
-          summary: 'What POST /payouts would pay now, per partner and currency, without creating anything.',
+          summary:
+            'What POST /payouts would pay now, per partner and currency, without creating anything. 409, as the POST, when a run with this upTo (and partnerId) exists with another minimumCents.',
           security,
           querystring: PreviewQuery,
-          response: { 200: Preview, ...errorResponses(...KEYED_ERRORS, 422) },
+          response: { 200: Preview, ...errorResponses(...KEYED_ERRORS, 409, 422) },
         },
       },
       async (request) => previewRun(ctx, request.auth.brandId, request.query),

@@ -107,7 +107,7 @@ export const Preview = Resource('PayoutPreview', {
   upTo: Timestamp,
   alreadyCreated: Type.Boolean({
     description:
-      'A run with this upTo (and partner) exists: creating it again returns that run, and data lists ' +
+      'A run with this upTo (and partner) and minimumCents exists: creating it again returns that run, and data lists ' +
       'what it pays (its payouts that are not cancelled). Conversions of a cancelled payout are paid by ' +
       'a run with another upTo.',
   }),

@@ -75,17 +75,32 @@ function split(groups: PayableGroup[], minimumCents: number) {
 }
 
 /**
+ * A run is identified by `upTo` and partner: a repeat returns it, but a repeat asking for
+ * another minimum is refused, since the run it names paid by the first minimum.
+ */
+function refuseOtherMinimum(existing: { minimum_cents: number }, run: ParsedRun): void {
+  if (existing.minimum_cents !== run.minimumCents) {
+    throw new ConflictError(
+      `A payout run up to ${toIso(run.upTo)} already exists with minimumCents ${existing.minimum_cents}; ` +
+        'repeat it with the same values, or choose another upTo.',
+    );
+  }
+}
+
+/**
  * What creating the run would pay, without writing anything. When the run exists, a POST
  * returns it unchanged, so the preview shows what it pays (its payouts, less cancelled ones)
  * rather than what is payable now: after a cancel those conversions are payable again, but
  * only a run with another `upTo` pays them, and listing them here promised money the POST
- * would not pay.
+ * would not pay. For the same reason a preview of an existing run with another minimum is
+ * refused as its POST would be (409), rather than listing a run that confirming would not return.
  */
 export async function previewRun(ctx: AppContext, brandId: string, input: RunInput): Promise<Preview> {
   const run = await parseRun(ctx, brandId, input, 'query');
   const upTo = toIso(run.upTo);
   const existing = await findRun(ctx.db.read, brandId, run.upTo, run.partnerId ?? '');
   if (existing) {
+    refuseOtherMinimum(existing, run);
     return { upTo, alreadyCreated: true, data: await runPayingLines(ctx.db.read, existing.id), belowMinimum: [] };
   }
   const groups = await payableGroups(ctx.db.read, { brandId, upTo: run.upTo, partnerId: run.partnerId });
@@ -129,12 +144,7 @@ export async function createRun(ctx: AppContext, brandId: string, input: RunInpu
     const outcome = { upTo: run.upTo, partnerId: run.partnerId ?? null, minimumCents: run.minimumCents };
     const existing = await findRun(trx, brandId, run.upTo, partnerFilter);
     if (existing) {
-      if (existing.minimum_cents !== run.minimumCents) {
-        throw new ConflictError(
-          `A payout run up to ${toIso(run.upTo)} already exists with minimumCents ${existing.minimum_cents}; ` +
-            'repeat it with the same values, or choose another upTo.',
-        );
-      }
+      refuseOtherMinimum(existing, run);
       return { ...outcome, payouts: await payoutsOfRun(trx, existing.id), created: false };
     }
     const now = ctx.clock.now();

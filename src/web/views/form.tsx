@@ -108,6 +108,30 @@ export class FormView {
     );
   }
 
+  /**
+   * A labelled textarea. Its text is kept as entered; the server counts a posted line break
+   * as one character, as `maxlength` does (`multilineText` in dashboard/forms.ts).
+   */
+  textarea(name: string, options: { hint?: string; rows?: number; attrs?: ExtraAttributes } = {}) {
+    return (
+      <div>
+        {this.label(name)}
+        <textarea
+          id={name}
+          name={name}
+          rows={String(options.rows ?? 3)}
+          aria-invalid={this.errors[name] ? 'true' : undefined}
+          aria-describedby={this.describedBy(name, options.hint)}
+          {...options.attrs}
+          safe
+        >
+          {this.value(name)}
+        </textarea>
+        {this.after(name, options.hint)}
+      </div>
+    );
+  }
+
   select(name: string, options: Array<[string, string]>, hint?: string) {
     const current = this.value(name);
     return (

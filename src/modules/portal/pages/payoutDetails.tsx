@@ -1,62 +1,56 @@
 /** Payout details: how the partner wants to be paid (method and account text), stored for the brand. */
-import { escapeHtml } from '@kitajs/html';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
-import { ApiError } from '../../../http/errors.js';
-import { Field, FormBody, Query, text } from '../../dashboard/forms.js';
+import { InvalidError, type Problem } from '../../../errors.js';
+import { FormView, formError, type RefusedForm } from '../../../web/views/form.js';
+import { Field, FormBody, multilineText, Query, text } from '../../dashboard/forms.js';
+import { redirectWithFlash } from '../../dashboard/session.js';
 import { CsrfField } from '../../dashboard/views/components.js';
 import type { PortalApp } from '../respond.js';
-import { renderPortal, runPortalAction } from '../respond.js';
+import { renderPortal } from '../respond.js';
 import { partnerSessionOf } from '../web.js';
 
 export const PAYOUT_METHODS = ['PayPal', 'Bank transfer (IBAN)', 'Wise', 'Other'] as const;
-const MAX_ACCOUNT_LENGTH = 500;
+/** Characters of account text, line breaks counted as one (as the textarea's `maxlength` counts them). */
+export const MAX_ACCOUNT_LENGTH = 500;
 const DetailsForm = FormBody({ method: Field, account: Field });
+const LABELS = { method: 'Method', account: 'Account' };
+const ACCOUNT_HINT = 'For example your PayPal e-mail, or IBAN and account holder.';
 
 export function payoutDetailsPage(app: PortalApp, ctx: AppContext): void {
-  app.get('/payout-details', { schema: { querystring: Query({}) } }, async (request, reply) => {
+  /** The form: the stored details, or a refused post (422) with what was typed and the problems beside the fields. */
+  const show = async (request: FastifyRequest, reply: FastifyReply, refused?: RefusedForm) => {
     const session = partnerSessionOf(request);
-    const account = await ctx.db.read
-      .selectFrom('partner_accounts')
-      .select(['payout_method', 'payout_account'])
-      .where('partner_id', '=', session.partner.id)
-      .executeTakeFirst();
+    const stored = refused
+      ? undefined
+      : await ctx.db.read
+          .selectFrom('partner_accounts')
+          .select(['payout_method', 'payout_account'])
+          .where('partner_id', '=', session.partner.id)
+          .executeTakeFirst();
+    const values = refused?.values ?? {
+      method: stored?.payout_method ?? undefined,
+      account: stored?.payout_account ?? undefined,
+    };
+    const f = new FormView(values, LABELS, refused?.error);
     return renderPortal(request, reply, {
       title: 'Payout details',
       section: 'payout-details',
+      status: refused ? refused.error.status : 200,
       body: (_, csrf) => (
         <>
           <h1>Payout details</h1>
           <p safe>
             {`${session.brand.name} sees what you enter here when it pays you. A payout keeps the details you had when it was created: a change applies to payouts created afterwards.`}
           </p>
+          {f.summary()}
           <form method="post" action="/portal/payout-details" class="stack">
             <CsrfField token={csrf} />
-            <div>
-              <label for="method">Method</label>
-              <select id="method" name="method">
-                {PAYOUT_METHODS.map((m) => (
-                  <option value={escapeHtml(m)} selected={account?.payout_method === m}>
-                    {m}
-                  </option>
-                ))}
-              </select>
-            </div>
-            <div>
-              <label for="account">Account</label>
-              <textarea
-                id="account"
-                name="account"
-                rows="3"
-                maxlength={String(MAX_ACCOUNT_LENGTH)}
-                aria-describedby="account-hint"
-                safe
-              >
-                {account?.payout_account ?? ''}
-              </textarea>
-              <p class="hint" id="account-hint">
-                For example your PayPal e-mail, or IBAN and account holder.
-              </p>
-            </div>
+            {f.select(
+              'method',
+              PAYOUT_METHODS.map((m): [string, string] => [m, m]),
+            )}
+            {f.textarea('account', { hint: ACCOUNT_HINT, attrs: { maxlength: String(MAX_ACCOUNT_LENGTH) } })}
             <div>
               <button type="submit">Save</button>
             </div>
@@ -64,19 +58,23 @@ export function payoutDetailsPage(app: PortalApp, ctx: AppContext): void {
         </>
       ),
     });
-  });
+  };
+
+  app.get('/payout-details', { schema: { querystring: Query({}) } }, (request, reply) => show(request, reply));
 
   app.post('/payout-details', { schema: { body: DetailsForm } }, async (request, reply) => {
     const session = partnerSessionOf(request);
-    return runPortalAction(request, reply, '/portal/payout-details', async () => {
-      const method = text(request.body.method);
-      const accountText = text(request.body.account);
+    const method = text(request.body.method);
+    const accountText = multilineText(request.body.account);
+    try {
+      const problems: Problem[] = [];
       if (!(PAYOUT_METHODS as readonly string[]).includes(method)) {
-        throw ApiError.validation([{ path: 'method', message: 'choose one of the listed methods' }]);
+        problems.push({ path: 'method', message: 'choose one of the listed methods' });
       }
       if (accountText.length > MAX_ACCOUNT_LENGTH) {
-        throw ApiError.validation([{ path: 'account', message: `must be at most ${MAX_ACCOUNT_LENGTH} characters` }]);
+        problems.push({ path: 'account', message: `must be at most ${MAX_ACCOUNT_LENGTH} characters` });
       }
+      if (problems.length > 0) throw new InvalidError(problems);
       const now = ctx.clock.now();
       await ctx.db.transact((trx) =>
         trx
@@ -86,7 +84,10 @@ export function payoutDetailsPage(app: PortalApp, ctx: AppContext): void {
           .where('brand_id', '=', session.brand.id)
           .execute(),
       );
-      return 'Payout details saved.';
-    });
+    } catch (error) {
+      // As the postback form: back to the form as typed, each problem beside its field.
+      return show(request, reply, { values: request.body, error: formError(error) });
+    }
+    return redirectWithFlash(reply, '/portal/payout-details', { kind: 'ok', text: 'Payout details saved.' });
   });
 }
