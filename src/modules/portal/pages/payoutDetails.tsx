@@ -12,7 +12,7 @@ import { partnerSessionOf } from '../web.js';
 
 export const PAYOUT_METHODS = ['PayPal', 'Bank transfer (IBAN)', 'Wise', 'Other'] as const;
 /** Characters of account text, line breaks counted as one (as the textarea's `maxlength` counts them). */
-export const MAX_ACCOUNT_LENGTH = 500;
+const MAX_ACCOUNT_LENGTH = 500;
 const DetailsForm = FormBody({ method: Field, account: Field });
 const LABELS = { method: 'Method', account: 'Account' };
 const ACCOUNT_HINT = 'For example your PayPal e-mail, or IBAN and account holder.';
