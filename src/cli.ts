@@ -86,7 +86,7 @@ async function withContext<T>(config: Config, work: (ctx: AppContext) => Promise
 }
 
 function parseCommandLine(argv: string[]) {
-  return parseArgs({
+  const commandLine = parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -103,6 +103,34 @@ function parseCommandLine(argv: string[]) {
       version: { type: 'boolean', short: 'v', default: false },
     },
   });
+  refuseSurplusArguments(commandLine.positionals);
+  return commandLine;
+}
+
+/**
+ * How many words each command line takes, the command's own included. `keys revoke A B` used
+ * to revoke A, drop B without a word and exit 0, leaving the second leaked key working; so a
+ * word beyond these is refused before anything runs. Unknown commands and subcommands are
+ * left to their own "Try: …" errors.
+ */
+const WORDS: Record<string, number | Record<string, number>> = {
+  serve: 1,
+  migrate: 1,
+  backup: 2,
+  brands: { create: 2 },
+  users: { create: 2 },
+  keys: { create: 2, list: 2, revoke: 3 },
+};
+
+function refuseSurplusArguments(positionals: string[]): void {
+  const [command = '', sub = ''] = positionals;
+  const known = Object.hasOwn(WORDS, command) ? WORDS[command] : undefined;
+  const words = typeof known === 'object' ? (Object.hasOwn(known, sub) ? known[sub] : undefined) : known;
+  if (words === undefined || positionals.length <= words) return;
+  throw usageError(
+    `unexpected argument "${positionals[words]}" after "affitrack ${positionals.slice(0, words).join(' ')}" ` +
+      '(one command at a time; quote a value that holds spaces)',
+  );
 }
 
 type CommandLine = ReturnType<typeof parseCommandLine>;

@@ -52,8 +52,9 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
   );
   // The delivery engine's target kinds: each feature module says what its deliveries are.
   const deliveries = new DeliveryRegistry([webhookTarget, postbackTarget]);
-  const metrics = metricsEnabled(config) ? new Metrics(db, clock) : null;
-  if (metrics) db.onGroupCommit((size) => metrics.groupCommitBatchSize.observe(size));
+  const metrics = metricsEnabled(config) ? new Metrics(db, clock, logger) : null;
+  const groupCommits = metrics?.groupCommitBatchSize;
+  if (groupCommits) db.onGroupCommit((size) => groupCommits.observe(size));
   return { config, db, clock, logger, rateLimiter, authenticator, deliveries, metrics };
 }
 

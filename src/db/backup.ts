@@ -6,10 +6,10 @@
  * test). SQLite's online backup reads through a connection, which sees the WAL's commits, and
  * copies one snapshot of the whole database into a single file.
  */
-import { existsSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CommandError } from '../cliErrors.js';
+import { CommandError, EXIT_FAILURE } from '../cliErrors.js';
 import { SQLITE_FILE } from './database.js';
 
 /** Copies the database in `dataDir` to `target`, a new file; returns the pages copied. */
@@ -29,7 +29,44 @@ export async function backupSqlite(dataDir: string, target: string): Promise<num
   try {
     const { totalPages } = await database.backup(target);
     return totalPages;
+  } catch (error) {
+    throw targetError(error, target);
   } finally {
     database.close();
   }
 }
+
+/**
+ * SQLite cannot open or write the target: say so naming the target (its SQLITE_CANTOPEN
+ * otherwise reached cliErrors as a DATA_DIR problem and sent the operator to a healthy data
+ * directory). SQLite does not say why; creating the file ourselves does (EACCES, EROFS…).
+ */
+function targetError(error: unknown, target: string): unknown {
+  const code = String((error as { code?: unknown }).code ?? '');
+  if (!/^SQLITE_(CANTOPEN|READONLY|PERM|FULL|IOERR)/.test(code)) return error;
+  return new CommandError(
+    'backup_failed',
+    `cannot write the backup to ${target} (the FILE of affitrack backup FILE): ${whyNotWritable(target, error)}`,
+    EXIT_FAILURE,
+  );
+}
+
+function whyNotWritable(target: string, error: unknown): string {
+  const sqliteReason = String((error as { message?: unknown }).message ?? 'cannot write it');
+  if (existsSync(target)) return sqliteReason;
+  try {
+    closeSync(openSync(target, 'wx'));
+    unlinkSync(target);
+    return sqliteReason;
+  } catch (probe) {
+    const errno = String((probe as { code?: unknown }).code ?? '');
+    return SYSTEM_REASONS[errno] ?? `${sqliteReason} (${errno || 'unknown error'})`;
+  }
+}
+
+const SYSTEM_REASONS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on the device',
+};

@@ -71,6 +71,19 @@ describe('affitrack backup', () => {
     assert.match(assertFailure(result, { exitCode: 2, code: 'conflict', json: true }), /already exists/);
   });
 
+  it('names the target, not DATA_DIR, when the target cannot be written', async () => {
+    const dataDir = path.join(dir, 'healthy');
+    mkdirSync(dataDir);
+    writeFileSync(path.join(dataDir, 'affitrack.db'), '');
+    // A directory no one may create files in, root included (the tests may run as root).
+    const target = '/sys/affitrack-backup-test.db';
+    const result = await runCli(['backup', target, '--json'], { DATA_DIR: dataDir });
+    const message = assertFailure(result, { exitCode: 1, code: 'backup_failed', json: true });
+    assert.ok(message.includes(`cannot write the backup to ${target}`), message);
+    assert.match(message, /FILE/);
+    assert.ok(!message.includes(dataDir) && !message.includes('DATA_DIR'), message);
+  });
+
   it('creates nothing and migrates nothing where there is no database', async () => {
     const dataDir = path.join(dir, 'none');
     const result = await runCli(['backup', path.join(dir, 'none.db'), '--json'], { DATA_DIR: dataDir });

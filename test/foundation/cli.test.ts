@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -126,6 +126,49 @@ describe('affitrack CLI', () => {
         const result = await runCli([...args, '--json'], { DATA_DIR: dataDir, ...env });
         const message = assertFailure(result, { exitCode: 2, code, json: true });
         if (env?.PORT) assert.match(message, /PORT/);
+      });
+    }
+  });
+
+  it('refuses keys revoke with two ids, naming the second, and revokes neither', async () => {
+    const { stdout: created } = await cli('brands', 'create', '--name', 'Leaky Co', '--json');
+    const brandId = JSON.parse(created).brand.id;
+    const ids: string[] = [];
+    for (const name of ['leak1', 'leak2']) {
+      const { stdout } = await cli('keys', 'create', '--brand', brandId, '--name', name, '--json');
+      ids.push(JSON.parse(stdout).key.id);
+    }
+    const result = await runCli(['keys', 'revoke', ...ids, '--json'], { DATA_DIR: dataDir });
+    const message = assertFailure(result, { exitCode: 2, code: 'usage_error', json: true });
+    assert.ok(message.includes(`unexpected argument "${ids[1]}"`), message);
+    const { stdout: listOut } = await cli('keys', 'list', '--brand', brandId, '--json');
+    const leaked = JSON.parse(listOut).keys.filter((k: { id: string }) => ids.includes(k.id));
+    assert.equal(leaked.length, 2);
+    for (const key of leaked) assert.equal(key.revokedAt, null, `${key.id} left as it was`);
+  });
+
+  describe('surplus arguments', { concurrency: 4 }, () => {
+    const surplus = [
+      { args: ['serve', 'extra'], word: 'extra' },
+      { args: ['migrate', 'extra'], word: 'extra' },
+      { args: ['backup', 'copy.db', 'extra'], word: 'extra' },
+      { args: ['brands', 'create', 'extra', '--name', 'Y'], word: 'extra' },
+      { args: ['brands', 'create', '--name', 'Acme', 'Inc'], word: 'Inc' },
+      { args: ['users', 'create', 'extra', '--brand', 'brd_x', '--email', 'a@example.com'], word: 'extra' },
+      { args: ['keys', 'list', 'extra', '--brand', 'brd_x'], word: 'extra' },
+      { args: ['keys', 'create', 'extra', '--brand', 'brd_x'], word: 'extra' },
+    ];
+    for (const { args, word } of surplus) {
+      it(`refuses "${args.join(' ')}" with a usage error naming "${word}"`, async () => {
+        const own = mkdtempSync(path.join(tmpdir(), 'affitrack-cli-surplus-'));
+        try {
+          const result = await runCli([...args, '--json'], { DATA_DIR: own });
+          const message = assertFailure(result, { exitCode: 2, code: 'usage_error', json: true });
+          assert.ok(message.includes(`unexpected argument "${word}"`), message);
+          assert.deepEqual(readdirSync(own), [], 'nothing was done: not even a database created');
+        } finally {
+          rmSync(own, { recursive: true, force: true });
+        }
       });
     }
   });

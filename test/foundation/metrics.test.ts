@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
+import { Database } from '../../src/db/database.js';
 import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { startMetricsServer } from '../../src/modules/metrics/routes.js';
-import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
+import { createTestDatabase, createTestEnv, DIALECTS, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { freePort } from '../net.js';
 import { clearWebhooks, firePartnerApproved, Receiver, subscribe } from '../webhooks/harness.js';
 
@@ -123,7 +125,10 @@ for (const dialect of testedDialects()) {
       if (dialect === 'sqlite') {
         const batches = sample(text, 'affitrack_group_commit_batch_size_count');
         assert.ok(batches !== undefined && batches > 0, 'group commits are counted');
+      } else {
+        assert.doesNotMatch(text, /affitrack_group_commit_batch_size/, 'PostgreSQL has no group commit to count');
       }
+      assert.equal(sample(text, 'affitrack_database_up'), 1);
     });
   });
 }
@@ -179,3 +184,122 @@ describe('GET /metrics on its own port', () => {
     }
   });
 });
+
+/**
+ * A TCP relay in front of the test PostgreSQL server that can cut every connection and refuse
+ * new ones (the database gone, as far as the app can tell) and then let them through again.
+ */
+async function relayTo(url: string): Promise<{ port: number; cut(): void; restore(): void; close(): Promise<void> }> {
+  const target = new URL(url);
+  const sockets = new Set<Socket>();
+  let down = false;
+  const server = createServer((client) => {
+    if (down) return client.destroy();
+    const upstream = createConnection(Number(target.port || 5432), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => {});
+    }
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const cut = () => {
+    down = true;
+    for (const socket of sockets) socket.destroy();
+  };
+  return {
+    port: (server.address() as AddressInfo).port,
+    cut,
+    restore: () => {
+      down = false;
+    },
+    close: async () => {
+      cut();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+for (const dialect of DIALECTS.filter((d) => d === 'postgres')) {
+  describe(`GET /metrics while the database is unreachable (${dialect})`, () => {
+    let relay: Awaited<ReturnType<typeof relayTo>>;
+    let onApi: TestEnv;
+    let onPort: TestEnv;
+    let server: Server | null = null;
+    const cleanup: Array<() => Promise<unknown>> = [];
+    before(async () => {
+      const database = await createTestDatabase(dialect);
+      cleanup.push(() => database.drop());
+      assert.ok(database.url && database.schema);
+      relay = await relayTo(database.url);
+      cleanup.push(() => relay.close());
+      const relayed = () => {
+        const url = new URL(database.url as string);
+        url.host = `127.0.0.1:${relay.port}`;
+        const db = new Database({
+          databaseUrl: url.href,
+          dataDir: database.dataDir,
+          schema: database.schema as string,
+          poolSize: 2,
+        });
+        return { ...database, url: url.href, db, drop: () => db.close() };
+      };
+      const first = relayed();
+      onApi = await createTestEnv(dialect, { env: { METRICS_TOKEN: TOKEN }, database: first });
+      cleanup.push(
+        () => first.drop(),
+        () => onApi.close(),
+      );
+      const second = relayed();
+      onPort = await createTestEnv(dialect, { env: { METRICS_PORT: String(await freePort()) }, database: second });
+      cleanup.push(
+        () => second.drop(),
+        () => onPort.close(),
+      );
+      server = await startMetricsServer(onPort.ctx);
+      cleanup.push(async () => server?.close());
+    });
+    after(async () => {
+      for (const step of cleanup.reverse()) await step();
+    });
+
+    const scrapeBoth = async (): Promise<string[]> => {
+      const api = await onApi.app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } });
+      assert.equal(api.statusCode, 200, api.body);
+      assert.ok(server);
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`);
+      const text = await res.text();
+      assert.equal(res.status, 200, text);
+      return [api.body, text];
+    };
+    const linesWith = (env: TestEnv, words: string) => env.logs.filter((line) => line.includes(words)).length;
+
+    it('still answers 200 with the in-process series, leaves the database gauges out and says so once per outage', async () => {
+      for (const text of await scrapeBoth()) {
+        assert.equal(sample(text, 'affitrack_database_up'), 1);
+        assert.equal(sample(text, 'affitrack_deliveries_due'), 0);
+      }
+
+      relay.cut();
+      for (let scrape = 0; scrape < 2; scrape++) {
+        for (const text of await scrapeBoth()) {
+          assert.equal(sample(text, 'affitrack_database_up'), 0, 'the outage is told by a gauge');
+          assert.equal(sample(text, 'affitrack_deliveries_due'), undefined, 'no stale or made-up backlog');
+          assert.equal(sample(text, 'affitrack_deliveries_oldest_due_age_seconds'), undefined);
+          assert.ok(sample(text, 'process_cpu_user_seconds_total') !== undefined, 'process series are still there');
+        }
+      }
+      for (const env of [onApi, onPort]) assert.equal(linesWith(env, 'metrics: cannot read the database'), 1);
+
+      relay.restore();
+      for (const text of await scrapeBoth()) {
+        assert.equal(sample(text, 'affitrack_database_up'), 1);
+        assert.equal(sample(text, 'affitrack_deliveries_due'), 0);
+      }
+      for (const env of [onApi, onPort]) assert.equal(linesWith(env, 'gauges are read again'), 1);
+    });
+  });
+}

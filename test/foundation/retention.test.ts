@@ -5,7 +5,7 @@ import { foldFacts } from '../../src/modules/analytics/fold.js';
 import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { pauseAfter, sweepAll, sweepOnce } from '../../src/modules/retention/sweep.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
-import { clearWebhooks, firePartnerApproved, Receiver, subscribe } from '../webhooks/harness.js';
+import { clearWebhooks, deliveriesOf, firePartnerApproved, Receiver, subscribe } from '../webhooks/harness.js';
 
 const DAY_MS = 86_400_000;
 const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
@@ -140,6 +140,32 @@ for (const [index, dialect] of testedDialects().entries()) {
       const event = await env.request('GET', `/api/public/events/${eventId}`);
       assert.equal(event.status, 200);
       assert.equal(event.body.deliveries[0].status, 'retry_scheduled');
+    });
+
+    it('keeps a parked delivery and its event past every window, and sends it once the subscription is enabled', async () => {
+      const receiver = await Receiver.start();
+      receivers.push(receiver);
+      const sub = await subscribe(env, { url: receiver.url });
+      const off = await env.request('PATCH', `/api/public/webhooks/${sub.id}`, { body: { status: 'disabled' } });
+      assert.equal(off.status, 200, JSON.stringify(off.body));
+      await firePartnerApproved(env);
+      const eventId = await newestEventId();
+      const [parked] = await deliveriesOf(env, sub.id);
+      assert.equal(parked?.status, 'parked');
+
+      env.clock.advance(31 * DAY_MS);
+      await sweepAll(env.ctx);
+      const kept = await env.request('GET', `/api/public/webhook-deliveries/${parked.id}`);
+      assert.equal(kept.status, 200, 'a parked delivery is not finished: retention keeps it');
+      assert.equal(kept.body.status, 'parked');
+      assert.equal((await env.request('GET', `/api/public/events/${eventId}`)).status, 200, 'and its event');
+
+      const on = await env.request('PATCH', `/api/public/webhooks/${sub.id}`, { body: { status: 'enabled' } });
+      assert.equal(on.status, 200, JSON.stringify(on.body));
+      await dispatcher.runOnce();
+      await receiver.waitForRequests(1);
+      const sent = await env.request('GET', `/api/public/webhook-deliveries/${parked.id}`);
+      assert.equal(sent.body.status, 'succeeded');
     });
 
     it('deletes clicks older than 90 days in capped batches without changing any report', async () => {
