@@ -5,6 +5,7 @@ import { approveExpiredHolds } from '../modules/conversions/service.js';
 import { Dispatcher } from '../modules/deliveries/dispatcher.js';
 import { sweepAll } from '../modules/retention/sweep.js';
 import { finishDeliveriesOfDeleted } from '../modules/webhooks/service.js';
+import { FailureLog } from './failureLog.js';
 import { type Job, sleep } from './worker.js';
 
 /**
@@ -27,55 +28,6 @@ export const RETENTION_INTERVAL_MS = 60_000;
  * (modules/retention: SweepPace). A million old clicks then go in well under an hour.
  */
 export const RETENTION_PACE = { pauseMs: 100, share: 0.05 };
-
-/**
- * The longest a failing job waits between two tries. A database outage made every job log an
- * error with its stack on each try (hold-approvals once a second), tens of thousands of lines
- * an hour; tries now back off, doubling, up to this (or the job's own interval if longer).
- */
-export const MAX_FAILURE_BACKOFF_MS = 30_000;
-
-/**
- * One error (with its stack) when a job starts failing, nothing more while it keeps failing,
- * and one line when it works again — as the rate limiter tells a store outage (http/rateLimit.ts).
- * `delay` is the wait before the next try: the interval, or the back-off while failing.
- */
-export class FailureLog {
-  private failures = 0;
-  private since = 0;
-
-  constructor(
-    private readonly ctx: AppContext,
-    private readonly job: string,
-    private readonly intervalMs: number,
-  ) {}
-
-  succeeded(): void {
-    if (this.failures === 0) return;
-    this.ctx.logger.info(
-      { job: this.job, failures: this.failures, failingMs: Date.now() - this.since },
-      'job works again',
-    );
-    this.failures = 0;
-  }
-
-  failed(error: unknown): void {
-    if (this.failures === 0) {
-      this.since = Date.now();
-      this.ctx.logger.error(
-        { err: error, job: this.job },
-        'job step failed; retrying with back-off, logged again when it works',
-      );
-    }
-    this.failures += 1;
-  }
-
-  delay(): number {
-    if (this.failures === 0) return this.intervalMs;
-    const cap = Math.max(this.intervalMs, MAX_FAILURE_BACKOFF_MS);
-    return Math.min(cap, this.intervalMs * 2 ** Math.min(this.failures, 30));
-  }
-}
 
 /** Runs `step` every `intervalMs` until aborted; a failing step is retried with back-off (FailureLog). */
 export function periodicJob(name: string, ctx: AppContext, intervalMs: number, step: () => Promise<unknown>): Job {

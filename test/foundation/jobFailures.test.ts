@@ -6,7 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { FailureLog, MAX_FAILURE_BACKOFF_MS, periodicJob } from '../../src/worker/jobs.js';
+import { ManualClock } from '../../src/clock.js';
+import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
+import { FailureLog, MAX_FAILURE_BACKOFF_MS } from '../../src/worker/failureLog.js';
+import { periodicJob } from '../../src/worker/jobs.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { waitFor } from '../wait.js';
 
@@ -40,12 +43,47 @@ for (const dialect of testedDialects()) {
       assert.equal(recovered.length, 1);
       assert.equal(recovered[0].failures, FAILING_CALLS);
     });
+
+    it("logs the delivery dispatcher's failing claims once, and one line when it claims again", async () => {
+      const dispatcher = new Dispatcher(env.ctx, { pollMs: 5 });
+      const rename = (from: string, to: string) =>
+        env.ctx.db.transact((trx) => sql`alter table ${sql.id(from)} rename to ${sql.id(to)}`.execute(trx));
+      const controller = new AbortController();
+      const running = dispatcher.run(controller.signal);
+      const dispatcherLines = () =>
+        env.logs.map((line) => JSON.parse(line)).filter((entry) => entry.job === dispatcher.name);
+      try {
+        // The claims' table is gone for a while: every claim fails, as in an outage.
+        await rename('webhook_deliveries', 'webhook_deliveries_away');
+        await waitFor('a failed claim', async () => dispatcherLines().length > 0, 20_000, 5);
+        // Long enough for several tries at the back-off's first steps (10, 20, 40 ms …).
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await rename('webhook_deliveries_away', 'webhook_deliveries');
+        await waitFor(
+          'claims to work again',
+          async () => dispatcherLines().some((entry) => entry.msg === 'job works again'),
+          20_000,
+          5,
+        );
+      } finally {
+        controller.abort();
+        await running;
+      }
+      const lines = dispatcherLines();
+      const errors = lines.filter((entry) => entry.level === 50);
+      assert.equal(errors.length, 1, 'one error for the whole run of failures');
+      assert.match(errors[0].err.message, /webhook_deliveries/);
+      const recovered = lines.filter((entry) => entry.msg === 'job works again');
+      assert.equal(recovered.length, 1);
+      assert.ok(recovered[0].failures >= 2, `failed ${recovered[0].failures} times`);
+    });
   });
 }
 
 describe('the back-off of a failing job', () => {
   it('doubles the wait after each failure up to a cap, and returns to the interval once it works', () => {
-    const log = new FailureLog({ logger: { error() {}, info() {} } } as never, 'x', 1000);
+    const quiet = { logger: { error() {}, info() {} }, clock: new ManualClock() } as never;
+    const log = new FailureLog(quiet, 'x', 1000);
     assert.equal(log.delay(), 1000);
     const waits: number[] = [];
     for (let i = 0; i < 8; i++) {
@@ -55,7 +93,7 @@ describe('the back-off of a failing job', () => {
     assert.deepEqual(waits, [2000, 4000, 8000, 16000, MAX_FAILURE_BACKOFF_MS, 30000, 30000, 30000]);
     log.succeeded();
     assert.equal(log.delay(), 1000);
-    const slow = new FailureLog({ logger: { error() {}, info() {} } } as never, 'y', 60_000);
+    const slow = new FailureLog(quiet, 'y', 60_000);
     slow.failed(new Error('down'));
     assert.equal(slow.delay(), 60_000, 'a job slower than the cap keeps its own interval');
   });

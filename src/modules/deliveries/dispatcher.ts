@@ -18,6 +18,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.js';
+import { FailureLog } from '../../worker/failureLog.js';
 import type { Job } from '../../worker/worker.js';
 import { Attempts } from './attempts.js';
 import { ClaimRounds } from './claimRounds.js';
@@ -84,15 +85,18 @@ export class Dispatcher implements Job, LocalDispatch {
     const onAbort = () => this.wake();
     signal.addEventListener('abort', onAbort);
     this.running = true;
+    // A database outage is logged once, with back-off between claims, not once per poll.
+    const failures = new FailureLog(this.ctx, this.name, this.pollMs);
     try {
       while (!signal.aborted) {
         try {
           await this.claimAndStart();
+          failures.succeeded();
         } catch (error) {
-          this.ctx.logger.error({ err: error }, 'claiming deliveries failed');
+          failures.failed(error);
         }
         // Whatever the claim left is claimed when a round of slots frees for it (ClaimRounds.slotFreed).
-        await this.sleep();
+        await this.sleep(failures.delay());
       }
     } finally {
       this.running = false;
@@ -173,7 +177,8 @@ export class Dispatcher implements Job, LocalDispatch {
     if (this.nextDueAt === null || at < this.nextDueAt) this.nextDueAt = at;
   }
 
-  private async sleep(): Promise<void> {
+  /** Until woken, the next delivery is due, or `maxMs` (the poll, longer while claims fail). */
+  private async sleep(maxMs: number): Promise<void> {
     const nextDueAt = this.nextDueAt;
     this.nextDueAt = null;
     if (this.woken) {
@@ -186,8 +191,8 @@ export class Dispatcher implements Job, LocalDispatch {
         this.wakeUp = null;
         resolve();
       };
-      const untilDue = nextDueAt === null ? this.pollMs : Math.max(0, nextDueAt - this.ctx.clock.now());
-      const timer = setTimeout(done, Math.min(this.pollMs, untilDue));
+      const untilDue = nextDueAt === null ? maxMs : Math.max(0, nextDueAt - this.ctx.clock.now());
+      const timer = setTimeout(done, Math.min(maxMs, untilDue));
       this.wakeUp = done;
     });
     this.woken = false;
