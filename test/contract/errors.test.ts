@@ -207,6 +207,14 @@ for (const dialect of testedDialects()) {
       assert.equal(both.details?.length, 2, 'a bad cursor among other problems is listed with them');
     });
 
+    it('answers a cursor on an endpoint that takes none as an unknown field, not as a stale cursor', async () => {
+      for (const path of ['/api/v1/reports', '/api/v1/brand']) {
+        const error = expectWireError(await http.call('GET', `${path}?cursor=x`), 422, 'validation_error');
+        assert.deepEqual(error.details, [{ path: 'query.cursor', message: 'is not a known field' }], path);
+        assert.equal(error.message, 'Validation failed: query.cursor: is not a known field.', path);
+      }
+    });
+
     it('answers a long id or a malformed URL with the usual headers: the request id, and rate-limit counters once routed', async () => {
       const long = await http.call('GET', `/api/v1/offers/off_${'x'.repeat(300)}`);
       expectWireError(long, 404, 'not_found');
