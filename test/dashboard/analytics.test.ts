@@ -143,6 +143,35 @@ for (const dialect of testedDialects()) {
       assert.match(page.body, /<th scope="col"[^>]*>Currency<\/th>/);
       assert.match(page.body, /data-label="Currency"[^>]*>EUR</);
     });
+
+    it('rounds EPC once, from payout and clicks: 50 ¢ over 101 clicks (0.495 ¢) shows €0.00 in both tables', async () => {
+      // A day of its own, so no other test's traffic is in these rows.
+      env.clock.set(Date.parse('2026-11-15T10:00:00Z'));
+      const partnerId = (await env.request('POST', '/api/v1/partners', { body: { name: 'P', email: 'p@example.com' } }))
+        .body.id;
+      const offerId = (
+        await env.request('POST', '/api/v1/offers', {
+          body: { name: 'Half Cent', destinationUrl: 'https://o.example/', currency: 'EUR', payoutCents: 50 },
+        })
+      ).body.id;
+      for (let i = 0; i < 101; i++) {
+        const click = await env.app.inject({ method: 'GET', url: `/t/${offerId}/${partnerId}` });
+        assert.equal(click.statusCode, 302);
+      }
+      await env.request('POST', '/api/v1/conversions', { body: { offerId, partnerId } });
+      env.clock.set(Date.parse('2026-11-21T10:00:00Z'));
+      const report = await env.request('GET', `/api/v1/reports?from=2026-11-15&to=2026-11-15&offerId=${offerId}`);
+      assert.deepEqual([report.body.totals.clicks, report.body.totals.epcCents], [101, 0.5]);
+      const rowOf = (html: string) =>
+        html
+          .slice(html.indexOf('<tbody'))
+          .split('<tr')
+          .find((row) => row.includes('Half Cent')) ?? '';
+      const analytics = await client.get('/dashboard/analytics?from=2026-11-15&to=2026-11-15&d1=offer');
+      assert.match(rowOf(analytics.body), /data-label="EPC"[^>]*>€0\.00</);
+      const reports = await client.get('/dashboard/reports?from=2026-11-15&to=2026-11-15&time=&by=offer');
+      assert.match(rowOf(reports.body), /data-label="EPC"[^>]*>€0\.00</);
+    });
   });
 }
 

@@ -123,6 +123,35 @@ for (const dialect of testedDialects()) {
       assert.equal(totals.epcCents, 0);
     });
 
+    it('rounds epcCents half up from the exact quotient: 41 ¢ over 40 clicks is 1.03, as 67 ¢ over 40 is 1.68', async () => {
+      const { apiKey: key } = await env.createBrand('EPC');
+      const partnerId = (await env.request('POST', '/api/v1/partners', { key, body: { name: 'P', email: 'p@e.com' } }))
+        .body.id;
+      env.clock.set(Date.parse('2026-11-21T09:00:00Z'));
+      const epcOf: Record<number, number> = {};
+      for (const payoutCents of [41, 67]) {
+        const offerId = (
+          await env.request('POST', '/api/v1/offers', {
+            key,
+            body: { name: 'O', destinationUrl: 'https://o.example/', payoutCents },
+          })
+        ).body.id;
+        for (let i = 0; i < 40; i++) {
+          const click = await env.app.inject({ method: 'GET', url: `/t/${offerId}/${partnerId}` });
+          assert.equal(click.statusCode, 302);
+        }
+        const conversion = await env.request('POST', '/api/v1/conversions', { key, body: { offerId, partnerId } });
+        assert.equal(conversion.status, 201);
+        const res = await env.request('GET', `/api/v1/reports?from=2026-11-21&to=2026-11-21&offerId=${offerId}`, {
+          key,
+        });
+        assert.deepEqual([res.body.totals.clicks, res.body.totals.payoutCents], [40, payoutCents]);
+        epcOf[payoutCents] = res.body.totals.epcCents;
+      }
+      // 41 / 40 = 1.025 and 67 / 40 = 1.675, both exact halves.
+      assert.deepEqual(epcOf, { 41: 1.03, 67: 1.68 });
+    });
+
     it('groups by day, listing only days with activity, oldest first', async () => {
       const b = await brandWithTraffic('Days');
       await b.record('2026-11-20T23:59:59.999Z');

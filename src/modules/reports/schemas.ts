@@ -62,7 +62,7 @@ const money = {
   revenueCents: Type.Integer({ description: 'Over pending + approved conversions, in `currency`.' }),
   payoutCents: Type.Integer({ description: 'Over pending + approved conversions, in `currency`.' }),
   profitCents: Type.Integer({ description: 'revenueCents − payoutCents' }),
-  epcCents: Type.Number({ description: 'payoutCents / clicks, 2 decimals (0 without clicks).' }),
+  epcCents: Type.Number({ description: 'payoutCents / clicks, rounded half up to 2 decimals (0 without clicks).' }),
 };
 const Currency = Type.String({
   description: 'ISO 4217 code of every amount in the row. Clicks count in their offer’s currency.',

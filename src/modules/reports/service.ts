@@ -8,6 +8,7 @@
 import { addDays, daysBetween, formatDay, isRealDay, localDay, mondayOf, parseDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
 import { InvalidError, NotFoundError, type Problem } from '../../errors.js';
+import { roundedRatio } from '../../ratio.js';
 import { isAttribute } from '../analytics/dimensions.js';
 import { readReportSums, type SumsRow } from '../analytics/reportQuery.js';
 import { findBrandById } from '../brands/repository.js';
@@ -25,6 +26,8 @@ import {
 } from './schemas.js';
 
 const DEFAULT_RANGE_DAYS = 30;
+/** `epcCents` is an average of minor units: two decimals (README, "Reports"). */
+const EPC_DECIMALS = 2;
 
 interface Sums {
   clicks: number;
@@ -74,7 +77,7 @@ function metricsOf(s: Sums): Metrics {
     payoutCents: s.payout,
     profitCents: s.revenue - s.payout,
     conversionRate: s.clicks > 0 ? conversions / s.clicks : 0,
-    epcCents: s.clicks > 0 ? Math.round((s.payout / s.clicks) * 100) / 100 : 0,
+    epcCents: s.clicks > 0 ? roundedRatio(s.payout, s.clicks, EPC_DECIMALS) : 0,
   };
 }
 

@@ -13,7 +13,7 @@ import { fromArray, sendCsv } from '../../analytics/csv.js';
 import { ATTRIBUTES } from '../../analytics/dimensions.js';
 import { GROUP_KEYS, type Report, type ReportRow } from '../../reports/schemas.js';
 import { buildReport, reportColumns } from '../../reports/service.js';
-import { count, money, percent } from '../format.js';
+import { count, epcMinorUnits, money, percent } from '../format.js';
 import { Choice, Query, text } from '../forms.js';
 import { offerNames, partnerNames } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
@@ -108,7 +108,7 @@ function ResultTable({ report }: { report: NamedReport }) {
           { class: 'num', text: money(r.revenueCents, r.currency) },
           { class: 'num', text: money(r.payoutCents, r.currency) },
           { class: 'num', text: percent(r.conversionRate) },
-          { class: 'num', text: money(Math.round(r.epcCents), r.currency) },
+          { class: 'num', text: money(epcMinorUnits(r.payoutCents, r.clicks), r.currency) },
         ])}
       empty={<EmptyState title="No activity in this range">Try a longer range or fewer filters.</EmptyState>}
     />

@@ -4,7 +4,7 @@ import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
 import { FormView } from '../../../web/views/form.js';
 import type { Metrics } from '../../reports/schemas.js';
-import { compactMoney, count, day, money, percent } from '../format.js';
+import { compactMoney, count, day, epcMinorUnits, money, percent } from '../format.js';
 import { offerMenu, partnerMenu } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
@@ -38,7 +38,7 @@ function metricCells(m: Metrics, currency: string): TableCell[] {
     money(m.payoutCents, currency),
     money(m.profitCents, currency),
     percent(m.conversionRate),
-    money(Math.round(m.epcCents), currency),
+    money(epcMinorUnits(m.payoutCents, m.clicks), currency),
   ].map((text) => ({ class: 'num', text }));
 }
 
