@@ -109,6 +109,21 @@ for (const dialect of testedDialects()) {
       assert.match(page.body, /name="browser" value="Chrome"/, 'with the filters typed');
     });
 
+    it('refuses a country code no click is stored with (UK) in the builder, where it showed no activity', async () => {
+      const page = await client.get('/dashboard/analytics?from=2026-11-21&to=2026-11-21&d1=country&country=uk');
+      assert.equal(page.status, 422);
+      assert.match(
+        page.body,
+        /Country: must be an ISO 3166-1 alpha-2 country code such as DE \(any case\); the United Kingdom is GB/,
+      );
+      assert.doesNotMatch(page.body, /No activity in this range/);
+      assert.match(page.body, /name="country" value="uk"/, 'the value typed is kept');
+      const csv = await client.get(
+        '/dashboard/analytics/export.csv?from=2026-11-21&to=2026-11-21&d1=country&country=uk',
+      );
+      assert.equal(csv.status, 303, 'the CSV of a refused filter goes back to the builder');
+    });
+
     it('names an impossible combination of dimensions in its own words, keeping the builder', async () => {
       const page = await client.get('/dashboard/analytics?from=2026-11-21&to=2026-11-21&d1=day&d2=week&os=Windows');
       assert.equal(page.status, 422);

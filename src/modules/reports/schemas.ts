@@ -30,7 +30,7 @@ export const ReportQuery = Type.Object(
       }),
     ),
     country: Filter(
-      'Only clicks from this country (ISO 3166-1 alpha-2, e.g. DE; any case) and their conversions. Another value is 422.',
+      'Only clicks from this country (ISO 3166-1 alpha-2, e.g. DE, GB for the United Kingdom; any case) and their conversions. Another value is 422.',
     ),
     deviceType: Filter('desktop, mobile, tablet, bot or other (any case). Another value is 422.'),
     os: Filter('Operating system name exactly as reported (case included), e.g. iOS.'),
