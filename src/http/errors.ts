@@ -136,6 +136,15 @@ function validationFailure(details: ErrorDetail[], takesCursor: boolean): ApiErr
   return ApiError.validation(details);
 }
 
+/**
+ * The problems a route's schema found in a request it validates with `attachValidation`, as a
+ * 422 lists them: the route adds its own rules' problems to the same answer.
+ */
+export function schemaProblems(request: FastifyRequest): ErrorDetail[] {
+  const error = request.validationError as { validation?: AjvIssue[]; validationContext?: string } | undefined;
+  return error?.validation ? detailsFromAjv(error.validation, error.validationContext) : [];
+}
+
 /** Whether the request's route declares a `cursor` in its query string (a list: http/schemas.ts `pageQuery`). */
 function routeTakesCursor(request: FastifyRequest | undefined): boolean {
   const query = request?.routeOptions.schema?.querystring as { properties?: Record<string, unknown> } | undefined;

@@ -124,6 +124,22 @@ for (const dialect of testedDialects()) {
       assert.equal(csv.status, 303, 'the CSV of a refused filter goes back to the builder');
     });
 
+    it('names every problem of the builder’s choices at once: dimensions, range and filters', async () => {
+      const page = await client.get(
+        '/dashboard/analytics?from=2026-11-30&to=2026-11-01&d1=day&d2=week&country=uk&deviceType=phone',
+      );
+      assert.equal(page.status, 422);
+      const alert = /<div class="flash error"[^>]*>([^<]*)</.exec(page.body)?.[1] ?? '';
+      for (const problem of [
+        'Dimensions: use at most one of day, week, month',
+        'From: must not be after to',
+        'Country: must be an ISO 3166-1 alpha-2 country code',
+        'Device: must be one of',
+      ]) {
+        assert.ok(alert.includes(problem), `${problem} in ${alert}`);
+      }
+    });
+
     it('names an impossible combination of dimensions in its own words, keeping the builder', async () => {
       const page = await client.get('/dashboard/analytics?from=2026-11-21&to=2026-11-21&d1=day&d2=week&os=Windows');
       assert.equal(page.status, 422);

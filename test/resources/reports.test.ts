@@ -338,6 +338,36 @@ for (const dialect of testedDialects()) {
       }
     });
 
+    it('lists every problem of a report query in one 422: the schema’s, groupBy, days and filters', async () => {
+      const cases: Array<[string, string[]]> = [
+        ['groupBy=foo&country=XX', ['query.country', 'query.groupBy']],
+        ['country=XX&from=2026-02-30', ['query.country', 'query.from']],
+        [
+          'groupBy=foo&country=XX&from=2026-02-30&hour=99',
+          ['query.country', 'query.from', 'query.groupBy', 'query.hour'],
+        ],
+        [
+          'groupBy=day,week&from=2026-11-22&to=2026-11-21&deviceType=phone&planet=mars',
+          ['query.deviceType', 'query.from', 'query.groupBy', 'query.planet'],
+        ],
+        // A `to` the schema refuses is not compared with `from`.
+        ['from=2026-12-01&to=yesterday&country=XX', ['query.country', 'query.to']],
+      ];
+      for (const [query, paths] of cases) {
+        const error = expectError(await env.request('GET', `/api/v1/reports?${query}`), 422, 'validation_error');
+        assert.deepEqual(error.details?.map((d) => d.path).sort(), paths, query);
+        for (const path of paths) assert.match(error.message, new RegExp(`${path.replace('.', '\\.')}: `), query);
+      }
+      // Still at most 100, however many parameters are unknown.
+      const unknown = Array.from({ length: 120 }, (_, i) => `p${i}=1`).join('&');
+      const many = expectError(
+        await env.request('GET', `/api/v1/reports?groupBy=foo&${unknown}`),
+        422,
+        'validation_error',
+      );
+      assert.equal(many.details?.length, 100);
+    });
+
     it('answers 422 for an unknown groupBy, from after to, or a from that is not a date', async () => {
       const bad: Array<[string, string]> = [
         ['from=2026-11-01&to=2026-11-30&groupBy=planet', 'query.groupBy'],
