@@ -203,6 +203,47 @@ for (const dialect of testedDialects()) {
       const reports = await client.get('/dashboard/reports?from=2026-11-15&to=2026-11-15&time=&by=offer');
       assert.match(rowOf(reports.body), /data-label="EPC"[^>]*>€0\.00</);
     });
+
+    it('matches filters as typed, spaces included, alike by the rollups and the facts; an empty field is no filter', async () => {
+      // A day of its own: clicks with a sub1 of spaces, of one space, plain, and two without.
+      env.clock.set(Date.parse('2026-11-14T10:00:00Z'));
+      const partnerId = (await env.request('POST', '/api/v1/partners', { body: { name: 'P', email: 'p@example.com' } }))
+        .body.id;
+      const offerId = (
+        await env.request('POST', '/api/v1/offers', {
+          body: { name: 'Subs', destinationUrl: 'https://o.example/', currency: 'EUR' },
+        })
+      ).body.id;
+      for (const sub1 of [' spaced ', ' ', 'x', null, null]) {
+        const query = sub1 === null ? '' : `?sub1=${encodeURIComponent(sub1)}`;
+        const click = await env.app.inject({ method: 'GET', url: `/t/${offerId}/${partnerId}${query}` });
+        assert.equal(click.statusCode, 302);
+      }
+      env.clock.set(Date.parse('2026-11-21T10:00:00Z'));
+      const range = 'from=2026-11-14&to=2026-11-14';
+      const csvClicks = async (query: string) => {
+        const csv = await client.get(`/dashboard/analytics/export.csv?${range}&${query}`);
+        assert.equal(csv.status, 200, query);
+        const [header = '', ...rows] = csv.body.trim().split(/\r?\n/);
+        const at = header.split(',').indexOf('clicks');
+        return rows.reduce((sum, row) => sum + Number(row.split(',')[at]), 0);
+      };
+      for (const sub1 of [' spaced ', ' ', 'x']) {
+        const value = encodeURIComponent(sub1);
+        const api = await env.request('GET', `/api/v1/reports?${range}&groupBy=sub1&sub1=${value}`);
+        assert.equal(api.body.totals.clicks, 1, `the API for ${JSON.stringify(sub1)}`);
+        // sub1 alone reads the rollups, sub1 with country the facts.
+        for (const dimensions of ['d1=sub1', 'd1=sub1&d2=country']) {
+          assert.equal(await csvClicks(`${dimensions}&sub1=${value}`), 1, `${dimensions} for ${JSON.stringify(sub1)}`);
+        }
+      }
+      assert.equal(await csvClicks('d1=sub1&sub1='), 5, 'an empty field filters nothing');
+      const page = await client.get(`/dashboard/analytics?${range}&d1=sub1&sub1=%20spaced%20`);
+      assert.equal(page.status, 200);
+      assert.match(page.body, /name="sub1" value=" spaced "/, 'the value is kept as typed');
+      assert.match(page.body, /<th scope="row"[^>]*> spaced <\/th>/);
+      assert.doesNotMatch(page.body, /No activity in this range/);
+    });
   });
 }
 

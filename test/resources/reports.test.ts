@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { InvalidError } from '../../src/errors.js';
 import { foldFacts } from '../../src/modules/analytics/fold.js';
+import { buildReport } from '../../src/modules/reports/service.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 
 const METRIC_KEYS = [
@@ -366,6 +368,20 @@ for (const dialect of testedDialects()) {
         'validation_error',
       );
       assert.equal(many.details?.length, 100);
+    });
+
+    it('refuses an empty filter value from any caller, which the rollups and the facts would match differently', async () => {
+      const { id } = await env.createBrand('Empty Filter');
+      for (const groupBy of ['sub1', 'sub1,country']) {
+        await assert.rejects(buildReport(env.ctx, id, { groupBy, sub1: '' }), (error: unknown) => {
+          assert.ok(error instanceof InvalidError);
+          assert.deepEqual(
+            error.problems.map((p) => p.path),
+            ['query.sub1'],
+          );
+          return true;
+        });
+      }
     });
 
     it('answers 422 for an unknown groupBy, from after to, or a from that is not a date', async () => {

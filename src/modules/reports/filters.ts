@@ -31,6 +31,10 @@ function storedHost(value: string): string | null {
 
 /** One filter value in its stored spelling, or the rule it breaks. */
 function storedValue(attribute: Attribute, value: string): { value: string } | { problem: string } {
+  // The rollups keep a missing value and an empty one both as '' while the facts keep them
+  // apart, so '' would match every fact without the attribute or none, depending on the
+  // report's other dimensions. The API's schema refuses it; so does this, for every caller.
+  if (value === '') return { problem: 'must not be empty: leave the filter out to match every value' };
   switch (attribute) {
     case 'deviceType': {
       const type = value.toLowerCase();

@@ -150,7 +150,9 @@ function pickedOf(q: Record<string, string | undefined>): string[] {
 /** The builder's choices as a report query. */
 function reportQueryOf(q: Record<string, string | undefined>) {
   // Typed on a phone, `Mobile` or `de` is put in its stored case by the report (reports/filters.ts).
-  const filters = Object.fromEntries(ATTRIBUTES.flatMap((a) => (q[a] ? [[a, q[a].trim()]] : [])));
+  // Otherwise a value is matched as typed, spaces included, as the API matches it (a sub-id
+  // may carry them); an empty field is no filter, as an absent parameter is.
+  const filters = Object.fromEntries(ATTRIBUTES.flatMap((a) => (q[a] ? [[a, q[a]]] : [])));
   return { from: q.from || undefined, to: q.to || undefined, groupBy: pickedOf(q).join(',') || undefined, ...filters };
 }
 
@@ -242,7 +244,7 @@ export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
                 <input
                   id={`f-${a}`}
                   name={a}
-                  value={escapeHtml(text(q[a]))}
+                  value={escapeHtml(q[a] ?? '')}
                   placeholder="any"
                   autocapitalize="none"
                   autocomplete="off"
