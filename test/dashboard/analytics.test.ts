@@ -244,6 +244,52 @@ for (const dialect of testedDialects()) {
       assert.match(page.body, /<th scope="row"[^>]*> spaced <\/th>/);
       assert.doesNotMatch(page.body, /No activity in this range/);
     });
+
+    it('pages a long table as the Reports page does, 100 rows a page, saying which rows of how many it shows', async () => {
+      // A day of its own with 260 sub1 values: 260 rows grouped by sub1.
+      env.clock.set(Date.parse('2026-11-12T10:00:00Z'));
+      const partnerId = (await env.request('POST', '/api/v1/partners', { body: { name: 'P', email: 'p@example.com' } }))
+        .body.id;
+      const offerId = (
+        await env.request('POST', '/api/v1/offers', { body: { name: 'Many', destinationUrl: 'https://o.example/' } })
+      ).body.id;
+      for (let i = 1; i <= 260; i++) {
+        const sub1 = `many-${String(i).padStart(3, '0')}`;
+        const click = await env.app.inject({ method: 'GET', url: `/t/${offerId}/${partnerId}?sub1=${sub1}` });
+        assert.equal(click.statusCode, 302);
+      }
+      env.clock.set(Date.parse('2026-11-21T10:00:00Z'));
+      const api = await env.request('GET', '/api/v1/reports?from=2026-11-12&to=2026-11-12&groupBy=sub1');
+      assert.equal(api.body.data.length, 260);
+      const seen = new Set<string>();
+      const pages: Array<{ rows: number; pager: string }> = [];
+      let url: string | undefined = '/dashboard/analytics?from=2026-11-12&to=2026-11-12&d1=sub1';
+      while (url && pages.length < 5) {
+        const page = await client.get(url);
+        assert.equal(page.status, 200, url);
+        const table = page.body.slice(page.body.indexOf('<tbody'), page.body.indexOf('</tbody>'));
+        const rows = [...table.matchAll(/<th scope="row"[^>]*>(many-\d+)<\/th>/g)].map((m) => m[1] as string);
+        for (const row of rows) seen.add(row);
+        const pager = /<nav class="pager"[\s\S]*?<\/nav>/.exec(page.body)?.[0] ?? '';
+        pages.push({
+          rows: rows.length,
+          pager: pager
+            .replace(/<[^>]+>/g, ' ')
+            .replace(/\s+/g, ' ')
+            .trim(),
+        });
+        url = /<a href="([^"]+)" rel="next">/.exec(pager)?.[1]?.replaceAll('&amp;', '&');
+      }
+      assert.deepEqual(pages, [
+        { rows: 100, pager: 'Rows 1–100 of 260 Next page »' },
+        { rows: 100, pager: '‹ Previous page Rows 101–200 of 260 Next page »' },
+        { rows: 60, pager: '« First page ‹ Previous page Rows 201–260 of 260 Last page' },
+      ]);
+      assert.equal(seen.size, 260, 'every row on exactly one page');
+      const past = await client.get('/dashboard/analytics?from=2026-11-12&to=2026-11-12&d1=sub1&offset=1000');
+      assert.match(past.body, /No rows on this page/);
+      assert.doesNotMatch(past.body, /No activity in this range/);
+    });
   });
 }
 
