@@ -4,6 +4,7 @@
  * through unchanged; a validation message lists every problem, as for schema errors.
  */
 import { ConflictError, InvalidError, NotFoundError, type Problem, UnavailableError } from '../errors.js';
+import { MAX_DETAILS } from './validationErrors.js';
 
 export interface DomainErrorAnswer {
   code: 'not_found' | 'conflict' | 'validation_error' | 'service_unavailable';
@@ -18,7 +19,9 @@ export function answerDomainError(error: unknown): DomainErrorAnswer | null {
   if (error instanceof NotFoundError) return { code: 'not_found', message: error.message };
   if (error instanceof ConflictError) return { code: 'conflict', message: error.message };
   if (error instanceof InvalidError) {
-    return { code: 'validation_error', message: `Validation failed: ${error.message}.`, details: error.problems };
+    // At most MAX_DETAILS, as for the schema's problems (GET /reports adds its own to those).
+    const listed = error.problems.length > MAX_DETAILS ? new InvalidError(error.problems.slice(0, MAX_DETAILS)) : error;
+    return { code: 'validation_error', message: `Validation failed: ${listed.message}.`, details: listed.problems };
   }
   if (error instanceof UnavailableError) {
     return { code: 'service_unavailable', message: error.message, retryAfterSeconds: error.retryAfterSeconds };

@@ -120,10 +120,13 @@ export function isStorageUnavailable(error: unknown): boolean {
 /**
  * A 422 whose only problem is the list cursor is `invalid_cursor` (a client holding a stale or
  * hand-made cursor learns that the cursor, not its filters, is wrong); otherwise
- * `validation_error`. Either way every problem is listed.
+ * `validation_error`. Either way every problem is listed. Only a route whose query string
+ * takes a cursor can have a stale one: elsewhere (`GET /reports?cursor=x`) `cursor` is an
+ * unknown parameter like any other, and "pass nextCursor as given" would send the client
+ * looking for a list that does not exist.
  */
-function validationFailure(details: ErrorDetail[]): ApiError {
-  if (details.length > 0 && details.every((d) => d.path === 'query.cursor')) {
+function validationFailure(details: ErrorDetail[], takesCursor: boolean): ApiError {
+  if (takesCursor && details.length > 0 && details.every((d) => d.path === 'query.cursor')) {
     return new ApiError(
       'invalid_cursor',
       "The cursor is not an id of this list's kind: pass nextCursor as given.",
@@ -133,8 +136,26 @@ function validationFailure(details: ErrorDetail[]): ApiError {
   return ApiError.validation(details);
 }
 
-/** Maps anything thrown during a request onto an ApiError. */
-export function toApiError(error: unknown): ApiError {
+/**
+ * The problems a route's schema found in a request it validates with `attachValidation`, as a
+ * 422 lists them: the route adds its own rules' problems to the same answer.
+ */
+export function schemaProblems(request: FastifyRequest): ErrorDetail[] {
+  const error = request.validationError as { validation?: AjvIssue[]; validationContext?: string } | undefined;
+  return error?.validation ? detailsFromAjv(error.validation, error.validationContext) : [];
+}
+
+/** Whether the request's route declares a `cursor` in its query string (a list: http/schemas.ts `pageQuery`). */
+function routeTakesCursor(request: FastifyRequest | undefined): boolean {
+  const query = request?.routeOptions.schema?.querystring as { properties?: Record<string, unknown> } | undefined;
+  return query?.properties?.cursor !== undefined;
+}
+
+/**
+ * Maps anything thrown during a request onto an ApiError; `request` (the one that failed)
+ * tells a stale list cursor from an unknown `cursor` parameter.
+ */
+export function toApiError(error: unknown, request?: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error;
   const domain = answerDomainError(error);
   if (domain) {
@@ -153,7 +174,9 @@ export function toApiError(error: unknown): ApiError {
     );
   }
   const fe = error as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
-  if (fe?.validation) return validationFailure(detailsFromAjv(fe.validation, fe.validationContext));
+  if (fe?.validation) {
+    return validationFailure(detailsFromAjv(fe.validation, fe.validationContext), routeTakesCursor(request));
+  }
   switch (fe?.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -178,7 +201,7 @@ export function toApiError(error: unknown): ApiError {
 
 /** The error's ApiError, after logging a failure on our side (5xx) with what caused it. */
 export function logFailure(request: FastifyRequest, error: unknown): ApiError {
-  const apiError = toApiError(error);
+  const apiError = toApiError(error, request);
   if (apiError.status === 503) {
     request.log.warn({ err: error }, isStorageUnavailable(error) ? 'storage unavailable' : 'service unavailable');
   } else if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');

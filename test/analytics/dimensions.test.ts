@@ -5,10 +5,15 @@
  * with the facts folded half-way.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
+import type { Problem } from '../../src/errors.js';
 import { ATTRIBUTES, PAIRED_ATTRIBUTES } from '../../src/modules/analytics/dimensions.js';
 import { foldFacts } from '../../src/modules/analytics/fold.js';
+import { dimensionFilters } from '../../src/modules/reports/filters.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 import { checkReport, FILTER_VALUES, loadTraffic, trafficArb } from './traffic.js';
 
@@ -50,6 +55,33 @@ const pairQueryArb = fc
     partnerFilter: null,
   }))
   .map((q) => ({ ...q, groupBy: [...(q.time ? [q.time] : []), ...q.keys] }));
+
+/** Every country code of the enrichment data's ranges (countries.ts reads the same files). */
+function enrichmentCountryCodes(): Set<string> {
+  const dir = path.dirname(
+    createRequire(import.meta.url).resolve('@ip-location-db/geo-whois-asn-country/package.json'),
+  );
+  const codes = new Set<string>();
+  for (const file of ['geo-whois-asn-country-ipv4-num.csv', 'geo-whois-asn-country-ipv6.csv']) {
+    for (const line of readFileSync(path.join(dir, file), 'latin1').split('\n')) {
+      const code = line.slice(line.lastIndexOf(',') + 1).trim();
+      if (code) codes.add(code);
+    }
+  }
+  return codes;
+}
+
+describe('the country filter', () => {
+  it('accepts every code the enrichment data can store a click with, in any case', () => {
+    const data = enrichmentCountryCodes();
+    assert.ok(data.size >= 249, `the data lists ${data.size} codes`);
+    for (const code of data) {
+      const problems: Problem[] = [];
+      assert.deepEqual(dimensionFilters({ country: code.toLowerCase() }, problems), { country: code }, code);
+      assert.deepEqual(problems, [], code);
+    }
+  });
+});
 
 for (const dialect of testedDialects()) {
   describe(`report dimensions and filters (${dialect})`, () => {
@@ -161,6 +193,26 @@ for (const dialect of testedDialects()) {
       }
       const error = expectError(await env.request('GET', '/api/v1/reports?deviceType=phone'), 422, 'validation_error');
       assert.match(error.message, /"desktop", "mobile", "tablet", "bot", "other"/);
+    });
+
+    it('answers 422 for a region code no click is stored with: reserved, withdrawn, groupings, private use', async () => {
+      // Intl names each of these (UK "United Kingdom", DD "Germany", EU "European Union", ZZ "Unknown Region").
+      for (const code of 'UK uk EU EZ UN ZZ QO XA AA SU YU DD FX TP ZR CS'.split(' ')) {
+        const error = expectError(await env.request('GET', `/api/v1/reports?country=${code}`), 422, 'validation_error');
+        assert.deepEqual(
+          error.details?.map((d) => d.path),
+          ['query.country'],
+          code,
+        );
+        assert.match(error.message, /query\.country: must be an ISO 3166-1 alpha-2 country code/, code);
+      }
+      const uk = expectError(await env.request('GET', '/api/v1/reports?country=UK'), 422, 'validation_error');
+      assert.match(uk.message, /the United Kingdom is GB/);
+      // Codes the enrichment data stores clicks with, outside ISO's assigned list too.
+      for (const code of ['gb', 'XK', 'AN']) {
+        const res = await env.request('GET', `/api/v1/reports?country=${code}`);
+        assert.equal(res.status, 200, `${code}: ${JSON.stringify(res.body)}`);
+      }
     });
 
     it('answers 422 naming groupBy for more than three dimensions, or an unknown filter', async () => {

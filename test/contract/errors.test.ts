@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
 import * as canonicalTimeZones from '../../src/db/migrations/0036_canonical_time_zones.js';
+import * as ianaTimeZoneNames from '../../src/db/migrations/0039_iana_time_zone_names.js';
 import { insertApiKey } from '../../src/modules/apiKeys/service.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { listen, type WireClient, type WireResponse } from './http.js';
@@ -205,6 +206,14 @@ for (const dialect of testedDialects()) {
         'validation_error',
       );
       assert.equal(both.details?.length, 2, 'a bad cursor among other problems is listed with them');
+    });
+
+    it('answers a cursor on an endpoint that takes none as an unknown field, not as a stale cursor', async () => {
+      for (const path of ['/api/v1/reports', '/api/v1/brand']) {
+        const error = expectWireError(await http.call('GET', `${path}?cursor=x`), 422, 'validation_error');
+        assert.deepEqual(error.details, [{ path: 'query.cursor', message: 'is not a known field' }], path);
+        assert.equal(error.message, 'Validation failed: query.cursor: is not a known field.', path);
+      }
     });
 
     it('answers a long id or a malformed URL with the usual headers: the request id, and rate-limit counters once routed', async () => {
@@ -425,6 +434,49 @@ for (const dialect of testedDialects()) {
         assert.equal(patched.body.timezone, stored, typed);
         assert.equal((await http.call('GET', '/api/v1/brand', { key })).body.timezone, stored, typed);
       }
+    });
+
+    it('stores a renamed zone by its current IANA name, and a link or an old name as that zone', async () => {
+      const { apiKey: key } = await env.createBrand('Kolkata', { timezone: 'Asia/Kolkata' });
+      assert.equal((await http.call('GET', '/api/v1/brand', { key })).body.timezone, 'Asia/Kolkata');
+      for (const [typed, stored] of [
+        ['Europe/Kyiv', 'Europe/Kyiv'],
+        ['Asia/Ho_Chi_Minh', 'Asia/Ho_Chi_Minh'],
+        ['asia/kathmandu', 'Asia/Kathmandu'],
+        ['America/Nuuk', 'America/Nuuk'],
+        ['America/Argentina/Buenos_Aires', 'America/Argentina/Buenos_Aires'],
+        ['Asia/Calcutta', 'Asia/Kolkata'],
+        ['Europe/Kiev', 'Europe/Kyiv'],
+        ['US/Eastern', 'America/New_York'],
+        ['Europe/Bratislava', 'Europe/Bratislava'],
+      ]) {
+        const patched = await http.call('PATCH', '/api/v1/brand', { key, body: { timezone: typed } });
+        assert.equal(patched.body.timezone, stored, typed);
+        assert.equal((await http.call('GET', '/api/v1/brand', { key })).body.timezone, stored, typed);
+      }
+    });
+
+    it('gives brands saved under a renamed zone’s old name its current IANA name (migration 0039)', async () => {
+      const saved: Array<[string, string]> = [
+        ['Asia/Calcutta', 'Asia/Kolkata'],
+        ['Europe/Kiev', 'Europe/Kyiv'],
+        ['asia/saigon', 'Asia/Ho_Chi_Minh'],
+        ['Europe/Berlin', 'Europe/Berlin'],
+      ];
+      const brands = [];
+      for (const [timezone] of saved) {
+        const { id, apiKey: key } = await env.createBrand(`Old ${timezone}`);
+        // As 0036 left them: Intl's spelling, the old name of a renamed zone.
+        await env.ctx.db.transact((trx) => trx.updateTable('brands').set({ timezone }).where('id', '=', id).execute());
+        brands.push(key);
+      }
+      await ianaTimeZoneNames.up(env.ctx.db.admin as unknown as Kysely<unknown>);
+      const stored = [];
+      for (const key of brands) stored.push((await http.call('GET', '/api/v1/brand', { key })).body.timezone);
+      assert.deepEqual(
+        stored,
+        saved.map(([, now]) => now),
+      );
     });
 
     it('gives brands saved with a time zone in another case its IANA spelling (migration 0036)', async () => {

@@ -109,6 +109,37 @@ for (const dialect of testedDialects()) {
       assert.match(page.body, /name="browser" value="Chrome"/, 'with the filters typed');
     });
 
+    it('refuses a country code no click is stored with (UK) in the builder, where it showed no activity', async () => {
+      const page = await client.get('/dashboard/analytics?from=2026-11-21&to=2026-11-21&d1=country&country=uk');
+      assert.equal(page.status, 422);
+      assert.match(
+        page.body,
+        /Country: must be an ISO 3166-1 alpha-2 country code such as DE \(any case\); the United Kingdom is GB/,
+      );
+      assert.doesNotMatch(page.body, /No activity in this range/);
+      assert.match(page.body, /name="country" value="uk"/, 'the value typed is kept');
+      const csv = await client.get(
+        '/dashboard/analytics/export.csv?from=2026-11-21&to=2026-11-21&d1=country&country=uk',
+      );
+      assert.equal(csv.status, 303, 'the CSV of a refused filter goes back to the builder');
+    });
+
+    it('names every problem of the builder’s choices at once: dimensions, range and filters', async () => {
+      const page = await client.get(
+        '/dashboard/analytics?from=2026-11-30&to=2026-11-01&d1=day&d2=week&country=uk&deviceType=phone',
+      );
+      assert.equal(page.status, 422);
+      const alert = /<div class="flash error"[^>]*>([^<]*)</.exec(page.body)?.[1] ?? '';
+      for (const problem of [
+        'Dimensions: use at most one of day, week, month',
+        'From: must not be after to',
+        'Country: must be an ISO 3166-1 alpha-2 country code',
+        'Device: must be one of',
+      ]) {
+        assert.ok(alert.includes(problem), `${problem} in ${alert}`);
+      }
+    });
+
     it('names an impossible combination of dimensions in its own words, keeping the builder', async () => {
       const page = await client.get('/dashboard/analytics?from=2026-11-21&to=2026-11-21&d1=day&d2=week&os=Windows');
       assert.equal(page.status, 422);
@@ -142,6 +173,122 @@ for (const dialect of testedDialects()) {
       assert.match(page.body, /Revenue and payout per day \(USD\)/);
       assert.match(page.body, /<th scope="col"[^>]*>Currency<\/th>/);
       assert.match(page.body, /data-label="Currency"[^>]*>EUR</);
+    });
+
+    it('rounds EPC once, from payout and clicks: 50 ¢ over 101 clicks (0.495 ¢) shows €0.00 in both tables', async () => {
+      // A day of its own, so no other test's traffic is in these rows.
+      env.clock.set(Date.parse('2026-11-15T10:00:00Z'));
+      const partnerId = (await env.request('POST', '/api/v1/partners', { body: { name: 'P', email: 'p@example.com' } }))
+        .body.id;
+      const offerId = (
+        await env.request('POST', '/api/v1/offers', {
+          body: { name: 'Half Cent', destinationUrl: 'https://o.example/', currency: 'EUR', payoutCents: 50 },
+        })
+      ).body.id;
+      for (let i = 0; i < 101; i++) {
+        const click = await env.app.inject({ method: 'GET', url: `/t/${offerId}/${partnerId}` });
+        assert.equal(click.statusCode, 302);
+      }
+      await env.request('POST', '/api/v1/conversions', { body: { offerId, partnerId } });
+      env.clock.set(Date.parse('2026-11-21T10:00:00Z'));
+      const report = await env.request('GET', `/api/v1/reports?from=2026-11-15&to=2026-11-15&offerId=${offerId}`);
+      assert.deepEqual([report.body.totals.clicks, report.body.totals.epcCents], [101, 0.5]);
+      const rowOf = (html: string) =>
+        html
+          .slice(html.indexOf('<tbody'))
+          .split('<tr')
+          .find((row) => row.includes('Half Cent')) ?? '';
+      const analytics = await client.get('/dashboard/analytics?from=2026-11-15&to=2026-11-15&d1=offer');
+      assert.match(rowOf(analytics.body), /data-label="EPC"[^>]*>€0\.00</);
+      const reports = await client.get('/dashboard/reports?from=2026-11-15&to=2026-11-15&time=&by=offer');
+      assert.match(rowOf(reports.body), /data-label="EPC"[^>]*>€0\.00</);
+    });
+
+    it('matches filters as typed, spaces included, alike by the rollups and the facts; an empty field is no filter', async () => {
+      // A day of its own: clicks with a sub1 of spaces, of one space, plain, and two without.
+      env.clock.set(Date.parse('2026-11-14T10:00:00Z'));
+      const partnerId = (await env.request('POST', '/api/v1/partners', { body: { name: 'P', email: 'p@example.com' } }))
+        .body.id;
+      const offerId = (
+        await env.request('POST', '/api/v1/offers', {
+          body: { name: 'Subs', destinationUrl: 'https://o.example/', currency: 'EUR' },
+        })
+      ).body.id;
+      for (const sub1 of [' spaced ', ' ', 'x', null, null]) {
+        const query = sub1 === null ? '' : `?sub1=${encodeURIComponent(sub1)}`;
+        const click = await env.app.inject({ method: 'GET', url: `/t/${offerId}/${partnerId}${query}` });
+        assert.equal(click.statusCode, 302);
+      }
+      env.clock.set(Date.parse('2026-11-21T10:00:00Z'));
+      const range = 'from=2026-11-14&to=2026-11-14';
+      const csvClicks = async (query: string) => {
+        const csv = await client.get(`/dashboard/analytics/export.csv?${range}&${query}`);
+        assert.equal(csv.status, 200, query);
+        const [header = '', ...rows] = csv.body.trim().split(/\r?\n/);
+        const at = header.split(',').indexOf('clicks');
+        return rows.reduce((sum, row) => sum + Number(row.split(',')[at]), 0);
+      };
+      for (const sub1 of [' spaced ', ' ', 'x']) {
+        const value = encodeURIComponent(sub1);
+        const api = await env.request('GET', `/api/v1/reports?${range}&groupBy=sub1&sub1=${value}`);
+        assert.equal(api.body.totals.clicks, 1, `the API for ${JSON.stringify(sub1)}`);
+        // sub1 alone reads the rollups, sub1 with country the facts.
+        for (const dimensions of ['d1=sub1', 'd1=sub1&d2=country']) {
+          assert.equal(await csvClicks(`${dimensions}&sub1=${value}`), 1, `${dimensions} for ${JSON.stringify(sub1)}`);
+        }
+      }
+      assert.equal(await csvClicks('d1=sub1&sub1='), 5, 'an empty field filters nothing');
+      const page = await client.get(`/dashboard/analytics?${range}&d1=sub1&sub1=%20spaced%20`);
+      assert.equal(page.status, 200);
+      assert.match(page.body, /name="sub1" value=" spaced "/, 'the value is kept as typed');
+      assert.match(page.body, /<th scope="row"[^>]*> spaced <\/th>/);
+      assert.doesNotMatch(page.body, /No activity in this range/);
+    });
+
+    it('pages a long table as the Reports page does, 100 rows a page, saying which rows of how many it shows', async () => {
+      // A day of its own with 260 sub1 values: 260 rows grouped by sub1.
+      env.clock.set(Date.parse('2026-11-12T10:00:00Z'));
+      const partnerId = (await env.request('POST', '/api/v1/partners', { body: { name: 'P', email: 'p@example.com' } }))
+        .body.id;
+      const offerId = (
+        await env.request('POST', '/api/v1/offers', { body: { name: 'Many', destinationUrl: 'https://o.example/' } })
+      ).body.id;
+      for (let i = 1; i <= 260; i++) {
+        const sub1 = `many-${String(i).padStart(3, '0')}`;
+        const click = await env.app.inject({ method: 'GET', url: `/t/${offerId}/${partnerId}?sub1=${sub1}` });
+        assert.equal(click.statusCode, 302);
+      }
+      env.clock.set(Date.parse('2026-11-21T10:00:00Z'));
+      const api = await env.request('GET', '/api/v1/reports?from=2026-11-12&to=2026-11-12&groupBy=sub1');
+      assert.equal(api.body.data.length, 260);
+      const seen = new Set<string>();
+      const pages: Array<{ rows: number; pager: string }> = [];
+      let url: string | undefined = '/dashboard/analytics?from=2026-11-12&to=2026-11-12&d1=sub1';
+      while (url && pages.length < 5) {
+        const page = await client.get(url);
+        assert.equal(page.status, 200, url);
+        const table = page.body.slice(page.body.indexOf('<tbody'), page.body.indexOf('</tbody>'));
+        const rows = [...table.matchAll(/<th scope="row"[^>]*>(many-\d+)<\/th>/g)].map((m) => m[1] as string);
+        for (const row of rows) seen.add(row);
+        const pager = /<nav class="pager"[\s\S]*?<\/nav>/.exec(page.body)?.[0] ?? '';
+        pages.push({
+          rows: rows.length,
+          pager: pager
+            .replace(/<[^>]+>/g, ' ')
+            .replace(/\s+/g, ' ')
+            .trim(),
+        });
+        url = /<a href="([^"]+)" rel="next">/.exec(pager)?.[1]?.replaceAll('&amp;', '&');
+      }
+      assert.deepEqual(pages, [
+        { rows: 100, pager: 'Rows 1–100 of 260 Next page »' },
+        { rows: 100, pager: '‹ Previous page Rows 101–200 of 260 Next page »' },
+        { rows: 60, pager: '« First page ‹ Previous page Rows 201–260 of 260 Last page' },
+      ]);
+      assert.equal(seen.size, 260, 'every row on exactly one page');
+      const past = await client.get('/dashboard/analytics?from=2026-11-12&to=2026-11-12&d1=sub1&offset=1000');
+      assert.match(past.body, /No rows on this page/);
+      assert.doesNotMatch(past.body, /No activity in this range/);
     });
   });
 }

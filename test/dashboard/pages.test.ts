@@ -304,6 +304,26 @@ for (const dialect of testedDialects()) {
       assert.equal((await client.post('/dashboard/settings/api-keys', { name: '' })).status, 422);
     });
 
+    it('offers, keeps and shows a renamed time zone by its current IANA name (Asia/Kolkata, not Asia/Calcutta)', async () => {
+      const before = (await api('GET', '/api/v1/brand')).body;
+      const saved = await client.post('/dashboard/settings', {
+        name: before.name,
+        timezone: 'Asia/Kolkata',
+        currency: before.currency,
+        fraudThreshold: String(before.fraudThreshold),
+      });
+      assert.equal(await followFlash(client, saved), 'Settings saved.');
+      assert.equal((await api('GET', '/api/v1/brand')).body.timezone, 'Asia/Kolkata');
+      const settings = await client.get('/dashboard/settings');
+      assert.match(settings.body, /<option value="Asia\/Kolkata" selected>/);
+      assert.doesNotMatch(settings.body, /Asia\/Calcutta/, 'the menu offers the current name only');
+      assert.match((await client.get('/dashboard/reports')).body, /days in Asia\/Kolkata\./);
+      const restored = await api('PATCH', '/api/v1/brand', {
+        body: { timezone: before.timezone, autoBan: before.autoBan },
+      });
+      assert.equal(restored.status, 200);
+    });
+
     it('validates brand settings and the blocklist through their services', async () => {
       const bad = await client.post('/dashboard/settings', {
         name: 'Test Brand',

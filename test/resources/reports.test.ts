@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { InvalidError } from '../../src/errors.js';
 import { foldFacts } from '../../src/modules/analytics/fold.js';
+import { buildReport } from '../../src/modules/reports/service.js';
 import { createTestEnv, expectError, type TestEnv, testedDialects } from '../helpers.js';
 
 const METRIC_KEYS = [
@@ -121,6 +123,35 @@ for (const dialect of testedDialects()) {
       assert.equal(totals.conversions, 1);
       assert.equal(totals.conversionRate, 0);
       assert.equal(totals.epcCents, 0);
+    });
+
+    it('rounds epcCents half up from the exact quotient: 41 ¢ over 40 clicks is 1.03, as 67 ¢ over 40 is 1.68', async () => {
+      const { apiKey: key } = await env.createBrand('EPC');
+      const partnerId = (await env.request('POST', '/api/v1/partners', { key, body: { name: 'P', email: 'p@e.com' } }))
+        .body.id;
+      env.clock.set(Date.parse('2026-11-21T09:00:00Z'));
+      const epcOf: Record<number, number> = {};
+      for (const payoutCents of [41, 67]) {
+        const offerId = (
+          await env.request('POST', '/api/v1/offers', {
+            key,
+            body: { name: 'O', destinationUrl: 'https://o.example/', payoutCents },
+          })
+        ).body.id;
+        for (let i = 0; i < 40; i++) {
+          const click = await env.app.inject({ method: 'GET', url: `/t/${offerId}/${partnerId}` });
+          assert.equal(click.statusCode, 302);
+        }
+        const conversion = await env.request('POST', '/api/v1/conversions', { key, body: { offerId, partnerId } });
+        assert.equal(conversion.status, 201);
+        const res = await env.request('GET', `/api/v1/reports?from=2026-11-21&to=2026-11-21&offerId=${offerId}`, {
+          key,
+        });
+        assert.deepEqual([res.body.totals.clicks, res.body.totals.payoutCents], [40, payoutCents]);
+        epcOf[payoutCents] = res.body.totals.epcCents;
+      }
+      // 41 / 40 = 1.025 and 67 / 40 = 1.675, both exact halves.
+      assert.deepEqual(epcOf, { 41: 1.03, 67: 1.68 });
     });
 
     it('groups by day, listing only days with activity, oldest first', async () => {
@@ -306,6 +337,50 @@ for (const dialect of testedDialects()) {
       for (const name of ['from', 'to']) {
         const description = parameters.find((p) => p.name === name)?.description ?? '';
         assert.match(description, /`to` may be at most 731 days after `from`/, name);
+      }
+    });
+
+    it('lists every problem of a report query in one 422: the schema’s, groupBy, days and filters', async () => {
+      const cases: Array<[string, string[]]> = [
+        ['groupBy=foo&country=XX', ['query.country', 'query.groupBy']],
+        ['country=XX&from=2026-02-30', ['query.country', 'query.from']],
+        [
+          'groupBy=foo&country=XX&from=2026-02-30&hour=99',
+          ['query.country', 'query.from', 'query.groupBy', 'query.hour'],
+        ],
+        [
+          'groupBy=day,week&from=2026-11-22&to=2026-11-21&deviceType=phone&planet=mars',
+          ['query.deviceType', 'query.from', 'query.groupBy', 'query.planet'],
+        ],
+        // A `to` the schema refuses is not compared with `from`.
+        ['from=2026-12-01&to=yesterday&country=XX', ['query.country', 'query.to']],
+      ];
+      for (const [query, paths] of cases) {
+        const error = expectError(await env.request('GET', `/api/v1/reports?${query}`), 422, 'validation_error');
+        assert.deepEqual(error.details?.map((d) => d.path).sort(), paths, query);
+        for (const path of paths) assert.match(error.message, new RegExp(`${path.replace('.', '\\.')}: `), query);
+      }
+      // Still at most 100, however many parameters are unknown.
+      const unknown = Array.from({ length: 120 }, (_, i) => `p${i}=1`).join('&');
+      const many = expectError(
+        await env.request('GET', `/api/v1/reports?groupBy=foo&${unknown}`),
+        422,
+        'validation_error',
+      );
+      assert.equal(many.details?.length, 100);
+    });
+
+    it('refuses an empty filter value from any caller, which the rollups and the facts would match differently', async () => {
+      const { id } = await env.createBrand('Empty Filter');
+      for (const groupBy of ['sub1', 'sub1,country']) {
+        await assert.rejects(buildReport(env.ctx, id, { groupBy, sub1: '' }), (error: unknown) => {
+          assert.ok(error instanceof InvalidError);
+          assert.deepEqual(
+            error.problems.map((p) => p.path),
+            ['query.sub1'],
+          );
+          return true;
+        });
       }
     });
 

@@ -4,6 +4,7 @@
  * units in its currency, percentages with one decimal ("24.1%"), fraud signals in words.
  */
 import { toMajorUnits } from '../../money.js';
+import { roundedRatio } from '../../ratio.js';
 
 const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
 /** Per currency, the full (`$1,234.50`) and the compact (`$1.2K`) look. */
@@ -53,6 +54,15 @@ export function money(cents: number, currency: string): string {
 /** Short amounts for chart axes, currency sign kept (`$1.2M`). */
 export function compactMoney(cents: number, currency: string): string {
   return moneyFormat(currency).compact.format(toMajorUnits(cents, currency));
+}
+
+/**
+ * Payout per click in whole minor units, rounded half up from the sums themselves: rounding a
+ * report's `epcCents` (already two decimals) again would show 50 ¢ over 101 clicks (0.495 ¢)
+ * as 1 ¢, where the lists' numbers show 0 ¢.
+ */
+export function epcMinorUnits(payoutCents: number, clicks: number): number {
+  return clicks > 0 ? roundedRatio(payoutCents, clicks, 0) : 0;
 }
 
 export function count(n: number): string {

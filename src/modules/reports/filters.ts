@@ -3,8 +3,9 @@
  * spelling the facts store, before they are matched exactly in SQL: a value outside a fixed
  * vocabulary, or in another case, matched nothing and gave a 200 of zeros — "no traffic".
  *
- * - Fixed vocabularies are checked: `deviceType` (any case), `country` (a region code Intl
- *   knows, any case), `hour` (00–23). A value outside them is a problem naming the parameter.
+ * - Fixed vocabularies are checked: `deviceType` (any case), `country` (a code a click can be
+ *   stored with, analytics/countryCodes.ts, any case: `UK` or `EU` would only ever match
+ *   nothing), `hour` (00–23). A value outside them is a problem naming the parameter.
  * - Values whose case means nothing are normalised: `country` upper case, `deviceType` and
  *   `referrerHost` lower case (a host goes through the same WHATWG URL parser as the Referer
  *   it was read from, so `Bücher.Example` matches the stored `xn--bcher-kva.example`).
@@ -13,11 +14,9 @@
  *   `GET /clicks`, and matching them in any case would cost the rollups' value index.
  */
 import type { Problem } from '../../errors.js';
+import { COUNTRY_CODES } from '../analytics/countryCodes.js';
 import { ATTRIBUTES, type Attribute, DEVICE_TYPES } from '../analytics/dimensions.js';
 
-/** Region names Intl knows; `fallback: 'none'` answers undefined for a code it does not (`XX`). */
-const regions = new Intl.DisplayNames(['en'], { type: 'region', fallback: 'none' });
-const REGION_CODE = /^[A-Za-z]{2}$/;
 const HOUR = /^([01]\d|2[0-3])$/;
 /** A bare host: a name or IPv4 address without port, path or credentials, or a bracketed IPv6 address. */
 const BARE_HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s/?#@\\:[\]]+)$/;
@@ -32,6 +31,10 @@ function storedHost(value: string): string | null {
 
 /** One filter value in its stored spelling, or the rule it breaks. */
 function storedValue(attribute: Attribute, value: string): { value: string } | { problem: string } {
+  // The rollups keep a missing value and an empty one both as '' while the facts keep them
+  // apart, so '' would match every fact without the attribute or none, depending on the
+  // report's other dimensions. The API's schema refuses it; so does this, for every caller.
+  if (value === '') return { problem: 'must not be empty: leave the filter out to match every value' };
   switch (attribute) {
     case 'deviceType': {
       const type = value.toLowerCase();
@@ -41,9 +44,10 @@ function storedValue(attribute: Attribute, value: string): { value: string } | {
     }
     case 'country': {
       const code = value.toUpperCase();
-      return REGION_CODE.test(code) && regions.of(code) !== undefined
-        ? { value: code }
-        : { problem: 'must be an ISO 3166-1 alpha-2 country code such as DE (any case)' };
+      if (COUNTRY_CODES.has(code)) return { value: code };
+      // The one code people often mean a country by: ISO reserves UK, the data says GB.
+      const hint = code === 'UK' ? '; the United Kingdom is GB' : '';
+      return { problem: `must be an ISO 3166-1 alpha-2 country code such as DE (any case)${hint}` };
     }
     case 'referrerHost': {
       const host = storedHost(value);

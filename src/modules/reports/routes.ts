@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.js';
+import { schemaProblems } from '../../http/errors.js';
 import { errorResponses, KEYED_ERRORS } from '../../http/schemas.js';
 import { fromArray, JsonOrCsv, sendCsv, wantsCsv } from '../analytics/csv.js';
 import { Report, ReportQuery } from './schemas.js';
@@ -10,6 +11,8 @@ export function reportRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
     app.get(
       '/reports',
       {
+        // The schema's problems are answered with the report's own (groupBy, days, filters): one 422 lists all.
+        attachValidation: true,
         schema: {
           operationId: 'getReport',
           tags: ['reports'],
@@ -21,7 +24,7 @@ export function reportRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const report = await buildReport(ctx, request.auth.brandId, request.query);
+        const report = await buildReport(ctx, request.auth.brandId, request.query, schemaProblems(request));
         if (!wantsCsv(request, request.query.format)) return report;
         return sendCsv(reply, `report-${report.from}-to-${report.to}`, reportColumns(report), fromArray(report.data));
       },

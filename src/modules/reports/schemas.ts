@@ -30,7 +30,7 @@ export const ReportQuery = Type.Object(
       }),
     ),
     country: Filter(
-      'Only clicks from this country (ISO 3166-1 alpha-2, e.g. DE; any case) and their conversions. Another value is 422.',
+      'Only clicks from this country (ISO 3166-1 alpha-2, e.g. DE, GB for the United Kingdom; any case) and their conversions. Another value is 422.',
     ),
     deviceType: Filter('desktop, mobile, tablet, bot or other (any case). Another value is 422.'),
     os: Filter('Operating system name exactly as reported (case included), e.g. iOS.'),
@@ -62,7 +62,7 @@ const money = {
   revenueCents: Type.Integer({ description: 'Over pending + approved conversions, in `currency`.' }),
   payoutCents: Type.Integer({ description: 'Over pending + approved conversions, in `currency`.' }),
   profitCents: Type.Integer({ description: 'revenueCents − payoutCents' }),
-  epcCents: Type.Number({ description: 'payoutCents / clicks, 2 decimals (0 without clicks).' }),
+  epcCents: Type.Number({ description: 'payoutCents / clicks, rounded half up to 2 decimals (0 without clicks).' }),
 };
 const Currency = Type.String({
   description: 'ISO 4217 code of every amount in the row. Clicks count in their offer’s currency.',

@@ -5,26 +5,18 @@
  * the SQL identical on both dialects. Money is never added across currencies: every row
  * has one, and the totals are given per currency.
  */
-import { addDays, daysBetween, formatDay, isRealDay, localDay, mondayOf, parseDay } from '../../calendar.js';
+import { formatDay, localDay, mondayOf, parseDay } from '../../calendar.js';
 import type { AppContext } from '../../context.js';
-import { InvalidError, NotFoundError, type Problem } from '../../errors.js';
+import { NotFoundError, type Problem } from '../../errors.js';
+import { roundedRatio } from '../../ratio.js';
 import { isAttribute } from '../analytics/dimensions.js';
 import { readReportSums, type SumsRow } from '../analytics/reportQuery.js';
 import { findBrandById } from '../brands/repository.js';
-import { dimensionFilters } from './filters.js';
-import {
-  GROUP_KEYS,
-  type GroupKey,
-  MAX_GROUP_KEYS,
-  MAX_RANGE_DAYS,
-  type Metrics,
-  type Report,
-  type ReportQuery,
-  type ReportRow,
-  TIME_KEYS,
-} from './schemas.js';
+import { checkReportQuery, isTimeKey } from './query.js';
+import type { GroupKey, Metrics, Report, ReportQuery, ReportRow } from './schemas.js';
 
-const DEFAULT_RANGE_DAYS = 30;
+/** `epcCents` is an average of minor units: two decimals (README, "Reports"). */
+const EPC_DECIMALS = 2;
 
 interface Sums {
   clicks: number;
@@ -33,33 +25,6 @@ interface Sums {
   rejected: number;
   revenue: number;
   payout: number;
-}
-
-const isTimeKey = (k: string): k is (typeof TIME_KEYS)[number] => (TIME_KEYS as readonly string[]).includes(k);
-
-function parseGroupBy(text: string | undefined): GroupKey[] {
-  if (!text) return [];
-  const keys = text
-    .split(',')
-    .map((k) => k.trim())
-    .filter(Boolean);
-  const unknown = keys.filter((k) => !GROUP_KEYS.includes(k as GroupKey));
-  if (unknown.length > 0) {
-    throw new InvalidError([
-      { path: 'query.groupBy', message: `unknown grouping ${unknown.join(', ')}; use ${GROUP_KEYS.join(', ')}` },
-    ]);
-  }
-  if (new Set(keys).size !== keys.length)
-    throw new InvalidError([{ path: 'query.groupBy', message: 'lists a grouping twice' }]);
-  if (keys.filter(isTimeKey).length > 1) {
-    throw new InvalidError([{ path: 'query.groupBy', message: 'use at most one of day, week, month' }]);
-  }
-  if (keys.length > MAX_GROUP_KEYS) {
-    throw new InvalidError([
-      { path: 'query.groupBy', message: `group by at most ${MAX_GROUP_KEYS} dimensions at once (got ${keys.length})` },
-    ]);
-  }
-  return keys as GroupKey[];
 }
 
 function metricsOf(s: Sums): Metrics {
@@ -74,7 +39,7 @@ function metricsOf(s: Sums): Metrics {
     payoutCents: s.payout,
     profitCents: s.revenue - s.payout,
     conversionRate: s.clicks > 0 ? conversions / s.clicks : 0,
-    epcCents: s.clicks > 0 ? Math.round((s.payout / s.clicks) * 100) / 100 : 0,
+    epcCents: s.clicks > 0 ? roundedRatio(s.payout, s.clicks, EPC_DECIMALS) : 0,
   };
 }
 
@@ -89,31 +54,19 @@ function addSums(into: Sums, from: Sums): void {
   into.payout += from.payout;
 }
 
-/** The query's day range, checked; defaults to the 30 brand-local days ending today. */
-function dayRange(query: ReportQuery, today: string): { from: string; to: string } {
-  const to = query.to ?? today;
-  const from = query.from ?? formatDay(addDays(parseDay(to), 1 - DEFAULT_RANGE_DAYS));
-  const problems = [];
-  if (!isRealDay(from)) problems.push({ path: 'query.from', message: 'is not a calendar date' });
-  if (!isRealDay(to)) problems.push({ path: 'query.to', message: 'is not a calendar date' });
-  if (problems.length === 0 && from > to) problems.push({ path: 'query.from', message: 'must not be after to' });
-  // Counted in days, not compared as text: '10001-…' sorts before '9999-…'.
-  if (problems.length === 0 && daysBetween(parseDay(from), parseDay(to)) > MAX_RANGE_DAYS) {
-    problems.push({ path: 'query.to', message: `may be at most ${MAX_RANGE_DAYS} days after from` });
-  }
-  if (problems.length > 0) throw new InvalidError(problems);
-  return { from, to };
-}
-
-export async function buildReport(ctx: AppContext, brandId: string, query: ReportQuery): Promise<Report> {
+/**
+ * The report of `query`; `refused` lists problems the route's schema already found in it, to be
+ * answered with the query's others in one InvalidError (query.ts).
+ */
+export async function buildReport(
+  ctx: AppContext,
+  brandId: string,
+  query: ReportQuery,
+  refused: readonly Problem[] = [],
+): Promise<Report> {
   const brand = await findBrandById(ctx.db.read, brandId);
   if (!brand) throw new NotFoundError('Brand');
-  const groupBy = parseGroupBy(query.groupBy);
-  const { from, to } = dayRange(query, localDay(ctx.clock.now(), brand.timezone));
-
-  const problems: Problem[] = [];
-  const filters = dimensionFilters(query, problems);
-  if (problems.length > 0) throw new InvalidError(problems);
+  const { groupBy, from, to, filters } = checkReportQuery(query, localDay(ctx.clock.now(), brand.timezone), refused);
 
   const timeKey = groupBy.find(isTimeKey);
   const attributes = groupBy.filter(isAttribute);

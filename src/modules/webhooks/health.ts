@@ -11,6 +11,7 @@ import { toIso, toIsoOrNull } from '../../clock.js';
 import type { Config } from '../../config.js';
 import type { AppContext } from '../../context.js';
 import type { Queryable, Trx } from '../../db/types.js';
+import { roundedRatio } from '../../ratio.js';
 import type { RecordedOutcome } from '../deliveries/target.js';
 import { recordEvent } from '../events/outbox.js';
 import type { SubscriptionRow } from './repository.js';
@@ -75,7 +76,7 @@ export async function disableInTransaction(
 }
 
 function days(ms: number): number {
-  return Math.round((ms / DAY_MS) * 100) / 100;
+  return roundedRatio(ms, DAY_MS, 2);
 }
 
 /** `5 days`, `12 hours`, `90 minutes`: the rule's duration in the largest whole unit. */
@@ -246,7 +247,7 @@ export async function healthOf(
     const total = succeeded + Number(h?.failed ?? 0);
     const warned = row.warned_percent as WarningLevel | 0;
     health.set(row.id, {
-      successRate24h: total === 0 ? null : Math.round((succeeded / total) * 10_000) / 10_000,
+      successRate24h: total === 0 ? null : roundedRatio(succeeded, total, 4),
       attempts24h: total,
       consecutiveFailures: row.consecutive_failures,
       failingSince: toIsoOrNull(row.failing_since === null ? null : Number(row.failing_since)),

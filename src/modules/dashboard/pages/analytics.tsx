@@ -13,19 +13,19 @@ import { fromArray, sendCsv } from '../../analytics/csv.js';
 import { ATTRIBUTES } from '../../analytics/dimensions.js';
 import { GROUP_KEYS, type Report, type ReportRow } from '../../reports/schemas.js';
 import { buildReport, reportColumns } from '../../reports/service.js';
-import { count, money, percent } from '../format.js';
+import { count, epcMinorUnits, money, percent } from '../format.js';
 import { Choice, Query, text } from '../forms.js';
 import { offerNames, partnerNames } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
-import { EmptyState } from '../views/components.js';
+import { EmptyState, OffsetPager } from '../views/components.js';
 import { num, Table } from '../views/table.js';
 
 /** Bars in the chart: the rows with the most clicks. */
 const TOP_ROWS = 12;
-/** Rows shown in the table (the CSV export of the API has them all). */
-const MAX_TABLE_ROWS = 200;
+/** Rows on one page of the table, as on the Reports page (the CSV export has them all). */
+const ROWS_PER_PAGE = 100;
 const PICKERS = ['d1', 'd2', 'd3'] as const;
 
 const filterFields = Object.fromEntries(ATTRIBUTES.map((a) => [a, Type.Optional(Type.String({ maxLength: 255 }))]));
@@ -37,7 +37,18 @@ export const AnalyticsQuery = Query({
   d2: Type.Optional(Choice(GROUP_KEYS)),
   d3: Type.Optional(Choice(GROUP_KEYS)),
   ...filterFields,
+  /** Rows are computed, not stored, so the table pages by offset. */
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
 });
+
+/** The builder's fields (the page's query without its offset). */
+type BuilderFields = Record<string, string | undefined>;
+
+/** The page's query as the builder's fields and the table's offset. */
+function fieldsOf(query: unknown): { q: BuilderFields; offset: number } {
+  const { offset = 0, ...q } = query as BuilderFields & { offset?: number };
+  return { q, offset };
+}
 
 const LABELS: Record<string, string> = {
   day: 'Day',
@@ -69,9 +80,14 @@ function topRows(report: Report): ReportRow[] {
   return [...report.data].sort((a, b) => b.clicks - a.clicks).slice(0, TOP_ROWS);
 }
 
-/** Names for the rows shown (the table's first rows and the chart's), not every row of a long report. */
-async function namesOf(ctx: AppContext, brandId: string, report: Report): Promise<NamedReport> {
-  const shown = [...report.data.slice(0, MAX_TABLE_ROWS), ...topRows(report)];
+/** The table's rows on the page at `offset`. */
+function pageRows(report: Report, offset: number): ReportRow[] {
+  return report.data.slice(offset, offset + ROWS_PER_PAGE);
+}
+
+/** Names for the rows shown (the table's page and the chart's), not every row of a long report. */
+async function namesOf(ctx: AppContext, brandId: string, report: Report, offset: number): Promise<NamedReport> {
+  const shown = [...pageRows(report, offset), ...topRows(report)];
   const ids = (key: 'offerId' | 'partnerId') => shown.flatMap((r) => (r[key] ? [r[key]] : []));
   const [offer, partner] = await Promise.all([
     offerNames(ctx.db.read, brandId, ids('offerId')),
@@ -89,7 +105,7 @@ function keysOf(row: ReportRow, report: NamedReport): string[] {
   });
 }
 
-function ResultTable({ report }: { report: NamedReport }) {
+function ResultTable({ report, offset }: { report: NamedReport; offset: number }) {
   return (
     <Table
       caption={`Report ${report.from} to ${report.to}`}
@@ -98,19 +114,25 @@ function ResultTable({ report }: { report: NamedReport }) {
         'Currency',
         ...['Clicks', 'Conversions', 'Revenue', 'Payout', 'Conv. rate', 'EPC'].map(num),
       ]}
-      rows={report.data
-        .slice(0, MAX_TABLE_ROWS)
-        .map((r) => [
-          ...keysOf(r, report).map((k) => ({ rowHeader: true, text: k })),
-          { text: r.currency },
-          { class: 'num', text: count(r.clicks) },
-          { class: 'num', text: count(r.conversions) },
-          { class: 'num', text: money(r.revenueCents, r.currency) },
-          { class: 'num', text: money(r.payoutCents, r.currency) },
-          { class: 'num', text: percent(r.conversionRate) },
-          { class: 'num', text: money(Math.round(r.epcCents), r.currency) },
-        ])}
-      empty={<EmptyState title="No activity in this range">Try a longer range or fewer filters.</EmptyState>}
+      rows={pageRows(report, offset).map((r) => [
+        ...keysOf(r, report).map((k) => ({ rowHeader: true, text: k })),
+        { text: r.currency },
+        { class: 'num', text: count(r.clicks) },
+        { class: 'num', text: count(r.conversions) },
+        { class: 'num', text: money(r.revenueCents, r.currency) },
+        { class: 'num', text: money(r.payoutCents, r.currency) },
+        { class: 'num', text: percent(r.conversionRate) },
+        { class: 'num', text: money(epcMinorUnits(r.payoutCents, r.clicks), r.currency) },
+      ])}
+      empty={
+        report.data.length > 0 ? (
+          <EmptyState title="No rows on this page">
+            The report has {escapeHtml(count(report.data.length))} rows.
+          </EmptyState>
+        ) : (
+          <EmptyState title="No activity in this range">Try a longer range or fewer filters.</EmptyState>
+        )
+      }
     />
   );
 }
@@ -143,14 +165,22 @@ const FIELD_NAMES: Record<string, string> = {
 };
 
 /** The dimensions picked (a first visit gets day and country). */
-function pickedOf(q: Record<string, string | undefined>): string[] {
+function pickedOf(q: BuilderFields): string[] {
   return Object.keys(q).length === 0 ? ['day', 'country'] : PICKERS.map((p) => text(q[p])).filter(Boolean);
 }
 
+/** The builder's fields with the dimensions picked spelled out: the query of its CSV and of its pages. */
+function builderQuery(q: BuilderFields, picked: string[]): URLSearchParams {
+  const fields = { ...q, ...Object.fromEntries(PICKERS.map((p, i) => [p, picked[i] ?? ''])) };
+  return new URLSearchParams(Object.entries(fields).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
 /** The builder's choices as a report query. */
-function reportQueryOf(q: Record<string, string | undefined>) {
+function reportQueryOf(q: BuilderFields) {
   // Typed on a phone, `Mobile` or `de` is put in its stored case by the report (reports/filters.ts).
-  const filters = Object.fromEntries(ATTRIBUTES.flatMap((a) => (q[a] ? [[a, q[a].trim()]] : [])));
+  // Otherwise a value is matched as typed, spaces included, as the API matches it (a sub-id
+  // may carry them); an empty field is no filter, as an absent parameter is.
+  const filters = Object.fromEntries(ATTRIBUTES.flatMap((a) => (q[a] ? [[a, q[a]]] : [])));
   return { from: q.from || undefined, to: q.to || undefined, groupBy: pickedOf(q).join(',') || undefined, ...filters };
 }
 
@@ -158,7 +188,7 @@ export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
   // The report on the page, as CSV (the API's columns); a refused query goes back to the builder, which says why.
   app.get('/analytics/export.csv', { schema: { querystring: AnalyticsQuery } }, async (request, reply) => {
     const { brand } = sessionOf(request);
-    const q = request.query as Record<string, string | undefined>;
+    const { q } = fieldsOf(request.query);
     try {
       const report = await buildReport(ctx, brand.id, reportQueryOf(q));
       return sendCsv(reply, `analytics-${report.from}-to-${report.to}`, reportColumns(report), fromArray(report.data));
@@ -171,12 +201,13 @@ export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
 
   app.get('/analytics', { schema: { querystring: AnalyticsQuery } }, async (request, reply) => {
     const { brand } = sessionOf(request);
-    const q = request.query as Record<string, string | undefined>;
+    const { q, offset } = fieldsOf(request.query);
     const picked = pickedOf(q);
+    const query = builderQuery(q, picked);
     let report: NamedReport | null = null;
     let problem = '';
     try {
-      report = await namesOf(ctx, brand.id, await buildReport(ctx, brand.id, reportQueryOf(q)));
+      report = await namesOf(ctx, brand.id, await buildReport(ctx, brand.id, reportQueryOf(q)), offset);
     } catch (error) {
       // A combination the API refuses (Day with Week, a dimension twice, From after To) keeps
       // the builder and its choices, with the problem in the builder's own words.
@@ -195,15 +226,7 @@ export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
           <div class="head">
             <h1>Analytics</h1>
             {report ? (
-              <a
-                class="btn secondary"
-                href={`/dashboard/analytics/export.csv?${new URLSearchParams(
-                  Object.entries({ ...q, ...Object.fromEntries(PICKERS.map((p, i) => [p, picked[i] ?? ''])) }).filter(
-                    (e): e is [string, string] => e[1] !== undefined,
-                  ),
-                )}`}
-                download=""
-              >
+              <a class="btn secondary" href={`/dashboard/analytics/export.csv?${query}`} download="">
                 Export CSV
               </a>
             ) : (
@@ -242,7 +265,7 @@ export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
                 <input
                   id={`f-${a}`}
                   name={a}
-                  value={escapeHtml(text(q[a]))}
+                  value={escapeHtml(q[a] ?? '')}
                   placeholder="any"
                   autocapitalize="none"
                   autocomplete="off"
@@ -261,7 +284,18 @@ export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
             ''
           )}
           {report ? <TopChart report={report} /> : ''}
-          {report ? <ResultTable report={report} /> : ''}
+          {report ? <ResultTable report={report} offset={offset} /> : ''}
+          {report ? (
+            <OffsetPager
+              path="/dashboard/analytics"
+              query={query}
+              offset={offset}
+              pageSize={ROWS_PER_PAGE}
+              total={report.data.length}
+            />
+          ) : (
+            ''
+          )}
         </>
       ),
     });

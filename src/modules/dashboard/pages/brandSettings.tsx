@@ -7,6 +7,7 @@ import { type FormValues, FormView, formError } from '../../../web/views/form.js
 import type { BrandRow } from '../../brands/repository.js';
 import { UpdateBrandBody } from '../../brands/schemas.js';
 import { updateBrand } from '../../brands/service.js';
+import { canonicalTimeZone } from '../../validation.js';
 import { FormBody, Problems, Query, requiredWhole, TextFields, text } from '../forms.js';
 import { type DashboardApp, render } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
@@ -23,7 +24,14 @@ const LABELS = {
   windowMinutes: 'Within (minutes)',
 };
 const ALIASES = { 'autoBan.highRiskClicks': 'highRiskClicks', 'autoBan.windowMinutes': 'windowMinutes' };
-const TIME_ZONES = ['UTC', ...Intl.supportedValuesOf('timeZone').filter((z) => z !== 'UTC')];
+// Intl lists renamed zones by their old names (Asia/Calcutta): the menu offers them as stored.
+const TIME_ZONES = [
+  'UTC',
+  ...Intl.supportedValuesOf('timeZone')
+    .filter((z) => z !== 'UTC')
+    .map(canonicalTimeZone)
+    .sort(),
+];
 const CURRENCIES = Intl.supportedValuesOf('currency');
 const BrandForm = FormBody(TextFields(Object.keys(LABELS) as Array<keyof typeof LABELS>));
 

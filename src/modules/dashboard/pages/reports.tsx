@@ -1,15 +1,16 @@
 /** Reports: date range, offer and partner filters, grouping; table, chart and CSV export. */
+import { escapeHtml } from '@kitajs/html';
 import { eachDay, formatDay, mondayOf } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
 import { FormView } from '../../../web/views/form.js';
 import type { Metrics } from '../../reports/schemas.js';
-import { compactMoney, count, day, money, percent } from '../format.js';
+import { compactMoney, count, day, epcMinorUnits, money, percent } from '../format.js';
 import { offerMenu, partnerMenu } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
-import { EmptyState } from '../views/components.js';
+import { EmptyState, OffsetPager } from '../views/components.js';
 import { num, Table, type TableCell } from '../views/table.js';
 import {
   filterQuery,
@@ -38,7 +39,7 @@ function metricCells(m: Metrics, currency: string): TableCell[] {
     money(m.payoutCents, currency),
     money(m.profitCents, currency),
     percent(m.conversionRate),
-    money(Math.round(m.epcCents), currency),
+    money(epcMinorUnits(m.payoutCents, m.clicks), currency),
   ].map((text) => ({ class: 'num', text }));
 }
 
@@ -91,28 +92,6 @@ function ReportChart({ report, currency }: { report: NamedReport; currency: stri
   );
 }
 
-/** Rows are computed, not stored, so the report pages by offset (the query keeps repeated `by`). */
-function ReportPager({ query, offset, hasMore }: { query: URLSearchParams; offset: number; hasMore: boolean }) {
-  if (offset === 0 && !hasMore) return '';
-  const at = (n: number) => {
-    const params = new URLSearchParams(query);
-    if (n > 0) params.set('offset', String(n));
-    return `/dashboard/reports?${params}`;
-  };
-  return (
-    <nav class="pager" aria-label="Pagination">
-      {offset > 0 ? <a href={at(0)}>« First page</a> : ''}
-      {hasMore ? (
-        <a href={at(offset + ROWS_PER_PAGE)} rel="next">
-          Next page »
-        </a>
-      ) : (
-        <span class="muted">Last page</span>
-      )}
-    </nav>
-  );
-}
-
 const METRIC_COLUMNS = ['Clicks', 'Conversions', 'Approved', 'Pending', 'Rejected', 'Revenue', 'Payout', 'Profit'];
 
 function ReportTable({ report, offset }: { report: NamedReport; offset: number }) {
@@ -153,9 +132,13 @@ function ReportTable({ report, offset }: { report: NamedReport; offset: number }
         ...metricCells(t, t.currency),
       ])}
       empty={
-        report.groupBy.length > 0 ? (
+        report.groupBy.length === 0 ? undefined : report.data.length > 0 ? (
+          <EmptyState title="No rows on this page">
+            The report has {escapeHtml(count(report.data.length))} rows.
+          </EmptyState>
+        ) : (
           <EmptyState title="No activity in this range">Try a longer range or fewer filters.</EmptyState>
-        ) : undefined
+        )
       }
     />
   );
@@ -237,7 +220,6 @@ export function reportPages(app: DashboardApp, ctx: AppContext): void {
     const currencies = report?.totalsByCurrency.map((t) => t.currency) ?? [];
     const chartCurrencies = [...currencies].sort((a, b) => Number(b === brand.currency) - Number(a === brand.currency));
     const query = filterQuery(f);
-    const hasMore = report ? offset + ROWS_PER_PAGE < report.data.length : false;
     return render(request, reply, {
       title: 'Reports',
       section: 'reports',
@@ -270,7 +252,18 @@ export function reportPages(app: DashboardApp, ctx: AppContext): void {
             ''
           )}
           {report ? <ReportTable report={report} offset={offset} /> : <div class="table-wrap"></div>}
-          <ReportPager query={query} offset={offset} hasMore={hasMore} />
+          {/* Rows are computed, not stored, so the report pages by offset (the query keeps repeated `by`). */}
+          {report ? (
+            <OffsetPager
+              path="/dashboard/reports"
+              query={query}
+              offset={offset}
+              pageSize={ROWS_PER_PAGE}
+              total={report.data.length}
+            />
+          ) : (
+            ''
+          )}
         </>
       ),
     });

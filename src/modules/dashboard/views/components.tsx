@@ -10,7 +10,7 @@
 
 import type { PropsWithChildren } from '@kitajs/html';
 import { escapeHtml } from '@kitajs/html';
-import { dateTime } from '../format.js';
+import { count, dateTime } from '../format.js';
 
 const BADGE_TONES: Record<string, string> = {
   active: 'ok',
@@ -137,6 +137,56 @@ export function Pager(props: {
       {onFirst ? '' : <a href={link(path, { ...query, [cursorParam]: undefined })}>« First page</a>}
       {nextCursor ? (
         <a href={link(path, { ...query, [cursorParam]: nextCursor })} rel="next">
+          Next page »
+        </a>
+      ) : (
+        <span class="muted">Last page</span>
+      )}
+    </nav>
+  );
+}
+
+/**
+ * "First page" / "Previous page" / "Next page" links over a computed list (a report's rows:
+ * they have no ids to be a cursor), by `offset`, and which rows of how many are shown, so a
+ * long report never looks complete when it is not. The query (repeated parameters kept) rides
+ * along; only `offset` changes.
+ */
+export function OffsetPager(props: {
+  path: string;
+  query: URLSearchParams;
+  offset: number;
+  pageSize: number;
+  total: number;
+}) {
+  const { path, query, offset, pageSize, total } = props;
+  const hasMore = offset + pageSize < total;
+  if (offset === 0 && !hasMore) return '';
+  const at = (n: number) => {
+    const params = new URLSearchParams(query);
+    params.delete('offset');
+    if (n > 0) params.set('offset', String(n));
+    return `${path}?${params}`;
+  };
+  const shown =
+    offset < total
+      ? `Rows ${count(offset + 1)}–${count(Math.min(offset + pageSize, total))} of ${count(total)}`
+      : `${count(total)} rows`;
+  return (
+    <nav class="pager" aria-label="Pagination">
+      {offset > pageSize ? <a href={at(0)}>« First page</a> : ''}
+      {offset > 0 ? (
+        <a href={at(Math.max(0, offset - pageSize))} rel="prev">
+          ‹ Previous page
+        </a>
+      ) : (
+        ''
+      )}
+      <span class="muted" safe>
+        {shown}
+      </span>
+      {hasMore ? (
+        <a href={at(offset + pageSize)} rel="next">
           Next page »
         </a>
       ) : (

@@ -3,7 +3,7 @@
  * conversions, revenue, payout and EPC over the last 30 brand-local days.
  */
 import { addDays, formatDay, localDay, parseDay } from '../../../calendar.js';
-import { count, money } from '../format.js';
+import { count, epcMinorUnits, money } from '../format.js';
 import type { CurrencyNumbers, Numbers } from '../repository.js';
 import { num, type TableCell } from './table.js';
 
@@ -30,7 +30,7 @@ function values(n: Numbers, currency: string): Array<[string, string]> {
     ['Conversions', count(n.conversions)],
     ['Revenue', each((m) => m.revenueCents)],
     ['Payout', each((m) => m.payoutCents)],
-    ['EPC', each((m) => (m.clicks > 0 ? Math.round(m.payoutCents / m.clicks) : 0))],
+    ['EPC', each((m) => epcMinorUnits(m.payoutCents, m.clicks))],
   ];
 }
 
