@@ -34,21 +34,13 @@ export class ClaimRounds {
     private readonly wake: () => void,
   ) {}
 
-  private get concurrency(): number {
-    return this.ctx.config.webhookConcurrency;
-  }
-
-  private get perTarget(): number {
-    return this.ctx.config.webhookConcurrencyPerSubscription;
-  }
-
   /**
    * Claims into the same two rounds of slots that fan-out leases into (Dispatcher.reserve),
    * globally and per target, so a target with a backlog gets at least a round of deliveries
    * per claim. Returns how many deliveries it claimed.
    */
   async claim(lookAhead: LookAhead): Promise<number> {
-    const free = 2 * this.concurrency - this.lanes.load;
+    const free = 2 * this.lanes.concurrency - this.lanes.load;
     if (free <= 0) {
       // Whatever is due waits for global room: a freed slot claims once a round is free.
       this.leftForGlobalRoom = true;
@@ -80,8 +72,8 @@ export class ClaimRounds {
       // attempt, and a margin on top before another worker may retry it (as the lease
       // Dispatcher.reserve gives).
       leaseMs: 2 * webhookTimeoutMs + webhookLeaseMarginMs,
-      excludeTargets: [...this.lanes.keys()].filter((key) => this.lanes.occupied(key) > this.perTarget),
-      slotsFor: (key) => 2 * this.perTarget - this.lanes.occupied(key),
+      excludeTargets: [...this.lanes.keys()].filter((key) => this.lanes.occupied(key) > this.lanes.perTarget),
+      slotsFor: (key) => 2 * this.lanes.perTarget - this.lanes.occupied(key),
       onDetails: (kind, map) => details.set(kind, map),
       ...lookAhead,
     });
@@ -113,7 +105,7 @@ export class ClaimRounds {
    * noted instead, and claimed once a lane has a round's room (slotFreed).
    */
   noticed(targets: readonly string[] | undefined): void {
-    if (targets && targets.length > 0 && targets.every((key) => this.lanes.occupied(key) > this.perTarget)) {
+    if (targets && targets.length > 0 && targets.every((key) => this.lanes.occupied(key) > this.lanes.perTarget)) {
       for (const key of targets) this.leftForSlots.add(key);
       return;
     }
@@ -122,8 +114,9 @@ export class ClaimRounds {
 
   /** Whether a round of slots is free for work the last claim left, globally or for one of `keys`. */
   private roomForLeftWork(keys: Iterable<string>): boolean {
-    if (this.leftForGlobalRoom && this.lanes.load <= this.concurrency) return true;
-    for (const key of keys) if (this.leftForSlots.has(key) && this.lanes.occupied(key) <= this.perTarget) return true;
+    if (this.leftForGlobalRoom && this.lanes.load <= this.lanes.concurrency) return true;
+    for (const key of keys)
+      if (this.leftForSlots.has(key) && this.lanes.occupied(key) <= this.lanes.perTarget) return true;
     return false;
   }
 }

@@ -64,11 +64,12 @@ export class Lanes {
     this.starts = new SendStarts(ctx);
   }
 
-  private get concurrency(): number {
+  /** Sends at once in this worker, and per target (the claim rounds size their claims by them). */
+  get concurrency(): number {
     return this.ctx.config.webhookConcurrency;
   }
 
-  private get perTarget(): number {
+  get perTarget(): number {
     return this.ctx.config.webhookConcurrencyPerSubscription;
   }
 
