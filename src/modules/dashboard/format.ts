@@ -120,6 +120,18 @@ export function device(c: { device_type: string | null; os: string | null; brows
   return parts.length > 0 ? parts.join(' · ') : null;
 }
 
+/** A click's or conversion's sub ids as `sub1=a sub3=c`; null when it has none. */
+export function subIds(row: {
+  sub1: string | null;
+  sub2: string | null;
+  sub3: string | null;
+  sub4: string | null;
+  sub5: string | null;
+}): string | null {
+  const subs = [row.sub1, row.sub2, row.sub3, row.sub4, row.sub5].flatMap((s, i) => (s ? [`sub${i + 1}=${s}`] : []));
+  return subs.length > 0 ? subs.join(' ') : null;
+}
+
 /** Seconds as the largest whole unit (`7200` → `2 h`). */
 export function duration(seconds: number): string {
   for (const [size, unit] of [

@@ -40,6 +40,15 @@ export async function partnerNames(q: Queryable, brandId: string, ids: string[])
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 
+/** The names of one click's or conversion's offer and partner, for its page's links. */
+export async function linkNames(q: Queryable, brandId: string, row: { offer_id: string; partner_id: string }) {
+  const [offers, partners] = await Promise.all([
+    offerNames(q, brandId, [row.offer_id]),
+    partnerNames(q, brandId, [row.partner_id]),
+  ]);
+  return { offer: offers.get(row.offer_id) ?? row.offer_id, partner: partners.get(row.partner_id) ?? row.partner_id };
+}
+
 export function offerMenu(q: Queryable, brandId: string) {
   return q
     .selectFrom('offers')

@@ -8,12 +8,12 @@ import type { AppContext } from '../../../context.js';
 import { toPage } from '../../../http/pagination.js';
 import { type ClickRow, findClick } from '../../clicks/repository.js';
 import { notFound } from '../errors.js';
-import { country, device, fraudSignals } from '../format.js';
+import { country, device, fraudSignals, subIds } from '../format.js';
 import { Choice, Cursor, IdParams, Query, text } from '../forms.js';
-import { offerMenu, offerNames, partnerMenu, partnerNames, recentClicks } from '../repository.js';
+import { linkNames, offerMenu, partnerMenu, recentClicks } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
-import { BackLink, Badge, CreatedLink, EmptyState, Pager, Prop, Time } from '../views/components.js';
+import { BackLink, Badge, CreatedLink, EmptyState, LinkProps, Pager, Prop, Time } from '../views/components.js';
 import { num, Table } from '../views/table.js';
 import { Menu } from './conversions.js';
 
@@ -24,11 +24,6 @@ const ListQuery = Query({
   risk: Type.Optional(Choice(['high'] as const)),
   cursor: Cursor,
 });
-
-function subIds(c: ClickRow): string | null {
-  const subs = [c.sub1, c.sub2, c.sub3, c.sub4, c.sub5].map((s, i) => (s ? `sub${i + 1}=${s}` : '')).filter(Boolean);
-  return subs.length > 0 ? subs.join(' ') : null;
-}
 
 function RiskCell({ click }: { click: ClickRow }) {
   return (
@@ -131,10 +126,7 @@ export function clickPages(app: DashboardApp, ctx: AppContext): void {
     const { brand } = sessionOf(request);
     const c = await findClick(ctx.db.read, brand.id, request.params.id);
     if (!c) return notFound(reply, request, 'click');
-    const [offers, partners] = await Promise.all([
-      offerNames(ctx.db.read, brand.id, [c.offer_id]),
-      partnerNames(ctx.db.read, brand.id, [c.partner_id]),
-    ]);
+    const names = await linkNames(ctx.db.read, brand.id, c);
     return render(request, reply, {
       title: `Click ${c.id}`,
       section: 'clicks',
@@ -148,16 +140,7 @@ export function clickPages(app: DashboardApp, ctx: AppContext): void {
               <Prop label="Time">
                 <Time ms={c.created_at} timeZone={brand.timezone} />
               </Prop>
-              <Prop label="Offer">
-                <a href={`/dashboard/offers/${c.offer_id}`} safe>
-                  {offers.get(c.offer_id) ?? c.offer_id}
-                </a>
-              </Prop>
-              <Prop label="Partner">
-                <a href={`/dashboard/partners/${c.partner_id}`} safe>
-                  {partners.get(c.partner_id) ?? c.partner_id}
-                </a>
-              </Prop>
+              <LinkProps row={c} names={names} />
               <Prop label="Fraud score">
                 <RiskCell click={c} />
               </Prop>

@@ -5,11 +5,12 @@ import type { AppContext } from '../../../context.js';
 import { toPage } from '../../../http/pagination.js';
 import { type ConversionRow, findConversion, listConversions } from '../../conversions/repository.js';
 import { notFound } from '../errors.js';
-import { count, money } from '../format.js';
+import { count, money, subIds } from '../format.js';
 import { IdParams, Query } from '../forms.js';
 import {
   type ConversionTotal,
   conversionTotals,
+  linkNames,
   offerMenu,
   offerNames,
   partnerMenu,
@@ -24,6 +25,7 @@ import {
   CreatedLink,
   CsrfField,
   EmptyState,
+  LinkProps,
   link,
   Pager,
   Prop,
@@ -387,12 +389,8 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
     const { brand } = sessionOf(request);
     const c = await findConversion(ctx.db.read, brand.id, request.params.id);
     if (!c) return notFound(reply, request, 'conversion');
-    const [offers, partners] = await Promise.all([
-      offerNames(ctx.db.read, brand.id, [c.offer_id]),
-      partnerNames(ctx.db.read, brand.id, [c.partner_id]),
-    ]);
+    const names = await linkNames(ctx.db.read, brand.id, c);
     const tz = brand.timezone;
-    const subs = [c.sub1, c.sub2, c.sub3, c.sub4, c.sub5].map((s, i) => (s ? `sub${i + 1}=${s}` : '')).filter(Boolean);
     const approvedBy = c.approved_by ? ` (${c.approved_by === 'manual' ? 'by a person' : 'after the hold time'})` : '';
     return render(request, reply, {
       title: `Conversion ${c.id}`,
@@ -408,16 +406,7 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
           <section class="panel" aria-label="Details">
             <dl class="props">
               <Prop label="Id" mono text={c.id} />
-              <Prop label="Offer">
-                <a href={`/dashboard/offers/${c.offer_id}`} safe>
-                  {offers.get(c.offer_id) ?? c.offer_id}
-                </a>
-              </Prop>
-              <Prop label="Partner">
-                <a href={`/dashboard/partners/${c.partner_id}`} safe>
-                  {partners.get(c.partner_id) ?? c.partner_id}
-                </a>
-              </Prop>
+              <LinkProps row={c} names={names} />
               <Prop label="Click" mono>
                 {c.click_id ? (
                   <a href={`/dashboard/clicks/${c.click_id}`} safe>
@@ -430,7 +419,7 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
               <Prop label="Revenue" text={money(c.revenue_cents, c.currency)} />
               <Prop label="Payout" text={money(c.payout_cents, c.currency)} />
               <Prop label="Transaction id" mono text={c.external_txn_id} />
-              <Prop label="Sub ids" mono text={subs.join(' ') || null} />
+              <Prop label="Sub ids" mono text={subIds(c)} />
               <Prop label="Recorded">
                 <Time ms={c.created_at} timeZone={tz} />
               </Prop>

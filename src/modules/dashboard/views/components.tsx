@@ -256,6 +256,27 @@ export function BackLink({ href, label }: { href: string; label: string }) {
 }
 
 /** One entry of a details list (`<dl class="props">`): text (escaped, '—' when null) or markup. */
+/** A click's or conversion's offer and partner as two linked properties. */
+export function LinkProps(props: {
+  row: { offer_id: string; partner_id: string };
+  names: { offer: string; partner: string };
+}) {
+  return (
+    <>
+      <Prop label="Offer">
+        <a href={`/dashboard/offers/${props.row.offer_id}`} safe>
+          {props.names.offer}
+        </a>
+      </Prop>
+      <Prop label="Partner">
+        <a href={`/dashboard/partners/${props.row.partner_id}`} safe>
+          {props.names.partner}
+        </a>
+      </Prop>
+    </>
+  );
+}
+
 export function Prop(props: PropsWithChildren<{ label: string; text?: string | null; mono?: boolean }>) {
   const className = props.mono ? 'mono' : undefined;
   const markup = <dd class={className}>{props.children}</dd>;
