@@ -7,7 +7,7 @@ import { type Kysely, sql } from 'kysely';
  * ms, with a million deliveries. This index holds just those columns of just the failed or
  * retrying deliveries (a few percent of them), so the count reads the index alone; a delivery
  * that succeeds at once — nearly all — never enters it. The query repeats the condition
- * word for word (dashboard/repository.ts), which is how SQLite knows the index applies; kind
+ * word for word (dashboard/deliveryQueries.ts), which is how SQLite knows the index applies; kind
  * before id makes it the planner's pick over (brand, status, id), and the status column
  * makes it covering (SQLite does not count the index's own condition as a stored column).
  */

@@ -7,17 +7,10 @@ import { type ConversionRow, findConversion, listConversions } from '../../conve
 import { notFound } from '../errors.js';
 import { count, money, subIds } from '../format.js';
 import { IdParams, Query } from '../forms.js';
-import {
-  type ConversionTotal,
-  conversionTotals,
-  linkNames,
-  offerMenu,
-  offerNames,
-  partnerMenu,
-  partnerNames,
-} from '../repository.js';
+import { linkNames, offerMenu, offerNames, partnerMenu, partnerNames } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
+import { type ConversionTotal, conversionTotals } from '../trafficQueries.js';
 import {
   ActionButton,
   BackLink,

@@ -8,9 +8,6 @@ import { toPage } from '../../../http/pagination.js';
 import { EVENT_NAMES } from '../../events/schemas.js';
 import { type AttemptRow, findDelivery, listAttempts, listSubscriptions } from '../../webhooks/repository.js';
 import { redeliver } from '../../webhooks/service.js';
-import { notFound } from '../errors.js';
-import { count } from '../format.js';
-import { Choice, Cursor, Field, FormBody, IdParams, Query, text } from '../forms.js';
 import {
   conversionEventIds,
   deliveriesOfEvents,
@@ -18,11 +15,13 @@ import {
   deliveryTargets,
   eventPayload,
   lastAttempts,
-  MENU_LIMIT,
-  partnerMenu,
   partnerPostbackIds,
   retryNow,
-} from '../repository.js';
+} from '../deliveryQueries.js';
+import { notFound } from '../errors.js';
+import { count } from '../format.js';
+import { Choice, Cursor, Field, FormBody, IdParams, Query, text } from '../forms.js';
+import { MENU_LIMIT, partnerMenu } from '../repository.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
 import { safeDashboardPath, sessionOf } from '../session.js';
 import { ActionButton, BackLink, Badge, CreatedLink, EmptyState, Pager, Prop, Time } from '../views/components.js';

@@ -7,18 +7,13 @@ import type { AppContext } from '../../../context.js';
 import { listConversions } from '../../conversions/repository.js';
 import type { Metrics, Report } from '../../reports/schemas.js';
 import { buildReport } from '../../reports/service.js';
+import { failingSubscriptions } from '../deliveryQueries.js';
 import { compactMoney, count, country, day, fraudSignals, money, percent } from '../format.js';
 import { Query } from '../forms.js';
-import {
-  countByStatus,
-  failingSubscriptions,
-  offerNames,
-  partnerNames,
-  pendingConversionCount,
-  recentClicks,
-} from '../repository.js';
+import { countByStatus, offerNames, partnerNames, recentClicks } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
+import { pendingConversionCount } from '../trafficQueries.js';
 import { BarChart } from '../views/chart.js';
 import { Badge, EmptyState, Time } from '../views/components.js';
 import { num, Table } from '../views/table.js';

@@ -12,20 +12,14 @@ import { BanBody } from '../../partners/schemas.js';
 import { approvePartner, banPartner } from '../../partners/service.js';
 import { partnerBalances } from '../../payouts/repository.js';
 import { listPostbacks } from '../../postbacks/service.js';
+import { recentPostbackSends } from '../deliveryQueries.js';
 import { notFound } from '../errors.js';
 import { count } from '../format.js';
 import { Choice, Cursor, Field, FormBody, IdParams, Query, text, validateAgainst } from '../forms.js';
-import {
-  countByStatus,
-  NO_NUMBERS,
-  numbersBy,
-  offerMenu,
-  offerNames,
-  recentPostbackSends,
-  searchPartners,
-} from '../repository.js';
+import { countByStatus, offerMenu, offerNames, searchPartners } from '../repository.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
 import { safeDashboardPath, sessionOf } from '../session.js';
+import { NO_NUMBERS, numbersBy } from '../trafficQueries.js';
 import {
   ActionButton,
   BackLink,

@@ -4,7 +4,7 @@
  */
 import { addDays, formatDay, localDay, parseDay } from '../../../calendar.js';
 import { count, epcMinorUnits, money } from '../format.js';
-import type { CurrencyNumbers, Numbers } from '../repository.js';
+import type { CurrencyNumbers, Numbers } from '../trafficQueries.js';
 import { num, type TableCell } from './table.js';
 
 export const NUMBERS_DAYS = 30;
