@@ -221,12 +221,14 @@ for (const dialect of testedDialects()) {
         }
       });
 
-      it('refuses a template the parser would dial differently from how it is written (spaces, backslashes) with 422, keeping its macros as written otherwise', async () => {
+      it('refuses a template the parser would dial differently from how it is written (spaces, backslashes, http:///host, dot segments) with 422, keeping its macros as written otherwise', async () => {
         const partnerId = await newPartner();
         for (const url of [
           'https://p.example/pb?x={payout} ',
           'https://p.example/a b?x={payout}',
           'https://p.example\\pb?x={payout}',
+          'https:///p.example/pb?x={payout}',
+          'https://p.example/{sub1}/../pb?x={payout}',
         ]) {
           const error = expectError(await addPostback(partnerId, { url }), 422, 'validation_error');
           assert.equal(error.details?.[0]?.path, 'url', JSON.stringify(url));

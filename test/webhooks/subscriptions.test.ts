@@ -103,7 +103,7 @@ for (const dialect of testedDialects()) {
         });
       }
 
-      it('refuses a URL the parser would dial differently from how it is written (spaces, http:/host, backslashes) with 422, on create and PATCH', async () => {
+      it('refuses a URL the parser would dial differently from how it is written (spaces, http:/host, http:///host, backslashes, dot segments) with 422, on create and PATCH', async () => {
         const sloppy = [
           ' https://hooks.example/sp',
           'https://hooks.example/sp ',
@@ -112,6 +112,12 @@ for (const dialect of testedDialects()) {
           'https:\\\\hooks.example\\bs',
           'https://hooks.example\\bs',
           'https://hooks.example/a b',
+          'https:///hooks.example/triple',
+          'https:////hooks.example/quad',
+          'https://hooks.example/ok/../dots',
+          'https://hooks.example/ok/%2E%2e/dots',
+          'https://hooks.example/./dot',
+          'https://hooks.example/ok/..',
         ];
         for (const url of sloppy) {
           const error = expectError(
@@ -121,6 +127,15 @@ for (const dialect of testedDialects()) {
           );
           assert.equal(error.details?.[0]?.path, 'url', JSON.stringify(url));
         }
+        const dotted = await env.request('POST', HOOKS, {
+          body: { url: 'https://hooks.example/v1.2/..hooks/a.b?next=../x', events: ['cap.reached'] },
+        });
+        assert.equal(
+          dotted.status,
+          201,
+          'dots that are not whole path segments, and any in the query, are sent as written',
+        );
+        await env.request('DELETE', `${HOOKS}/${dotted.body.id}`);
         const kept = await env.request('POST', HOOKS, {
           body: { url: 'https://hooks.example/ok?next=a\\b', events: ['cap.reached'] },
         });

@@ -14,8 +14,9 @@ const OWN_URL_PROBLEM =
 
 /**
  * Why `url`, which parses, is not written as the URL it is: the URL parser forgives spaces
- * around it, a missing `//` after the scheme and `\` for `/`, so ` http://h/x`, `http:/h/x`,
- * `http:h/x` and `http:\\h\x` all dial `http://h/x` — and a target stored as typed then shows a
+ * around it, a missing `//` after the scheme or extra slashes after it, `\` for `/`, and
+ * resolves dot segments, so ` http://h/x`, `http:/h/x`, `http:h/x`, `http:///h/x`, `http:\\h\x`
+ * and `http://h/y/../x` all dial `http://h/x` — and a target stored as typed then shows a
  * URL that is not the one dialled. They are refused rather than rewritten: a postback template
  * cannot be rewritten by the parser (it percent-encodes the braces of a macro in the path),
  * and one rule holds for every target kind. Null when the text is the URL as sent.
@@ -23,9 +24,16 @@ const OWN_URL_PROBLEM =
 function sloppyUrlProblem(url: string): string | null {
   if (url.trim() !== url) return 'must not begin or end with spaces';
   if (!/^https?:\/\//i.test(url)) return 'must spell out "//" after the scheme: http://… or https://…';
+  if (/^https?:\/\/\//i.test(url)) return 'must have exactly two slashes after the scheme: http://host/…';
   if (url.includes(' ')) return 'must not contain spaces: percent-encode them as %20';
   // In the query and fragment a backslash is sent as it is; before them it becomes "/".
-  if (/^[^?#]*\\/.test(url)) return 'must separate its path with "/", not "\\"';
+  const beforeQuery = /^[^?#]*/.exec(url)?.[0] ?? url;
+  if (beforeQuery.includes('\\')) return 'must separate its path with "/", not "\\"';
+  // `/./` and `/../` (also as %2e) are resolved before the request: `/a/../b` dials `/b`.
+  const path = beforeQuery.replace(/^https?:\/\/[^/]*/i, '');
+  if (/(^|\/)(\.|%2e){1,2}(\/|$)/i.test(path)) {
+    return 'must not contain "." or ".." path segments: write the path they lead to';
+  }
   return null;
 }
 
