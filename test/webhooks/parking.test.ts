@@ -84,6 +84,26 @@ for (const dialect of testedDialects()) {
       assert.equal(r.requests.length, 1);
     });
 
+    it('parks again what a replay has not sent yet when the subscription is disabled at once, so discardParked drops it', async () => {
+      const { r, sub, rows } = await parked(4);
+      await ops.call('PATCH', `/api/public/webhooks/${sub.id}`, 200, { status: 'enabled' });
+      const off = await ops.call('PATCH', `/api/public/webhooks/${sub.id}`, 200, { status: 'disabled' });
+      assert.equal(off.health.parkedDeliveries, 4);
+      const listed = await deliveries(sub.id, '?status=parked');
+      assert.deepEqual(listed.map((d: { id: string }) => d.id).sort(), rows.map((d: { id: string }) => d.id).sort());
+      expectError(
+        await ops.http.call('POST', `/api/public/webhook-deliveries/${rows[0].id}/redeliver`, {}),
+        409,
+        'conflict',
+      );
+      ops.env.clock.advance(3_600_000);
+      assert.equal(await ops.drain(), 0, 'nothing is sent while disabled');
+      await ops.call('PATCH', `/api/public/webhooks/${sub.id}`, 200, { status: 'enabled', discardParked: true });
+      assert.deepEqual(await deliveries(sub.id), []);
+      assert.equal(await ops.drain(), 0);
+      assert.equal(r.requests.length, 0);
+    });
+
     it('refuses discardParked without enabling, and leaves the parked deliveries alone', async () => {
       const { sub } = await parked(1);
       for (const body of [{ discardParked: true }, { status: 'disabled', discardParked: true }]) {

@@ -109,6 +109,27 @@ export async function replayInOrder(ctx: AppContext, trx: Trx, options: ReplayOp
   return count;
 }
 
+/**
+ * Parks a target's deliveries that are due but not tried yet in their current sequence (new
+ * ones, or parked or failed ones just replayed), when the target is paused: they are then
+ * counted, listed and discardable as parked, and sent in order when it resumes. Retries wait
+ * as they are (`retry_scheduled`); a delivery leased for sending or being redelivered is left
+ * to its attempt.
+ */
+export async function parkUnsent(trx: Trx, kind: string, targetId: string, now: number): Promise<number> {
+  const result = await trx
+    .updateTable('webhook_deliveries')
+    .set({ status: 'parked', next_attempt_at: null, updated_at: now })
+    .where('kind', '=', kind)
+    .where('subscription_id', '=', targetId)
+    .where('status', '=', 'attempting')
+    .where('lease_owner', 'is', null)
+    .where('resume_status', 'is', null)
+    .where('test', '=', 0)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 /** Counts what replayInOrder would schedule (a dry run). */
 export async function countReplayable(trx: Trx, options: Omit<ReplayOptions, 'spacingMs'>): Promise<number> {
   let query = trx

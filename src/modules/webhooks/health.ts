@@ -12,6 +12,7 @@ import type { Config } from '../../config.js';
 import type { AppContext } from '../../context.js';
 import type { Queryable, Trx } from '../../db/types.js';
 import { roundedRatio } from '../../ratio.js';
+import { parkUnsent } from '../deliveries/service.js';
 import type { RecordedOutcome } from '../deliveries/target.js';
 import { recordEvent } from '../events/outbox.js';
 import type { SubscriptionRow } from './repository.js';
@@ -52,7 +53,7 @@ function healthEventFields(row: SubscriptionRow) {
 
 /**
  * Disables a subscription in `trx` and fires webhook.subscription.disabled. Its new events are
- * parked from now on; deliveries already scheduled wait until it is enabled again.
+ * parked from now on, with those not tried yet; retries already scheduled wait until it is enabled again.
  */
 export async function disableInTransaction(
   ctx: AppContext,
@@ -64,6 +65,9 @@ export async function disableInTransaction(
   const now = ctx.clock.now();
   const changes = { status: 'disabled' as const, disabled_at: now, disabled_reason: reason, updated_at: now };
   await trx.updateTable('webhook_subscriptions').set(changes).where('id', '=', row.id).execute();
+  // What was about to go out for the first time (a replay of parked deliveries just started,
+  // say) is parked again, as the events that come while it is disabled are.
+  await parkUnsent(trx, 'webhook', row.id, now);
   const disabled = { ...row, ...changes };
   await recordEvent(ctx, trx, row.brand_id, 'webhook.subscription.disabled', {
     ...healthEventFields(disabled),
