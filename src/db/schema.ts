@@ -322,11 +322,12 @@ export interface DeploymentTable {
   id: string;
 }
 
-/** One fixed rate-limit window per key (PostgreSQL without Redis; see http/postgresCounter.ts). */
+/** A key's per-second rate-limit counters, newest first (PostgreSQL without Redis; see http/postgresCounter.ts). */
 export interface RateLimitWindowTable {
   key: string;
-  count: number;
-  reset_at: number;
+  counts: number[];
+  second: number;
+  admitted: number;
 }
 
 /**
