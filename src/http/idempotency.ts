@@ -5,7 +5,8 @@
  * except that the work's transaction stays open until the answer is serialised and commits
  * the answer with the work: either both are durable or neither is, so a retry after a crash
  * either replays the answer or does the work for the first time, never twice. A later request
- * with the key and the same method, URL and body gets the stored status and body with
+ * with the key and the same request — the same method, operation (the route and its path
+ * parameters: `/offers/` is `/offers`) and body — gets the stored status and body with
  * `Idempotent-Replayed: true`; with another request it is 422 `idempotency_key_reused`.
  * Keys are kept 24 hours per API key (per client IP on the public form, which takes none),
  * hashed, with their answers sealed (db/idempotencyAtRest.ts): an answer can hold a secret.
@@ -137,10 +138,25 @@ function canonical(value: unknown): unknown {
   );
 }
 
-/** The request as the key remembers it: method, URL and the body's JSON value (not its key order). */
+/**
+ * The request's path as its route reads it: the route's pattern with its parameters filled in,
+ * so that every URL Fastify routes to the same operation with the same parameters (`/offers/`
+ * and `/offers`) gives the same path. The query string, if any, follows as sent. For a URL
+ * that has no trailing slash this is the URL itself, as fingerprints stored before held it.
+ */
+function canonicalPath(request: FastifyRequest): string {
+  const pattern = request.routeOptions.url;
+  if (pattern === undefined) return request.url;
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  const path = pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(String(params[name] ?? '')));
+  const query = request.url.indexOf('?');
+  return query < 0 ? path : path + request.url.slice(query);
+}
+
+/** The request as the key remembers it: method, operation and the body's JSON value (not its key order). */
 function fingerprintOf(request: FastifyRequest): string {
   return createHash('sha256')
-    .update(`${request.method} ${request.url}\n`)
+    .update(`${request.method} ${canonicalPath(request)}\n`)
     .update(JSON.stringify(canonical(request.body ?? null)))
     .digest('hex');
 }

@@ -97,6 +97,36 @@ for (const dialect of testedDialects()) {
       assert.equal((await offersNamed('Second')).length, 0);
     });
 
+    it('takes the same request to the same operation with a trailing slash as the same request', async () => {
+      const key = randomUUID();
+      const body = { name: 'Slash', destinationUrl: 'https://shop.example/slash' };
+      const first = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
+      const retry = await http.call('POST', '/api/v1/offers/', { body, headers: keyed(key) });
+      assert.equal(first.status, 201);
+      assert.equal(retry.status, 201, JSON.stringify(retry.body));
+      assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(retry.body, first.body);
+      assert.equal((await offersNamed('Slash')).length, 1);
+      // Path parameters are part of the operation: the same key on another resource is another request.
+      const approveKey = randomUUID();
+      const conversion = await http.call('POST', '/api/v1/conversions', {
+        body: { offerId, partnerId },
+      });
+      const approved = await http.call('POST', `/api/v1/conversions/${conversion.body.id}/approve/`, {
+        headers: keyed(approveKey),
+      });
+      assert.equal(approved.status, 200, JSON.stringify(approved.body));
+      const again = await http.call('POST', `/api/v1/conversions/${conversion.body.id}/approve`, {
+        headers: keyed(approveKey),
+      });
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      const elsewhere = await http.call('POST', '/api/v1/conversions/conv_01J0000000000000000000000/approve', {
+        headers: keyed(approveKey),
+      });
+      assert.equal(elsewhere.status, 422);
+      assert.equal(elsewhere.body.error.code, 'idempotency_key_reused');
+    });
+
     it('keeps keys apart per API key', async () => {
       const other = await env.createBrand('Other');
       const key = randomUUID();
