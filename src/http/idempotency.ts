@@ -8,8 +8,10 @@
  * with the key and the same request — the same method, operation (the route and its path
  * parameters: `/offers/` is `/offers`) and body — gets the stored status and body with
  * `Idempotent-Replayed: true`; with another request it is 422 `idempotency_key_reused`.
- * Keys are kept 24 hours per API key (per client IP on the public form, which takes none),
- * hashed, with their answers sealed (db/idempotencyAtRest.ts): an answer can hold a secret.
+ * Keys are kept 24 hours per brand, as Stripe keeps them per account: a retry through the
+ * brand's other API key (during a key rotation) replays too. Per partner for a partner key,
+ * per client IP on the public form, which takes no key. Stored hashed, with their answers
+ * sealed (db/idempotencyAtRest.ts): an answer can hold a secret.
  *
  * Without the header a request pays one header lookup: the hooks are attached to POST routes
  * only, and the binding below (an AsyncLocalStorage) is switched off while no keyed request runs.
@@ -181,10 +183,21 @@ function inUse(): ApiError {
   );
 }
 
+/**
+ * Who an Idempotency-Key belongs to: the brand of a brand API key (any of its keys), the
+ * partner of a partner key, or the client's IP on the routes that take no key.
+ */
+function scopeOf(request: FastifyRequest): string {
+  if (request.auth) return `brand:${request.auth.brandId}`;
+  if (request.partnerAuth) return `partner:${request.partnerAuth.partnerId}`;
+  return `ip:${request.ip}`;
+}
+
 /** Claims the key, or tells what to answer instead: a stored answer to replay, or an error. */
 async function claim(
   ctx: AppContext,
   { scope, key, sealingKey }: KeyedRun,
+  idempotencyKey: string,
   fingerprint: string,
   leaseMs: number,
 ): Promise<Answer | null> {
@@ -198,6 +211,7 @@ async function claim(
       .executeTakeFirst();
     const fresh = {
       fingerprint,
+      sealed_under: null,
       status_code: null,
       response_body: null,
       work_committed: 0,
@@ -219,7 +233,11 @@ async function claim(
           'This Idempotency-Key was used with a different request (method, URL or body). Use a new key for a new request.',
         );
       }
-      if (row.status_code !== null) return { status: row.status_code, body: storedBody(row.response_body, sealingKey) };
+      if (row.status_code !== null) {
+        // A key stored before keys belonged to the brand is sealed under its API key's id (migration 0042).
+        const opening = row.sealed_under === null ? sealingKey : sealingKeyOf(row.sealed_under, idempotencyKey);
+        return { status: row.status_code, body: storedBody(row.response_body, opening) };
+      }
       if (row.work_committed === 1 || row.locked_until > now) throw inUse();
     }
     // Expired, or claimed by a request that died before committing anything: start afresh.
@@ -315,9 +333,9 @@ export function idempotency(ctx: AppContext) {
       );
       return;
     }
-    const scope = request.auth?.keyId ?? `ip:${request.ip}`;
+    const scope = scopeOf(request);
     const run = new KeyedRun(scope, storedKeyOf(key), sealingKeyOf(scope, key));
-    claim(ctx, run, fingerprintOf(request), leaseMs).then(
+    claim(ctx, run, key, fingerprintOf(request), leaseMs).then(
       (stored) => {
         if (stored) {
           reply.code(stored.status).header('Idempotent-Replayed', 'true');
