@@ -66,7 +66,7 @@ export function createContext(config: Config, overrides: ContextOverrides = {}):
 function createRateLimiter(config: Config, db: Database, clock: Clock, logger: FastifyBaseLogger): RateLimiter {
   const local = new MemoryRateLimiter(clock);
   if (config.redisUrl) {
-    const counter = new RedisCounter(config.redisUrl, () => readDeploymentId(db));
+    const counter = new RedisCounter(config.redisUrl, () => readDeploymentId(db), clock);
     return new FallbackRateLimiter(counter, local, logger);
   }
   if (db.dialect === 'postgres') return new FallbackRateLimiter(new PostgresCounter(db, clock), local, logger);

@@ -322,11 +322,12 @@ export interface DeploymentTable {
   id: string;
 }
 
-/** One fixed rate-limit window per key (PostgreSQL without Redis; see http/postgresCounter.ts). */
+/** A key's per-second rate-limit counters, newest first (PostgreSQL without Redis; see http/postgresCounter.ts). */
 export interface RateLimitWindowTable {
   key: string;
-  count: number;
-  reset_at: number;
+  counts: number[];
+  second: number;
+  admitted: number;
 }
 
 /**
@@ -509,15 +510,17 @@ export interface AnalyticsPairRollupTable {
 }
 
 export interface IdempotencyKeyTable {
-  /** The API key's id, or `ip:<address>` on the public routes that take none. */
+  /** `brand:<id>`, `partner:<id>`, or `ip:<address>` on the public routes that take no key (http/idempotency.ts). */
   scope: string;
   /** SHA-256 of the Idempotency-Key (db/idempotencyAtRest.ts). */
   key: string;
-  /** SHA-256 of the method, URL and body: the same key with another request is refused. */
+  /** SHA-256 of the method, operation and body: the same key with another request is refused. */
   fingerprint: string;
   status_code: number | null;
-  /** The answer, sealed with a key derived from the Idempotency-Key. */
+  /** The answer, sealed with a key derived from the Idempotency-Key and `scope` (or `sealed_under`). */
   response_body: string | null;
+  /** The API key id a key stored before migration 0042 was scoped to, and its answer sealed under; else null. */
+  sealed_under: string | null;
   work_committed: number;
   locked_until: number;
   created_at: number;

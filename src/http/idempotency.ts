@@ -5,10 +5,13 @@
  * except that the work's transaction stays open until the answer is serialised and commits
  * the answer with the work: either both are durable or neither is, so a retry after a crash
  * either replays the answer or does the work for the first time, never twice. A later request
- * with the key and the same method, URL and body gets the stored status and body with
+ * with the key and the same request — the same method, operation (the route and its path
+ * parameters: `/offers/` is `/offers`) and body — gets the stored status and body with
  * `Idempotent-Replayed: true`; with another request it is 422 `idempotency_key_reused`.
- * Keys are kept 24 hours per API key (per client IP on the public form, which takes none),
- * hashed, with their answers sealed (db/idempotencyAtRest.ts): an answer can hold a secret.
+ * Keys are kept 24 hours per brand, as Stripe keeps them per account: a retry through the
+ * brand's other API key (during a key rotation) replays too. Per partner for a partner key,
+ * per client IP on the public form, which takes no key. Stored hashed, with their answers
+ * sealed (db/idempotencyAtRest.ts): an answer can hold a secret.
  *
  * Without the header a request pays one header lookup: the hooks are attached to POST routes
  * only, and the binding below (an AsyncLocalStorage) is switched off while no keyed request runs.
@@ -137,10 +140,25 @@ function canonical(value: unknown): unknown {
   );
 }
 
-/** The request as the key remembers it: method, URL and the body's JSON value (not its key order). */
+/**
+ * The request's path as its route reads it: the route's pattern with its parameters filled in,
+ * so that every URL Fastify routes to the same operation with the same parameters (`/offers/`
+ * and `/offers`) gives the same path. The query string, if any, follows as sent. For a URL
+ * that has no trailing slash this is the URL itself, as fingerprints stored before held it.
+ */
+function canonicalPath(request: FastifyRequest): string {
+  const pattern = request.routeOptions.url;
+  if (pattern === undefined) return request.url;
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  const path = pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(String(params[name] ?? '')));
+  const query = request.url.indexOf('?');
+  return query < 0 ? path : path + request.url.slice(query);
+}
+
+/** The request as the key remembers it: method, operation and the body's JSON value (not its key order). */
 function fingerprintOf(request: FastifyRequest): string {
   return createHash('sha256')
-    .update(`${request.method} ${request.url}\n`)
+    .update(`${request.method} ${canonicalPath(request)}\n`)
     .update(JSON.stringify(canonical(request.body ?? null)))
     .digest('hex');
 }
@@ -165,10 +183,21 @@ function inUse(): ApiError {
   );
 }
 
+/**
+ * Who an Idempotency-Key belongs to: the brand of a brand API key (any of its keys), the
+ * partner of a partner key, or the client's IP on the routes that take no key.
+ */
+function scopeOf(request: FastifyRequest): string {
+  if (request.auth) return `brand:${request.auth.brandId}`;
+  if (request.partnerAuth) return `partner:${request.partnerAuth.partnerId}`;
+  return `ip:${request.ip}`;
+}
+
 /** Claims the key, or tells what to answer instead: a stored answer to replay, or an error. */
 async function claim(
   ctx: AppContext,
   { scope, key, sealingKey }: KeyedRun,
+  idempotencyKey: string,
   fingerprint: string,
   leaseMs: number,
 ): Promise<Answer | null> {
@@ -182,6 +211,7 @@ async function claim(
       .executeTakeFirst();
     const fresh = {
       fingerprint,
+      sealed_under: null,
       status_code: null,
       response_body: null,
       work_committed: 0,
@@ -203,7 +233,11 @@ async function claim(
           'This Idempotency-Key was used with a different request (method, URL or body). Use a new key for a new request.',
         );
       }
-      if (row.status_code !== null) return { status: row.status_code, body: storedBody(row.response_body, sealingKey) };
+      if (row.status_code !== null) {
+        // A key stored before keys belonged to the brand is sealed under its API key's id (migration 0042).
+        const opening = row.sealed_under === null ? sealingKey : sealingKeyOf(row.sealed_under, idempotencyKey);
+        return { status: row.status_code, body: storedBody(row.response_body, opening) };
+      }
       if (row.work_committed === 1 || row.locked_until > now) throw inUse();
     }
     // Expired, or claimed by a request that died before committing anything: start afresh.
@@ -299,9 +333,9 @@ export function idempotency(ctx: AppContext) {
       );
       return;
     }
-    const scope = request.auth?.keyId ?? `ip:${request.ip}`;
+    const scope = scopeOf(request);
     const run = new KeyedRun(scope, storedKeyOf(key), sealingKeyOf(scope, key));
-    claim(ctx, run, fingerprintOf(request), leaseMs).then(
+    claim(ctx, run, key, fingerprintOf(request), leaseMs).then(
       (stored) => {
         if (stored) {
           reply.code(stored.status).header('Idempotent-Replayed', 'true');

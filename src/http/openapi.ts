@@ -52,8 +52,9 @@ const IDEMPOTENCY_KEY = Type.Object({
       minLength: 1,
       maxLength: 255,
       description:
-        'Any unique text (a UUID): a retry with the same key and body within 24 hours replays the first answer ' +
-        '(header Idempotent-Replayed: true) instead of doing the work again.',
+        'Any unique text (a UUID): a retry with the same key, operation and body within 24 hours, through any ' +
+        "of the brand's API keys, replays the first answer (header Idempotent-Replayed: true) instead of doing " +
+        'the work again.',
     }),
   ),
 });
@@ -190,15 +191,15 @@ const HEADER_COMPONENTS = {
     schema: { type: 'string', maxLength: 128 },
   },
   RateLimitLimit: {
-    description: `Requests this key may make per minute. ${RATE_LIMIT_SCOPE}`,
+    description: `Requests this key may make in any 60 consecutive whole seconds. ${RATE_LIMIT_SCOPE}`,
     schema: SECONDS,
   },
   RateLimitRemaining: {
-    description: `Requests left in this key's current window. ${RATE_LIMIT_SCOPE}`,
+    description: `Requests that would pass now: the limit less those answered in this second and the 59 before it. ${RATE_LIMIT_SCOPE}`,
     schema: SECONDS,
   },
   RateLimitReset: {
-    description: `Seconds until the window frees a request. ${RATE_LIMIT_SCOPE}`,
+    description: `Whole seconds until the oldest counted request stops counting; on a 429, until a request will pass (as Retry-After). ${RATE_LIMIT_SCOPE}`,
     schema: SECONDS,
   },
   RetryAfter: { description: 'Seconds to wait before retrying.', required: true, schema: SECONDS },

@@ -1,40 +1,72 @@
 /**
- * Rate-limit windows in PostgreSQL, for deployments on PostgreSQL without Redis: every
+ * Rate-limit counters in PostgreSQL, for deployments on PostgreSQL without Redis: every
  * process of the brand counts in one row per key (DESIGN.md: shared counters live in Redis
  * or PostgreSQL when several processes serve one brand). This is on the path of every keyed
  * request, so a count is one statement (one round trip, compiled once) on an UNLOGGED table.
+ * The row holds the key's per-second counters as an array (http/rateLimit.ts for the rule).
  *
  * A busy key would make every request queue on its row lock, and spend a round trip each.
  * So hits on one key are coalesced per process, like a group commit: while one statement
  * for the key is in flight, the hits that arrive wait and then go as one statement that adds
- * their number. The counter stays exact — each hit gets its own place in the count — and a
- * client hammering one key costs one statement per round trip, not one per request.
+ * those of them that fit under the limit. The count stays exact — each hit that passes gets
+ * its own place in the count — and a client hammering one key costs one statement per round
+ * trip, not one per request.
  */
 import { sql } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { prepared } from '../db/prepared.js';
-import { decide, type RateDecision, type SharedCounter, WINDOW_MS } from './rateLimit.js';
+import {
+  decide,
+  type RateDecision,
+  requestsToFree,
+  type SharedCounter,
+  secondFreeing,
+  secondOf,
+  WINDOW_SECONDS,
+} from './rateLimit.js';
+
+const SPAN = sql.lit(WINDOW_SECONDS);
 
 /**
- * Adds `hits` to the key's window, or opens a new window with them (first use, or the old
- * window has ended), atomically: statements of other processes on the key queue on its row.
+ * Adds to the key's counters as many of `hits` as fit under `limit`, atomically: statements
+ * of other processes on the key queue on its row, and each reads what the one before wrote.
+ * The stored counters, newest first, are moved on to `second` (those of seconds out of the
+ * window drop off the end; a second earlier than the stored one counts as it, never less),
+ * then the hits that fit go to the newest. `admitted` (how many of this statement's hits
+ * passed) is stored only so that RETURNING can tell it; the counters come back for the
+ * headers (secondFreeing).
  */
-const addHits = prepared(4, (q, key: string, hits: number, now: number, resetAt: number) =>
-  q
-    .insertInto('rate_limit_windows')
-    .values({ key, count: hits, reset_at: resetAt })
-    .onConflict((conflict) =>
-      conflict.column('key').doUpdateSet({
-        count: sql<number>`case when rate_limit_windows.reset_at <= ${now} then excluded.count else rate_limit_windows.count + excluded.count end`,
-        reset_at: sql<number>`case when rate_limit_windows.reset_at <= ${now} then excluded.reset_at else rate_limit_windows.reset_at end`,
-      }),
-    )
-    .returning(['count', 'reset_at']),
-);
+const addHits = prepared(4, (q, key: string, hits: number, second: number, limit: number) => ({
+  compile: () =>
+    sql<{ counts: number[]; second: number; admitted: number }>`
+      insert into rate_limit_windows as w (key, counts, second, admitted)
+      values (
+        ${key},
+        array[least(${hits}::integer, ${limit}::integer)] || array_fill(0, array[${SPAN} - 1]),
+        ${second}::bigint,
+        least(${hits}::integer, ${limit}::integer)
+      )
+      on conflict (key) do update set (counts, second, admitted) = (
+        select array[moved.counts[1] + fit.n] || moved.counts[2:${SPAN}], moved.second, fit.n
+        from (
+          select
+            greatest(w.second, ${second}::bigint) as second,
+            array_fill(0, array[least(${SPAN}, greatest(0, ${second}::bigint - w.second))::integer])
+              || w.counts[1:${SPAN} - greatest(0, ${second}::bigint - w.second)] as counts
+        ) moved
+        cross join lateral (
+          select least(
+            ${hits}::integer,
+            greatest(0, ${limit}::integer - (select coalesce(sum(c), 0) from unnest(moved.counts) c))
+          )::integer as n
+        ) fit
+      )
+      returning w.counts, w.second, w.admitted`.compile(q),
+}));
 
-const deleteEndedWindows = prepared(1, (q, now: number) =>
-  q.deleteFrom('rate_limit_windows').where('reset_at', '<=', now),
+const deleteEndedCounters = prepared(1, (q, second: number) =>
+  q.deleteFrom('rate_limit_windows').where('second', '<=', second),
 );
 
 interface Waiting {
@@ -72,10 +104,19 @@ export class PostgresCounter implements SharedCounter {
     this.inFlight.add(key);
     try {
       const now = this.clock.now();
-      const row = await addHits.first(this.db.standaloneWriter, key, batch.length, now, now + WINDOW_MS);
+      const limit = (batch[0] as Waiting).limit;
+      const row = await addHits.first(this.db.standaloneWriter, key, batch.length, secondOf(now), limit);
       if (!row) throw new Error('rate-limit upsert returned no row');
-      const before = row.count - batch.length;
-      for (const [i, hit] of batch.entries()) hit.resolve(decide(before + i + 1, hit.limit, row.reset_at - now));
+      const second = Number(row.second);
+      let total = 0;
+      for (const count of row.counts) total += count;
+      const before = total - row.admitted;
+      for (const [i, hit] of batch.entries()) {
+        const allowed = i < row.admitted;
+        const counted = allowed ? before + i + 1 : total;
+        const freedAt = secondFreeing(row.counts, second, requestsToFree(counted, hit.limit));
+        hit.resolve(decide(allowed, counted, hit.limit, freedAt, now));
+      }
       if (now >= this.nextSweepAt) this.sweep(now);
     } catch (error) {
       for (const hit of batch) hit.reject(error);
@@ -87,12 +128,12 @@ export class PostgresCounter implements SharedCounter {
 
   /**
    * Keys of one-off clients (an IP that applied once) would otherwise stay for ever: about
-   * once a window, each process deletes the windows that have ended, without making the
-   * request that triggers it wait.
+   * once a window, each process deletes the rows whose newest counter is out of the window
+   * (they count nothing), without making the request that triggers it wait.
    */
   private sweep(now: number): void {
-    this.nextSweepAt = now + WINDOW_MS;
-    deleteEndedWindows.execute(this.db.standaloneWriter, now).catch(() => {});
+    this.nextSweepAt = now + WINDOW_SECONDS * 1000;
+    deleteEndedCounters.execute(this.db.standaloneWriter, secondOf(now) - WINDOW_SECONDS).catch(() => {});
   }
 
   async close(): Promise<void> {}

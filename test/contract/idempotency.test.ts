@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { ManualClock } from '../../src/clock.js';
-import { openAnswer, sealingKeyOf, storedKeyOf } from '../../src/db/idempotencyAtRest.js';
+import { openAnswer, sealAnswer, sealingKeyOf, storedKeyOf } from '../../src/db/idempotencyAtRest.js';
 import { sweepIdempotencyKeys } from '../../src/http/idempotency.js';
 import { createTestDatabase, createTestEnv, migrateTestDatabaseTo, type TestEnv, testedDialects } from '../helpers.js';
 import { listen, type WireClient } from './http.js';
@@ -55,7 +55,8 @@ for (const dialect of testedDialects()) {
         .selectAll()
         .where('key', '=', storedKeyOf(key))
         .executeTakeFirstOrThrow();
-      assert.equal(row.scope, env.brand.keyId);
+      assert.equal(row.scope, `brand:${env.brand.id}`);
+      assert.equal(row.sealed_under, null);
       assert.equal(row.status_code, 201);
       assert.equal(row.work_committed, 1);
       assert.ok(!row.response_body?.includes(res.body.id), 'the answer is not stored in clear');
@@ -97,7 +98,58 @@ for (const dialect of testedDialects()) {
       assert.equal((await offersNamed('Second')).length, 0);
     });
 
-    it('keeps keys apart per API key', async () => {
+    it("replays a retry sent through the brand's other API key (a key rotation), as Stripe keeps keys per account", async () => {
+      const { insertApiKey } = await import('../../src/modules/apiKeys/service.js');
+      const { secret } = await env.ctx.db.transact((trx) => insertApiKey(trx, env.clock, { brandId: env.brand.id }));
+      const key = randomUUID();
+      const body = { name: 'Rotated', destinationUrl: 'https://shop.example/r' };
+      const first = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
+      const retry = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key), key: secret });
+      assert.equal(first.status, 201);
+      assert.equal(retry.status, 201);
+      assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(retry.body, first.body);
+      assert.equal((await offersNamed('Rotated')).length, 1);
+      const other = await http.call('POST', '/api/v1/offers', {
+        body: { ...body, name: 'Rotated, another request' },
+        headers: keyed(key),
+        key: secret,
+      });
+      assert.equal(other.status, 422);
+      assert.equal(other.body.error.code, 'idempotency_key_reused');
+    });
+
+    it('takes the same request to the same operation with a trailing slash as the same request', async () => {
+      const key = randomUUID();
+      const body = { name: 'Slash', destinationUrl: 'https://shop.example/slash' };
+      const first = await http.call('POST', '/api/v1/offers', { body, headers: keyed(key) });
+      const retry = await http.call('POST', '/api/v1/offers/', { body, headers: keyed(key) });
+      assert.equal(first.status, 201);
+      assert.equal(retry.status, 201, JSON.stringify(retry.body));
+      assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+      assert.deepEqual(retry.body, first.body);
+      assert.equal((await offersNamed('Slash')).length, 1);
+      // Path parameters are part of the operation: the same key on another resource is another request.
+      const approveKey = randomUUID();
+      const conversion = await http.call('POST', '/api/v1/conversions', {
+        body: { offerId, partnerId },
+      });
+      const approved = await http.call('POST', `/api/v1/conversions/${conversion.body.id}/approve/`, {
+        headers: keyed(approveKey),
+      });
+      assert.equal(approved.status, 200, JSON.stringify(approved.body));
+      const again = await http.call('POST', `/api/v1/conversions/${conversion.body.id}/approve`, {
+        headers: keyed(approveKey),
+      });
+      assert.equal(again.headers.get('idempotent-replayed'), 'true');
+      const elsewhere = await http.call('POST', '/api/v1/conversions/conv_01J0000000000000000000000/approve', {
+        headers: keyed(approveKey),
+      });
+      assert.equal(elsewhere.status, 422);
+      assert.equal(elsewhere.body.error.code, 'idempotency_key_reused');
+    });
+
+    it('keeps keys apart per brand', async () => {
       const other = await env.createBrand('Other');
       const key = randomUUID();
       const body = { name: 'Shared key', destinationUrl: 'https://shop.example/k' };
@@ -287,6 +339,73 @@ for (const dialect of testedDialects()) {
       await http.call('POST', '/api/v1/offers', { body: { name: 'No key', destinationUrl: 'https://shop.example/n' } });
       const afterCount = (await env.ctx.db.read.selectFrom('idempotency_keys').select('key').execute()).length;
       assert.equal(afterCount, before);
+    });
+  });
+
+  describe(`Idempotency keys stored per API key before migration 0042 (${dialect})`, () => {
+    it("moves them to the key's brand: a retry through another key of the brand replays, the earlier of two copies wins", async () => {
+      const database = await createTestDatabase(dialect);
+      let env: TestEnv | undefined;
+      try {
+        await migrateTestDatabaseTo(database, '0041_rate_limit_seconds');
+        const clock = new ManualClock(Date.now());
+        const { createBrandWithFirstKey } = await import('../../src/modules/brands/service.js');
+        const { insertApiKey } = await import('../../src/modules/apiKeys/service.js');
+        const { brand, key: oldKey } = await database.db.admin
+          .transaction()
+          .execute((trx) => createBrandWithFirstKey(trx, clock, { name: 'Legacy' }));
+        const { secret: newSecret, key: newKey } = await database.db.admin
+          .transaction()
+          .execute((trx) => insertApiKey(trx, clock, { brandId: brand.id }));
+        const idempotencyKey = randomUUID();
+        const body = { name: 'Before', destinationUrl: 'https://shop.example/b' };
+        // As http/idempotency.ts fingerprinted a request: method, URL and the body's members in key order.
+        const fingerprint = createHash('sha256')
+          .update('POST /api/v1/offers\n')
+          .update(JSON.stringify(Object.fromEntries(Object.entries(body).sort())))
+          .digest('hex');
+        const stored = (scope: string, answer: string, createdAt: number) => ({
+          scope,
+          key: storedKeyOf(idempotencyKey),
+          fingerprint,
+          status_code: 201,
+          response_body: sealAnswer(sealingKeyOf(scope, idempotencyKey), answer),
+          work_committed: 1,
+          locked_until: 0,
+          created_at: createdAt,
+        });
+        const firstAnswer = JSON.stringify({ id: 'off_storedfirst', name: 'Before' });
+        await database.db.admin
+          .insertInto('idempotency_keys')
+          .values([
+            stored(oldKey.id, firstAnswer, clock.now() - 2000),
+            // The same key sent again through the other key did the work twice: the later copy goes.
+            stored(newKey.id, JSON.stringify({ id: 'off_storedsecond', name: 'Before' }), clock.now() - 1000),
+            { ...stored('ip:127.0.0.1', '{}', clock.now()), key: storedKeyOf('form') },
+          ] as never)
+          .execute();
+        env = await createTestEnv(dialect, { database, clock });
+        const rows = await env.ctx.db.read.selectFrom('idempotency_keys').selectAll().orderBy('scope').execute();
+        assert.deepEqual(
+          rows.map((r) => [r.scope, r.sealed_under]),
+          [
+            [`brand:${brand.id}`, oldKey.id],
+            ['ip:127.0.0.1', null],
+          ],
+        );
+        const http = await listen(env);
+        const replay = await http.call('POST', '/api/v1/offers', {
+          body,
+          key: newSecret,
+          headers: { 'idempotency-key': idempotencyKey },
+        });
+        assert.equal(replay.status, 201);
+        assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+        assert.deepEqual(replay.body, JSON.parse(firstAnswer));
+      } finally {
+        await env?.close();
+        await database.drop();
+      }
     });
   });
 

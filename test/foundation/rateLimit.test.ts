@@ -24,6 +24,8 @@ for (const dialect of testedDialects()) {
     // request: the tests pass alone and in any order.
     let brands = 0;
     const freshKey = async () => (await env.createBrand(`Rate Limited ${++brands}`)).apiKey;
+    /** Moves the clock to the start of the next second (earlier tests leave it anywhere), for exact expectations. */
+    const atSecondStart = () => env.clock.set(Math.ceil(env.clock.now() / 1000) * 1000);
     /** Uses up the key's 5 requests of the window opened now. */
     async function exhaust(key: string): Promise<void> {
       for (let i = 0; i < 5; i++) assert.equal((await env.request('GET', '/api/v1/brand', { key })).status, 200);
@@ -62,6 +64,77 @@ for (const dialect of testedDialects()) {
       const res = await env.request('GET', '/api/v1/brand', { key });
       assert.equal(res.status, 200);
       assert.equal(res.headers['ratelimit-remaining'], '4');
+    });
+
+    it('refuses the burst a fixed window let through at its end: the limit holds for any 60 s', async () => {
+      atSecondStart();
+      const key = await freshKey();
+      const status = async () => (await env.request('GET', '/api/v1/brand', { key })).status;
+      // One request opens what used to be a fixed window; the other 4 go 3 s before its end.
+      assert.equal(await status(), 200);
+      env.clock.advance(57_000);
+      for (let i = 0; i < 4; i++) assert.equal(await status(), 200);
+      // Just after the old window's end: only the first request has stopped counting.
+      env.clock.advance(3_500);
+      const after = [];
+      for (let i = 0; i < 5; i++) after.push(await status());
+      assert.deepEqual(after, [200, 429, 429, 429, 429]);
+    });
+
+    it('counts requests for 60 s, not to the end of a window: 3 at 0 s and 2 at 20 s leave 2 at 60.5 s', async () => {
+      atSecondStart();
+      const key = await freshKey();
+      for (let i = 0; i < 3; i++) await env.request('GET', '/api/v1/brand', { key });
+      env.clock.advance(20_000);
+      for (let i = 0; i < 2; i++) await env.request('GET', '/api/v1/brand', { key });
+      env.clock.advance(40_500);
+      const res = await env.request('GET', '/api/v1/brand', { key });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['ratelimit-remaining'], '2', 'the 2 requests of 20 s still count');
+      assert.equal(res.headers['ratelimit-reset'], '20', 'until they stop counting');
+    });
+
+    it('answers a Retry-After after which a request passes, and not a second earlier', async () => {
+      atSecondStart();
+      const key = await freshKey();
+      // Spread over the minute: the first frees a request, not the end of a window.
+      for (let i = 0; i < 5; i++) {
+        assert.equal((await env.request('GET', '/api/v1/brand', { key })).status, 200);
+        env.clock.advance(7_300);
+      }
+      const blocked = await env.request('GET', '/api/v1/brand', { key });
+      expectError(blocked, 429, 'rate_limit_exceeded');
+      const wait = Number(blocked.headers['retry-after']);
+      assert.equal(blocked.headers['ratelimit-reset'], String(wait));
+      // The first request stops counting 60 s after its second began: 23.5 s from now, rounded up.
+      assert.equal(wait, 24);
+      env.clock.advance((wait - 1) * 1000);
+      expectError(await env.request('GET', '/api/v1/brand', { key }), 429, 'rate_limit_exceeded');
+      env.clock.advance(1000);
+      const passed = await env.request('GET', '/api/v1/brand', { key });
+      assert.equal(passed.status, 200);
+      assert.equal(passed.headers['ratelimit-remaining'], '0');
+    });
+
+    it('never lets more than the limit through in any 60 s of steady and bursty traffic', async () => {
+      const key = await freshKey();
+      const passed: number[] = [];
+      // A request every 1.7 s with a burst of 6 every 25th step: ~3 minutes of traffic.
+      for (let step = 0; step < 110; step++) {
+        const burst = step % 25 === 0 ? 6 : 1;
+        for (let i = 0; i < burst; i++) {
+          if ((await env.request('GET', '/api/v1/brand', { key })).status === 200) passed.push(env.clock.now());
+        }
+        env.clock.advance(1_700);
+      }
+      // The rule: any 60 consecutive whole seconds hold at most the limit.
+      const second = (ms: number) => Math.floor(ms / 1000);
+      for (const [i, at] of passed.entries()) {
+        const within = passed.slice(i).filter((t) => second(t) < second(at) + 60).length;
+        assert.ok(within <= 5, `${within} requests passed in the 60 s from ${at}`);
+      }
+      // Steady traffic keeps passing: about one request per 12 s (5 a minute) over the run.
+      assert.ok(passed.length >= 5 * 3, `${passed.length} passed`);
     });
 
     it('counts requests to paths and methods that match no route: 404 with RateLimit headers, then 429', async () => {
@@ -137,6 +210,43 @@ describeOrSkip('rate limit shared through Redis', { skip: REDIS_URL ? false : RE
       const blocked = await second.request('GET', '/api/v1/brand', { key });
       const retryAfter = Number(blocked.headers['retry-after']);
       assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+    } finally {
+      await first.close();
+      await second.close();
+      await first.ctx.db.close();
+      await database.drop();
+    }
+  });
+
+  it('refuses a burst at the end of what was a fixed window, with the same counts and headers as in memory', async () => {
+    const database = await createTestDatabase(DIALECTS[DIALECTS.length - 1] ?? 'sqlite');
+    const settings = { env: { RATE_LIMIT_PER_MINUTE: '4', REDIS_URL: REDIS_URL as string }, database };
+    const first = await createTestEnv('sqlite', settings);
+    const second = await createTestEnv('sqlite', { ...settings, clock: first.clock });
+    try {
+      const key = first.brand.apiKey;
+      const get = (env: TestEnv) => env.request('GET', '/api/v1/brand', { key });
+      first.clock.set(Math.ceil(first.clock.now() / 1000) * 1000);
+      assert.equal((await get(first)).status, 200);
+      first.clock.advance(57_000);
+      for (let i = 0; i < 3; i++) assert.equal((await get(i % 2 ? first : second)).status, 200);
+      first.clock.advance(3_500);
+      const after = [];
+      for (let i = 0; i < 4; i++) after.push(await get(i % 2 ? first : second));
+      assert.deepEqual(
+        after.map((r) => r.status),
+        [200, 429, 429, 429],
+        'only the first request stopped counting',
+      );
+      assert.equal(after[0]?.headers['ratelimit-remaining'], '0');
+      assert.equal(after[0]?.headers['ratelimit-reset'], '57');
+      assert.equal(after[1]?.headers['retry-after'], '57');
+      first.clock.advance(56_000);
+      assert.equal((await get(second)).status, 429);
+      first.clock.advance(1_000);
+      const freed = await get(second);
+      assert.equal(freed.status, 200);
+      assert.equal(freed.headers['ratelimit-remaining'], '2', 'the 3 of 57 s stopped counting; 60.5 s still counts');
     } finally {
       await first.close();
       await second.close();

@@ -79,19 +79,49 @@ describeOrSkip('rate limits counted in PostgreSQL without Redis', { skip: PG_URL
     assert.deepEqual(rows, [{ relpersistence: 'u' }]);
   });
 
-  it('deletes ended windows about once a window, keeping the open ones', async () => {
+  it('deletes the rows of keys with nothing counted about once a minute, keeping the others', async () => {
     const { apiKey } = await first.createBrand('Sweep');
     first.clock.advance(WINDOW_MS + 1);
     await first.request('GET', '/api/v1/brand', { key: apiKey });
-    const fresh = first.clock.now() + WINDOW_MS;
+    const newest = Math.floor(first.clock.now() / 1000);
     await first.request('GET', '/api/v1/brand', { key: apiKey });
     // The sweep runs beside the request, not before its answer: wait for it.
     for (let i = 0; i < 50; i++) {
-      if ((await windowRows()).every((row) => row.reset_at === fresh)) break;
+      if ((await windowRows()).every((row) => Number(row.second) === newest)) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const rows = await windowRows();
     assert.equal(rows.length, 1, JSON.stringify(rows));
-    assert.equal(rows[0]?.reset_at, fresh);
+    assert.equal(Number(rows[0]?.second), newest);
+    assert.equal(rows[0]?.counts[0], 2);
+  });
+
+  it('refuses a burst at the end of what was a fixed window across two instances, and frees the requests a second at a time', async () => {
+    const { apiKey } = await first.createBrand('Boundary');
+    first.clock.set(Math.ceil(first.clock.now() / 1000) * 1000);
+    assert.equal((await first.request('GET', '/api/v1/brand', { key: apiKey })).status, 200);
+    first.clock.advance(57_000);
+    const before = await Promise.all(
+      Array.from({ length: LIMIT - 1 }, (_, i) =>
+        (i % 2 ? first : second).request('GET', '/api/v1/brand', { key: apiKey }),
+      ),
+    );
+    assert.equal(before.filter((r) => r.status === 200).length, LIMIT - 1);
+    first.clock.advance(3_500);
+    const after = await Promise.all(
+      Array.from({ length: LIMIT }, (_, i) =>
+        (i % 2 ? first : second).request('GET', '/api/v1/brand', { key: apiKey }),
+      ),
+    );
+    assert.equal(after.filter((r) => r.status === 200).length, 1, 'only the first request stopped counting');
+    const blocked = after.find((r) => r.status === 429);
+    assert.equal(blocked?.headers['retry-after'], '57', 'the other requests count until 57 s from now (rounded up)');
+    first.clock.advance(56_000);
+    assert.equal((await second.request('GET', '/api/v1/brand', { key: apiKey })).status, 429);
+    first.clock.advance(1_000);
+    const freed = await second.request('GET', '/api/v1/brand', { key: apiKey });
+    assert.equal(freed.status, 200);
+    // The 19 of 57 s stopped counting; the one that passed at 60.5 s still counts.
+    assert.equal(freed.headers['ratelimit-remaining'], String(LIMIT - 2));
   });
 });
