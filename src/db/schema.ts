@@ -519,7 +519,7 @@ export interface IdempotencyKeyTable {
   status_code: number | null;
   /** The answer, sealed with a key derived from the Idempotency-Key and `scope` (or `sealed_under`). */
   response_body: string | null;
-  /** The API key id a key stored before migration 0042 was scoped to, and its answer sealed under; else null. */
+  /** The API key id a key stored before migration 0041 was scoped to, and its answer sealed under; else null. */
   sealed_under: string | null;
   work_committed: number;
   locked_until: number;

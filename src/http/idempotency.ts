@@ -234,7 +234,7 @@ async function claim(
         );
       }
       if (row.status_code !== null) {
-        // A key stored before keys belonged to the brand is sealed under its API key's id (migration 0042).
+        // A key stored before keys belonged to the brand is sealed under its API key's id (migration 0041).
         const opening = row.sealed_under === null ? sealingKey : sealingKeyOf(row.sealed_under, idempotencyKey);
         return { status: row.status_code, body: storedBody(row.response_body, opening) };
       }

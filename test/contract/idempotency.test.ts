@@ -342,12 +342,12 @@ for (const dialect of testedDialects()) {
     });
   });
 
-  describe(`Idempotency keys stored per API key before migration 0042 (${dialect})`, () => {
+  describe(`Idempotency keys stored per API key before migration 0041 (${dialect})`, () => {
     it("moves them to the key's brand: a retry through another key of the brand replays, the earlier of two copies wins", async () => {
       const database = await createTestDatabase(dialect);
       let env: TestEnv | undefined;
       try {
-        await migrateTestDatabaseTo(database, '0041_rate_limit_seconds');
+        await migrateTestDatabaseTo(database, '0040_rate_limit_seconds');
         const clock = new ManualClock(Date.now());
         const { createBrandWithFirstKey } = await import('../../src/modules/brands/service.js');
         const { insertApiKey } = await import('../../src/modules/apiKeys/service.js');

@@ -43,8 +43,8 @@ import * as m0036 from './0036_canonical_time_zones.js';
 import * as m0037 from './0037_older_secret.js';
 import * as m0038 from './0038_click_velocity.js';
 import * as m0039 from './0039_iana_time_zone_names.js';
-import * as m0041 from './0041_rate_limit_seconds.js';
-import * as m0042 from './0042_idempotency_per_brand.js';
+import * as m0040 from './0040_rate_limit_seconds.js';
+import * as m0041 from './0041_idempotency_per_brand.js';
 
 const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -86,8 +86,8 @@ const migrations: Record<string, Migration> = {
   '0037_older_secret': m0037,
   '0038_click_velocity': m0038,
   '0039_iana_time_zone_names': m0039,
-  '0041_rate_limit_seconds': m0041,
-  '0042_idempotency_per_brand': m0042,
+  '0040_rate_limit_seconds': m0040,
+  '0041_idempotency_per_brand': m0041,
 };
 
 export const migrationProvider: MigrationProvider = {
