@@ -1,3 +1,5 @@
+import { iso4217MinorUnits } from './iso4217.js';
+
 /**
  * Amounts are stored as whole numbers of the currency's minor unit (cents for USD, yen for
  * JPY, fils for KWD) and written by people in major units ("12.50"). These are the one
@@ -7,25 +9,21 @@
 
 /**
  * The largest amount of one conversion, offer or payout minimum, in minor units: ten billion
- * in major units, beyond any real payout, and far enough below 2^53 that sums of many stay exact.
+ * in major units of a two-decimal currency, beyond any real payout, and far enough below 2^53 that sums of many stay exact.
  */
 export const MAX_AMOUNT_CENTS = 1_000_000_000_000;
 
-const decimalsByCurrency = new Map<string, number>();
+const DIGITS_OF_A_WITHDRAWN_CODE = 2;
 
-/** Digits after the decimal point of a currency (2 for USD, 0 for JPY, 3 for KWD); 2 for a code Intl does not know. */
+/**
+ * Digits after the decimal point of a currency, ISO 4217's minor unit (2 for USD and HUF, 0
+ * for JPY, 3 for KWD and IQD, 4 for CLF); 2 for a code not in ISO's current list, which only
+ * a stored amount can have: one in a currency withdrawn since (HRK, BGN, SLL, ZWL, ANG, CUC
+ * all had 2), or in XDR or XSU (accepted before, and read with 2 decimals then). Every
+ * conversion between minor and major units takes its digits from here.
+ */
 export function currencyDecimals(currency: string): number {
-  let decimals = decimalsByCurrency.get(currency);
-  if (decimals === undefined) {
-    try {
-      decimals = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits;
-    } catch {
-      decimals = undefined;
-    }
-    decimals ??= 2;
-    decimalsByCurrency.set(currency, decimals);
-  }
-  return decimals;
+  return iso4217MinorUnits(currency) ?? DIGITS_OF_A_WITHDRAWN_CODE;
 }
 
 /** Minor units as a number of major units: 1250 USD → 12.5, 600 JPY → 600. */

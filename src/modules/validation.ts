@@ -1,9 +1,13 @@
 /** Checks shared by several features: real ISO 4217 codes and IANA time zones. */
-const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+import { iso4217MinorUnits } from '../iso4217.js';
 
-/** Any case is accepted (`eur`); the code is stored upper case (`currencyCode`). */
+/**
+ * A code in ISO 4217's current list (iso4217.ts), any case (`eur`); the code is stored upper
+ * case (`currencyCode`). Only new input is checked: an amount stored in a code withdrawn
+ * since (HRK) is still read and shown.
+ */
 export function isCurrencyCode(code: string): boolean {
-  return CURRENCIES.has(code.toUpperCase());
+  return iso4217MinorUnits(code.toUpperCase()) !== undefined;
 }
 
 export function currencyCode(code: string): string {

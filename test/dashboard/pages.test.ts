@@ -304,6 +304,19 @@ for (const dialect of testedDialects()) {
       assert.equal((await client.post('/dashboard/settings/api-keys', { name: '' })).status, 422);
     });
 
+    it("offers ISO 4217's current codes, and keeps a brand's code withdrawn since (HRK) selected rather than another", async () => {
+      const { id } = (await api('GET', '/api/v1/brand')).body;
+      await env.ctx.db.transact((trx) =>
+        trx.updateTable('brands').set({ currency: 'HRK' }).where('id', '=', id).execute(),
+      );
+      const settings = (await client.get('/dashboard/settings')).body;
+      assert.match(settings, /<option value="HRK" selected>/);
+      assert.match(settings, /<option value="CLF">/);
+      assert.doesNotMatch(settings, /<option value="SLL"/);
+      assert.equal((await api('PATCH', '/api/v1/brand', { body: { currency: 'EUR' } })).status, 200);
+      assert.doesNotMatch((await client.get('/dashboard/settings')).body, /<option value="HRK"/);
+    });
+
     it('offers, keeps and shows a renamed time zone by its current IANA name (Asia/Kolkata, not Asia/Calcutta)', async () => {
       const before = (await api('GET', '/api/v1/brand')).body;
       const saved = await client.post('/dashboard/settings', {

@@ -247,6 +247,48 @@ for (const dialect of testedDialects()) {
         assert.deepEqual((await env.request('GET', `/api/v1/offers/${offer.id}`)).body, offer);
       });
 
+      it('refuses a new currency without the default amounts, naming both, and leaves the offer as it was', async () => {
+        const offer = await create({ currency: 'USD', revenueCents: 5000, payoutCents: 500 });
+        const res = await env.request('PATCH', `/api/v1/offers/${offer.id}`, { body: { currency: 'kwd' } });
+        const error = expectError(res, 422, 'validation_error');
+        const why =
+          "is required when currency changes (USD to KWD): the offer's amount is in USD and is never relabelled";
+        assert.deepEqual(error.details, [
+          { path: 'revenueCents', message: why },
+          { path: 'payoutCents', message: why },
+        ]);
+        const half = await env.request('PATCH', `/api/v1/offers/${offer.id}`, {
+          body: { currency: 'KWD', payoutCents: 150 },
+        });
+        assert.deepEqual(
+          expectError(half, 422, 'validation_error').details?.map((d) => d.path),
+          ['revenueCents'],
+        );
+        assert.deepEqual((await env.request('GET', `/api/v1/offers/${offer.id}`)).body, offer);
+      });
+
+      it('changes the currency with both default amounts given in the same request', async () => {
+        const offer = await create({ currency: 'USD', revenueCents: 5000, payoutCents: 500 });
+        const res = await env.request('PATCH', `/api/v1/offers/${offer.id}`, {
+          body: { currency: 'KWD', revenueCents: 15_400, payoutCents: 1_540 },
+        });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        assert.deepEqual([res.body.currency, res.body.revenueCents, res.body.payoutCents], ['KWD', 15_400, 1_540]);
+      });
+
+      it('needs no amount for the same currency in any case, nor for an amount of 0', async () => {
+        const offer = await create({ currency: 'EUR', revenueCents: 900, payoutCents: 0 });
+        const same = await env.request('PATCH', `/api/v1/offers/${offer.id}`, { body: { currency: 'eur' } });
+        assert.equal(same.status, 200, JSON.stringify(same.body));
+        const zero = await env.request('PATCH', `/api/v1/offers/${offer.id}`, {
+          body: { currency: 'GBP', revenueCents: 800 },
+        });
+        assert.deepEqual([zero.status, zero.body.currency, zero.body.payoutCents], [200, 'GBP', 0]);
+        const none = await create({ currency: 'USD' });
+        const bare = await env.request('PATCH', `/api/v1/offers/${none.id}`, { body: { currency: 'JPY' } });
+        assert.deepEqual([bare.status, bare.body.currency], [200, 'JPY']);
+      });
+
       it("answers 404 for another brand's offer and does not change it", async () => {
         const other = await env.createBrand('Rival Two');
         const theirs = await create({ name: 'Untouchable' }, other.apiKey);

@@ -29,7 +29,11 @@ export const UpdateBrandBody = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     timezone: Type.Optional(Type.String({ format: 'time-zone', maxLength: 64 })),
     currency: Type.Optional(
-      Type.String({ format: 'currency', maxLength: 3, description: 'ISO 4217, any case; stored upper case.' }),
+      Type.String({
+        format: 'currency',
+        maxLength: 3,
+        description: 'A current ISO 4217 code, any case; stored upper case.',
+      }),
     ),
     fraudThreshold: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
     autoBan: Type.Optional(Type.Union([AutoBanRule, Type.Null()])),

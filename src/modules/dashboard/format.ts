@@ -3,7 +3,7 @@
  * in the brand's time zone ("23 Nov 2026, 14:05"), days ("23 Nov 2026"), money from minor
  * units in its currency, percentages with one decimal ("24.1%"), fraud signals in words.
  */
-import { toMajorUnits } from '../../money.js';
+import { currencyDecimals, toMajorUnits } from '../../money.js';
 import { roundedRatio } from '../../ratio.js';
 
 const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
@@ -33,7 +33,13 @@ function moneyFormat(currency: string) {
   let f = moneyFormats.get(currency);
   if (!f) {
     f = {
-      full: new Intl.NumberFormat('en-US', { style: 'currency', currency }),
+      // Intl's own digits are CLDR's (0 for HUF, whose minor unit is 2): ISO's are shown.
+      full: new Intl.NumberFormat('en-US', {
+        style: 'currency',
+        currency,
+        minimumFractionDigits: currencyDecimals(currency),
+        maximumFractionDigits: currencyDecimals(currency),
+      }),
       compact: new Intl.NumberFormat('en-US', {
         style: 'currency',
         currency,

@@ -75,7 +75,8 @@ export function offerRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         schema: {
           operationId: 'updateOffer',
           tags: ['offers'],
-          summary: 'Change an offer (fields given are set; caps merge key by key, null clears).',
+          summary:
+            'Change an offer (fields given are set; caps merge key by key, null clears; a new currency needs the amounts too).',
           security,
           params: IdParams,
           body: UpdateOfferBody,

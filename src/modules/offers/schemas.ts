@@ -26,10 +26,13 @@ const DestinationUrl = Url(
   'Absolute http(s) URL; macros {click_id} {partner_id} {offer_id} {sub1}…{sub5} are filled in on redirect.',
 );
 const Cents = (description: string) => Type.Integer({ minimum: 0, maximum: MAX_CENTS, description });
-const Currency = Type.String({
+const CURRENCY = "A current ISO 4217 code, any case; stored upper case. Amounts are in its minor unit (ISO 4217's).";
+const Currency = Type.String({ format: 'currency', maxLength: 3, description: CURRENCY });
+/** The offer's amounts are in its currency: a new one names them again (offers/service.ts). */
+const NewCurrency = Type.String({
   format: 'currency',
   maxLength: 3,
-  description: 'ISO 4217 code, any case; stored upper case.',
+  description: `${CURRENCY} A currency other than the offer's needs \`revenueCents\` and \`payoutCents\` in the same request (422 naming the missing one; an amount of 0 needs nothing): the offer's amounts are in its own currency and are never relabelled.`,
 });
 const HoldSeconds = Nullable(
   Type.Integer({
@@ -76,7 +79,10 @@ export const CreateOfferBody = Type.Object(
 export type CreateOfferBody = Static<typeof CreateOfferBody>;
 
 export const UpdateOfferBody = Type.Partial(
-  Type.Object({ ...CreateOfferBody.properties, metadata: MetadataPatch }, { additionalProperties: false }),
+  Type.Object(
+    { ...CreateOfferBody.properties, currency: NewCurrency, metadata: MetadataPatch },
+    { additionalProperties: false },
+  ),
   { additionalProperties: false },
 );
 export type UpdateOfferBody = Static<typeof UpdateOfferBody>;

@@ -26,6 +26,29 @@ function validateOffer(input: UpdateOfferBody): void {
   if (problems.length > 0) throw new InvalidError(problems);
 }
 
+/** The offer's money fields: its default amounts per conversion, both in its `currency`. */
+const MONEY_FIELDS = [
+  ['revenueCents', 'revenue_cents'],
+  ['payoutCents', 'payout_cents'],
+] as const;
+
+/**
+ * A new currency names the offer's amounts again, as a conversion in another currency must
+ * (conversions/service.ts): USD 50.00 left as `5000` under KWD would be KWD 5.000, a third of
+ * it, for every later conversion. An amount of 0 is 0 in any currency and needs nothing.
+ */
+function relabelledDefaultsProblems(existing: OfferRow, patch: UpdateOfferBody): Problem[] {
+  if (patch.currency === undefined) return [];
+  const currency = currencyCode(patch.currency);
+  if (currency === existing.currency) return [];
+  return MONEY_FIELDS.filter(([field, column]) => patch[field] === undefined && existing[column] !== 0).map(
+    ([field]) => ({
+      path: field,
+      message: `is required when currency changes (${existing.currency} to ${currency}): the offer's amount is in ${existing.currency} and is never relabelled`,
+    }),
+  );
+}
+
 /** Columns changed by a create or patch body (caps merge key by key; null clears one). */
 function changesFrom(input: UpdateOfferBody): Partial<OfferRow> {
   const changes: Partial<OfferRow> = {};
@@ -90,6 +113,8 @@ export async function updateOffer(
     await lockRowForUpdate(trx, 'offers', offerId);
     const existing = await findOffer(trx, brandId, offerId);
     if (!existing) throw new NotFoundError('Offer');
+    const relabelled = relabelledDefaultsProblems(existing, patch);
+    if (relabelled.length > 0) throw new InvalidError(relabelled);
     const changes = { ...changesFrom(patch), updated_at: ctx.clock.now() };
     if (patch.metadata !== undefined) changes.metadata = mergedMetadata(existing.metadata, patch.metadata);
     await trx.updateTable('offers').set(changes).where('id', '=', offerId).execute();

@@ -3,6 +3,7 @@ import type { Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import type { ApiError } from '../../../http/errors.js';
+import { ISO_4217_CODES } from '../../../iso4217.js';
 import { type FormValues, FormView, formError } from '../../../web/views/form.js';
 import type { BrandRow } from '../../brands/repository.js';
 import { UpdateBrandBody } from '../../brands/schemas.js';
@@ -32,7 +33,13 @@ const TIME_ZONES = [
     .map(canonicalTimeZone)
     .sort(),
 ];
-const CURRENCIES = Intl.supportedValuesOf('currency');
+/**
+ * ISO 4217's current codes, and the brand's own if ISO has withdrawn it since (HRK): the menu
+ * shows what is stored rather than preselect another currency that a save would then set.
+ */
+function currencies(stored: string): string[] {
+  return ISO_4217_CODES.includes(stored) ? [...ISO_4217_CODES] : [...ISO_4217_CODES, stored].sort();
+}
 const BrandForm = FormBody(TextFields(Object.keys(LABELS) as Array<keyof typeof LABELS>));
 
 function brandValues(brand: BrandRow): FormValues {
@@ -87,7 +94,11 @@ export function brandSettingsPages(app: DashboardApp, ctx: AppContext): void {
                   {f.input('name', { required: true, attrs: { maxlength: '200' } })}
                   <div class="fields">
                     {f.select('timezone', list(TIME_ZONES), 'Report days and caps count in it.')}
-                    {f.select('currency', list(CURRENCIES), 'Default for new offers and reports.')}
+                    {f.select(
+                      'currency',
+                      list(currencies(session.brand.currency)),
+                      'Default for new offers and reports.',
+                    )}
                   </div>
                   {f.input('fraudThreshold', {
                     type: 'number',
