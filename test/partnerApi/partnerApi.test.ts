@@ -134,8 +134,11 @@ for (const dialect of testedDialects()) {
       const strangerKey = (await createKey(stranger.client)).secret;
       const offers = await env.http('GET', '/api/v1/partner/offers', { key: strangerKey });
       assert.deepEqual(offers.body.data, []);
+      // Another brand's offer is no offer of the partner's brand: 422, as on every list filtered by id.
       const conversions = await env.http('GET', `/api/v1/partner/conversions?offerId=${offerId}`, { key: strangerKey });
-      assert.deepEqual(conversions.body.data, []);
+      const error = expectError(conversions, 422, 'validation_error');
+      assert.deepEqual(error.details, [{ path: 'query.offerId', message: 'no offer with this id' }]);
+      assert.deepEqual((await env.http('GET', '/api/v1/partner/conversions', { key: strangerKey })).body.data, []);
       const strangerReport = await env.http('GET', '/api/v1/partner/report', { key: strangerKey });
       assert.equal(strangerReport.status, 200);
       assert.ok(!JSON.stringify(strangerReport.body).includes(offerId));

@@ -7,6 +7,7 @@ import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
 import { allPages, JsonOrCsv, sendCsv, wantsCsv } from '../analytics/csv.js';
+import { checkIdFilters } from '../idFilters.js';
 import { conversionToApi, findConversion, listConversions } from './repository.js';
 import { Conversion, CreateConversionBody, ListConversionsQuery, RejectBody } from './schemas.js';
 import { approveConversion, recordConversion, rejectConversion } from './service.js';
@@ -84,6 +85,7 @@ export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const { format, ...q } = request.query;
         const range = parseRange(q.from, q.to);
+        await checkIdFilters(ctx.db.read, request.auth.brandId, q);
         if (wantsCsv(request, format)) {
           const page = (cursor: string | undefined, limit: number) =>
             listConversions(ctx.db.read, request.auth.brandId, { ...q, ...range, cursor, limit });

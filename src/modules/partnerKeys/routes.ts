@@ -10,6 +10,7 @@ import { bearerToken, enforceRateLimit, type KeyLimit } from '../../http/auth.js
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf, pageQuery } from '../../http/schemas.js';
+import { checkIdFilters } from '../idFilters.js';
 import {
   PartnerConversion,
   PartnerConversionsQuery,
@@ -84,6 +85,7 @@ export function partnerApiRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) => {
         // A day not in the calendar or a reversed range is 422, as on the report (partnerConversions).
         const limit = pageSize(request.query.limit);
+        await checkIdFilters(ctx.db.read, request.partnerAuth.brandId, { offerId: request.query.offerId });
         const rows = await partnerConversions(ctx.db.read, request.partnerAuth, { ...request.query, limit });
         return toPage(rows, limit, partnerConversionToApi);
       },

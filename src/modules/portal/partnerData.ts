@@ -9,7 +9,7 @@ import { toIso, toIsoOrNull } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
 import { InvalidError } from '../../errors.js';
-import { Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { IdFilter, Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { type ConversionRow, listConversions } from '../conversions/repository.js';
 import { ConversionStatus } from '../conversions/schemas.js';
 import { listOffers, type OfferRow } from '../offers/repository.js';
@@ -63,7 +63,7 @@ export function partnerConversionToApi(row: ConversionRow): PartnerConversion {
 export const PartnerConversionsQuery = Type.Object(
   {
     status: Type.Optional(ConversionStatus),
-    offerId: Type.Optional(Type.String({ maxLength: 64 })),
+    offerId: IdFilter('offer'),
     from: Type.Optional(
       Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'First day (brand time zone, YYYY-MM-DD).' }),
     ),

@@ -58,7 +58,8 @@ async function checkPostbackInput(ctx: AppContext, brandId: string, partnerId: s
   if (problem) throw InvalidError.at('url', problem);
   if (hasHostMacro(input.url)) throw InvalidError.at('url', HOST_MACRO_PROBLEM);
   await validateTargetUrl(ctx, input.url);
-  if (input.offerId && !(await findOffer(ctx.db.read, brandId, input.offerId))) {
+  // null (or absent) is every offer; any string, "" included, must be one of the brand's offers.
+  if (input.offerId != null && !(await findOffer(ctx.db.read, brandId, input.offerId))) {
     throw InvalidError.at('offerId', UNKNOWN_OFFER);
   }
 }
