@@ -14,7 +14,8 @@
  *   (`idempotency_key_in_use`) and 422 (`idempotency_key_reused`).
  * - `security: []` on routes that declare none: they are public, and say so.
  * - The headers answers carry, as `components/headers`: X-Request-Id on every response,
- *   RateLimit-* on keyed ones and those with `config.rateLimited`, Retry-After on 429 and 503, WWW-Authenticate on 401, and
+ *   RateLimit-* on keyed ones and those with `config.rateLimited`, Retry-After on 429 and 503, WWW-Authenticate on
+ *   the 401 of a keyed route (the Bearer challenge: not on /postback, whose token is a query parameter), and
  *   Idempotent-Replayed where an Idempotency-Key may replay the answer.
  * - `requestBody.required: false` where an empty body is accepted (updates, DELETEs, actions
  *   such as `POST /partners/:id/approve` whose fields are all optional).
@@ -228,7 +229,10 @@ function responseHeaders(operation: DocumentedOperation, status: string): Record
     headers['RateLimit-Reset'] = header('RateLimitReset');
   }
   if (status === '429' || status === '503') headers['Retry-After'] = header('RetryAfter');
-  if (status === '401') headers['WWW-Authenticate'] = header('WWWAuthenticate');
+  // The challenge names the Bearer scheme of the API keys: a route authorised otherwise (the
+  // pixel's postback token, a query parameter) answers its 401 without one, and says so itself.
+  if (status === '401' && (operation.security ?? []).length > 0)
+    headers['WWW-Authenticate'] = header('WWWAuthenticate');
   const takesKey = operation.parameters?.some((p) => p.in === 'header' && p.name === 'Idempotency-Key');
   // Answers are stored and replayed once the request passed authentication and the rate limit.
   if (takesKey && !['401', '429', '503', 'default'].includes(status)) {
