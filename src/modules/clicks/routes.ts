@@ -7,7 +7,7 @@ import { logFailure, sendError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { ErrorBody, errorResponses, IdField, KEYED_ERRORS, ListOf, Resource } from '../../http/schemas.js';
 import { sendPage } from '../../web/page.js';
-import { allPages, JsonOrCsv, sendCsv, wantsCsv } from '../analytics/csv.js';
+import { allPages, CSV_LIST_RULES, JsonOrCsv, refuseCsvLimit, sendCsv, wantsCsv } from '../analytics/csv.js';
 import { checkIdFilters } from '../idFilters.js';
 import { eraseClicks } from './erase.js';
 import { LinkNotActivePage, LinkUnavailablePage } from './linkNotActivePage.js';
@@ -159,6 +159,7 @@ export function clickRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags: ['clicks'],
           summary:
             'List clicks, newest first, with their fraud score, signals and enrichment; `?format=csv` (or `Accept: text/csv`) streams every matching click as CSV.',
+          description: CSV_LIST_RULES,
           security: [{ bearerAuth: [] }],
           querystring: ListClicksQuery,
           response: { 200: JsonOrCsv(ListOf(Click)), ...errorResponses(...KEYED_ERRORS, 422) },
@@ -168,6 +169,7 @@ export function clickRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         const { format, ...filters } = request.query;
         await checkIdFilters(ctx.db.read, request.auth.brandId, filters);
         if (wantsCsv(request, format)) {
+          refuseCsvLimit(request);
           const page = (cursor: string | undefined, limit: number) =>
             listClicks(ctx.db.read, request.auth.brandId, { ...filters, cursor, limit });
           return sendCsv(reply, 'clicks', Object.keys(Click.properties), allPages(page, clickToApi, filters.cursor));
