@@ -116,7 +116,8 @@ export async function createPostback(
       .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_POSTBACKS_PER_PARTNER) {
       throw new InvalidError([
-        { path: '', message: `a partner can have at most ${MAX_POSTBACKS_PER_PARTNER} postbacks` },
+        // The path names the collection that is full: no field of the body is at fault.
+        { path: 'postbacks', message: `a partner can have at most ${MAX_POSTBACKS_PER_PARTNER} postbacks` },
       ]);
     }
     const now = ctx.clock.now();
