@@ -132,6 +132,10 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   // costs Fastify a promise and a turn of the microtask queue each.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
+    // API answers are per key and per moment, some carry secrets (a postback token, an invite
+    // link, a rotated webhook secret): no shared or browser cache may keep one. Set here, in the
+    // hook every request already runs, so the hot GET /api/v1/offers pays one prefix test.
+    if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
     refuseUnservable(request, reply);
     done();
   });

@@ -14,7 +14,8 @@
  *   (`idempotency_key_in_use`) and 422 (`idempotency_key_reused`).
  * - `security: []` on routes that declare none: they are public, and say so.
  * - The headers answers carry, as `components/headers`: X-Request-Id on every response,
- *   RateLimit-* on keyed ones and those with `config.rateLimited`, Retry-After on 429 and 503, WWW-Authenticate on 401, and
+ *   RateLimit-* on keyed ones and those with `config.rateLimited`, Retry-After on 429 and 503, WWW-Authenticate on
+ *   the 401 of a keyed route (the Bearer challenge: not on /postback, whose token is a query parameter), and
  *   Idempotent-Replayed where an Idempotency-Key may replay the answer.
  * - `requestBody.required: false` where an empty body is accepted (updates, DELETEs, actions
  *   such as `POST /partners/:id/approve` whose fields are all optional).
@@ -58,6 +59,13 @@ const IDEMPOTENCY_KEY = Type.Object({
     }),
   ),
 });
+
+/** The 409 of a POST whose own rules never conflict: only its Idempotency-Key can. */
+const IDEMPOTENCY_CONFLICT = {
+  ...Type.Ref(ErrorBody),
+  description:
+    'idempotency_key_in_use: a request with the same Idempotency-Key is still running; retry a moment later.',
+};
 
 /** The error response of `status`, in the shared error shape. */
 function errorResponse(status: number): ResponseSchema {
@@ -125,7 +133,10 @@ function documentRoute({ schema, url, route }: { schema: FastifySchema; url: str
   for (const [status, response] of Object.entries(declared)) {
     responses[status] = documentedResponse(Number(status), response);
   }
-  for (const status of impliedErrorStatuses(method, url, schema ?? {})) responses[status] ??= errorResponse(status);
+  for (const status of impliedErrorStatuses(method, url, schema ?? {})) {
+    // A 409 the route does not declare comes only from its Idempotency-Key: say that, not "a state change".
+    responses[status] ??= status === 409 ? IDEMPOTENCY_CONFLICT : errorResponse(status);
+  }
   responses.default ??= { ...Type.Ref(ErrorBody), description: OTHER_ERRORS };
 
   const documented: Record<string, unknown> = { ...schema, response: responses };
@@ -208,6 +219,11 @@ const HEADER_COMPONENTS = {
       'Present (true) when the answer is the stored one of an earlier request with the same Idempotency-Key.',
     schema: { type: 'string', const: 'true' },
   },
+  CacheControl: {
+    description:
+      'no-store on every answer under /api/: answers are per key and some carry secrets, so no cache may keep one.',
+    schema: { type: 'string', const: 'no-store' },
+  },
   WWWAuthenticate: {
     description: 'The challenge: send the key as "Authorization: Bearer <key>".',
     required: true,
@@ -218,8 +234,10 @@ const HEADER_COMPONENTS = {
 const header = (name: keyof typeof HEADER_COMPONENTS) => ({ $ref: `#/components/headers/${name}` });
 
 /** The headers an answer with `status` of `operation` carries (see HEADER_COMPONENTS). */
-function responseHeaders(operation: DocumentedOperation, status: string): Record<string, unknown> {
+function responseHeaders(operation: DocumentedOperation, path: string, status: string): Record<string, unknown> {
   const headers: Record<string, unknown> = { 'X-Request-Id': header('RequestId') };
+  // Not on `default`: Node's own answers (408, 431…) come before any hook.
+  if (path.startsWith('/api/') && status !== 'default') headers['Cache-Control'] = header('CacheControl');
   // A keyed request is counted once its key is known: every answer but the 401 (and Node's own, `default`).
   // A route limited without a key counts before (apply) or with (postback token) its 401.
   const keyed = (operation.security ?? []).length > 0 && status !== '401';
@@ -229,7 +247,10 @@ function responseHeaders(operation: DocumentedOperation, status: string): Record
     headers['RateLimit-Reset'] = header('RateLimitReset');
   }
   if (status === '429' || status === '503') headers['Retry-After'] = header('RetryAfter');
-  if (status === '401') headers['WWW-Authenticate'] = header('WWWAuthenticate');
+  // The challenge names the Bearer scheme of the API keys: a route authorised otherwise (the
+  // pixel's postback token, a query parameter) answers its 401 without one, and says so itself.
+  if (status === '401' && (operation.security ?? []).length > 0)
+    headers['WWW-Authenticate'] = header('WWWAuthenticate');
   const takesKey = operation.parameters?.some((p) => p.in === 'header' && p.name === 'Idempotency-Key');
   // Answers are stored and replayed once the request passed authentication and the rate limit.
   if (takesKey && !['401', '429', '503', 'default'].includes(status)) {
@@ -248,7 +269,7 @@ function describeHeadersAndBodies(document: OpenApiDocument): OpenApiDocument {
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(operations)) {
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
-        response.headers = { ...responseHeaders(operation, status), ...response.headers };
+        response.headers = { ...responseHeaders(operation, path, status), ...response.headers };
       }
       delete operation[RATE_LIMITED];
       const body = operation.requestBody;

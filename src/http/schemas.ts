@@ -55,6 +55,43 @@ export function Nullable<T extends TSchema>(schema: T, options: SchemaOptions = 
 
 export const NullableTimestamp = Nullable(Timestamp);
 
+/** The longest id a body or a filter may name: a prefix and a ULID are 30 characters; room for ids of a later kind. */
+export const MAX_ID_LENGTH = 64;
+
+/**
+ * The id of another resource named in a body (`offerId`, `partnerId`, `clickId`): never
+ * empty. `""` is no id, and taking it as "none" would turn a client's blank variable into
+ * "every partner" (a payout run) or a postback bound to no offer that never fires; an id
+ * that names nothing of the brand is 422 as well, by the service that looks it up.
+ */
+export function IdField(description?: string) {
+  return Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH, ...(description ? { description } : {}) });
+}
+
+/**
+ * A list's or report's filter by the id of an offer or a partner. One rule on every list:
+ * an empty value is 422 like the reports' other filters (leave it out to match everything),
+ * and an id the brand does not have (unknown, another brand's, another kind's) is 422
+ * naming the parameter, not an empty list (see modules/idFilters.ts).
+ */
+export function IdFilter(kind: 'offer' | 'partner') {
+  return Type.Optional(
+    IdField(
+      `Only this ${kind}'s items. An id that is no ${kind} of the brand is 422 (\`no ${kind} with this id\`), not an empty answer; so is an empty value (leave the parameter out to match every ${kind}).`,
+    ),
+  );
+}
+
+/**
+ * A name or other label a person reads: 1 to `maxLength` characters, not only white space
+ * (`" "` would show as an empty cell wherever it is listed). The pattern is read by
+ * validationErrors.ts, which words it "must not be blank".
+ */
+export const NOT_BLANK = '\\S';
+export function Label(maxLength: number, options: SchemaOptions = {}) {
+  return Type.String({ maxLength, pattern: NOT_BLANK, ...options });
+}
+
 /**
  * `limit` and `cursor` of a list whose items have ids starting `prefix_`. A cursor is the id
  * of the last item of a page (http/pagination.ts): that prefix and a ULID, so a cursor of

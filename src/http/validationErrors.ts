@@ -4,6 +4,8 @@
  * `Union` of literals, or `Nullable`) as one error per branch ("must be equal to constant"
  * nine times) plus one for the union; those are folded into a single "must be one of …".
  */
+import { NOT_BLANK } from './schemas.js';
+
 /** One entry of a 422's `details` (re-exported by errors.ts, which imports this file). */
 export interface ErrorDetail {
   path: string;
@@ -159,6 +161,7 @@ function messageOf(issue: AjvIssue): string {
     case 'uniqueItems':
       return `must not list the same item twice (items ${String(params.j)} and ${String(params.i)} are equal)`;
     case 'pattern':
+      if (params.pattern === NOT_BLANK) return 'must not be blank';
       return `must match the pattern ${String(params.pattern)}`;
     case 'not':
       return parentSchema?.not ? `must not be ${describeSchema(parentSchema.not)}` : 'is not allowed';

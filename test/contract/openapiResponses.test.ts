@@ -427,6 +427,10 @@ const SCENARIOS: Record<string, Scenario> = {
       query: { token, click_id: clickId, txn_id: 'px-1', pixel: '1' },
     });
     assert.equal(gif.headers.get('content-type'), 'image/gif');
+    // A token of no offer: the 401 is checked against the document like every answer (its headers included).
+    const refused = await w.call('recordPixelPostback', { query: { token: 'pbt_nope', click_id: clickId } });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.get('www-authenticate'), null);
   },
 
   createPayouts: async (w) => {

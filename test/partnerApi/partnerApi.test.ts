@@ -80,10 +80,12 @@ for (const dialect of testedDialects()) {
 
       const report = await env.http('GET', '/api/v1/partner/report', { key: secret });
       assert.equal(report.status, 200);
+      // totalsByCurrency as on GET /reports; the old `totals` array is kept (deprecated) with the same entries.
       assert.deepEqual(
-        report.body.totals.map((t: Record<string, unknown>) => [t.currency, t.conversions, t.payoutCents]),
+        report.body.totalsByCurrency.map((t: Record<string, unknown>) => [t.currency, t.conversions, t.payoutCents]),
         [['USD', 1, 900]],
       );
+      assert.deepEqual(report.body.totals, report.body.totalsByCurrency);
       assert.ok(!JSON.stringify(report.body).includes('revenueCents'));
 
       const offers = await env.http('GET', '/api/v1/partner/offers', { key: secret });
@@ -122,7 +124,12 @@ for (const dialect of testedDialects()) {
       const me = await invitedPartner(env, 'Apart Keys');
       const { secret } = await createKey(me.client);
       for (const path of ROUTES) {
-        expectError(await env.http('GET', path), 401, 'unauthorized'); // the brand's own key
+        // The brand's own key: still 401, saying which key these routes take.
+        const brandKey = expectError(await env.http('GET', path), 401, 'unauthorized');
+        assert.match(
+          brandKey.message,
+          /^This is a brand API key \(afk_…\); the partner API .* partner API key \(afp_…\)/,
+        );
         expectError(await env.http('GET', path, { key: null }), 401, 'unauthorized');
         expectError(await env.http('GET', path, { key: `${secret}x` }), 401, 'unauthorized');
       }
@@ -134,8 +141,11 @@ for (const dialect of testedDialects()) {
       const strangerKey = (await createKey(stranger.client)).secret;
       const offers = await env.http('GET', '/api/v1/partner/offers', { key: strangerKey });
       assert.deepEqual(offers.body.data, []);
+      // Another brand's offer is no offer of the partner's brand: 422, as on every list filtered by id.
       const conversions = await env.http('GET', `/api/v1/partner/conversions?offerId=${offerId}`, { key: strangerKey });
-      assert.deepEqual(conversions.body.data, []);
+      const error = expectError(conversions, 422, 'validation_error');
+      assert.deepEqual(error.details, [{ path: 'query.offerId', message: 'no offer with this id' }]);
+      assert.deepEqual((await env.http('GET', '/api/v1/partner/conversions', { key: strangerKey })).body.data, []);
       const strangerReport = await env.http('GET', '/api/v1/partner/report', { key: strangerKey });
       assert.equal(strangerReport.status, 200);
       assert.ok(!JSON.stringify(strangerReport.body).includes(offerId));
@@ -178,6 +188,10 @@ for (const dialect of testedDialects()) {
       ] as const) {
         assert.deepEqual(doc.body.paths[path][method].security, [{ bearerAuth: [] }], path);
       }
+      const report = doc.body.components.schemas.PartnerReport.properties;
+      assert.equal(report.totalsByCurrency.items.$ref, '#/components/schemas/PartnerReportTotals');
+      assert.equal(report.totals.deprecated, true);
+      assert.match(report.totals.description, /^Deprecated/);
     });
   });
 

@@ -317,6 +317,23 @@ for (const dialect of testedDialects()) {
         assert.equal((await h.conversions(offerId)).length, 0);
       });
 
+      it('answers a bad token 401 without WWW-Authenticate, as its OpenAPI response says (the token is no HTTP auth scheme)', async () => {
+        const { clickId } = await h.setup();
+        const res = await h.pixel({ token: 'pbt_nope', click_id: clickId });
+        expectError(res, 401, 'unauthorized');
+        assert.equal(res.headers['www-authenticate'], undefined);
+      });
+
+      it('has no HEAD route: HEAD /postback is 404 and records nothing, so a link checker never converts', async () => {
+        const { offerId, clickId, token } = await h.setup();
+        const res = await env.app.inject({
+          method: 'HEAD',
+          url: `/postback?${new URLSearchParams({ token, click_id: clickId, txn_id: 'HEAD-1' })}`,
+        });
+        assert.equal(res.statusCode, 404);
+        assert.equal((await h.conversions(offerId)).length, 0);
+      });
+
       it('never accepts the API key in place of the token, not even with the key also in the header', async () => {
         const { offerId, clickId } = await h.setup();
         expectError(await h.pixel({ token: env.brand.apiKey, click_id: clickId }), 401, 'unauthorized');

@@ -284,8 +284,16 @@ for (const dialect of testedDialects()) {
       await theirs.record('2026-11-21T09:00:00Z');
       await theirs.record('2026-11-21T10:00:00Z');
       assert.equal((await mine.report('from=2026-11-21&to=2026-11-21')).totals.conversions, 1);
-      const foreignFilter = await mine.report(`from=2026-11-21&to=2026-11-21&offerId=${theirs.offer1}`);
-      assert.equal(foreignFilter.totals.conversions, 0);
+      // Another brand's offer is no offer of this brand: 422 naming the filter, not a report of zeros.
+      const foreignFilter = await env.request(
+        'GET',
+        `/api/v1/reports?from=2026-11-21&to=2026-11-21&offerId=${theirs.offer1}`,
+        {
+          key: mine.key,
+        },
+      );
+      const error = expectError(foreignFilter, 422, 'validation_error');
+      assert.deepEqual(error.details, [{ path: 'query.offerId', message: 'no offer with this id' }]);
     });
 
     it('takes a range of up to 731 days, at the end of the calendar too', async () => {

@@ -345,7 +345,10 @@ for (const dialect of testedDialects()) {
       it('shows another brand none of these clicks', async () => {
         const other = await env.createBrand('Curious Brand');
         assert.deepEqual((await clicksOf(env, '', other.apiKey)).data, []);
-        assert.deepEqual((await clicksOf(env, `offerId=${offerA}`, other.apiKey)).data, []);
+        // Filtering by this brand's offer is 422 for the other brand (no offer of its own), not an empty list.
+        const filtered = await env.request('GET', `/api/v1/clicks?offerId=${offerA}`, { key: other.apiKey });
+        assert.equal(filtered.status, 422, JSON.stringify(filtered.body));
+        assert.deepEqual(filtered.body.error.details, [{ path: 'query.offerId', message: 'no offer with this id' }]);
       });
     });
   });

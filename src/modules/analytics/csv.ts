@@ -7,6 +7,7 @@
 import { Readable } from 'node:stream';
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { InvalidError } from '../../errors.js';
 import { acceptsCsvOverJson } from '../../http/accept.js';
 
 /** Rows read per database round trip while a list is exported. */
@@ -95,6 +96,25 @@ export async function* allPages<R extends { id: string }, T>(
     after = rows[pageRows - 1]?.id;
   }
 }
+
+/**
+ * A list's CSV export streams every matching row: `limit` would have no effect, so it is
+ * refused rather than ignored. Read from the URL as sent: the schema's default fills
+ * `request.query.limit` in whether or not the client gave one. `cursor` is kept: it starts the
+ * export after that item (the rest of an export that broke off).
+ */
+export function refuseCsvLimit(request: FastifyRequest): void {
+  const start = request.url.indexOf('?');
+  if (start === -1 || !new URLSearchParams(request.url.slice(start + 1)).has('limit')) return;
+  throw InvalidError.at('query.limit', CSV_LIMIT_MESSAGE);
+}
+export const CSV_LIMIT_MESSAGE = 'CSV exports are not paginated: every matching row is streamed';
+
+/** What a list's OpenAPI description says of its CSV export (refuseCsvLimit). */
+export const CSV_LIST_RULES =
+  'As CSV the list is not paginated: every matching row is streamed, and `limit` is 422 (`query.limit: ' +
+  `${CSV_LIMIT_MESSAGE}\`). \`cursor\` still applies: the export starts after that item (newest first), ` +
+  'so an export that broke off can be resumed from the id of the last row received.';
 
 export async function* fromArray<T>(rows: T[]): AsyncIterable<T> {
   yield* rows;

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { Label } from '../../http/schemas.js';
 
 export const AutoBanRule = Type.Object(
   {
@@ -26,7 +27,7 @@ export type Brand = Static<typeof Brand>;
 
 export const UpdateBrandBody = Type.Object(
   {
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    name: Type.Optional(Label(200)),
     timezone: Type.Optional(Type.String({ format: 'time-zone', maxLength: 64 })),
     currency: Type.Optional(
       Type.String({

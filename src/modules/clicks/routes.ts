@@ -5,9 +5,10 @@ import type { AppContext } from '../../context.js';
 import { acceptsHtml } from '../../http/accept.js';
 import { logFailure, sendError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
-import { ErrorBody, errorResponses, KEYED_ERRORS, ListOf, Resource } from '../../http/schemas.js';
+import { ErrorBody, errorResponses, IdField, KEYED_ERRORS, ListOf, Resource } from '../../http/schemas.js';
 import { sendPage } from '../../web/page.js';
-import { allPages, JsonOrCsv, sendCsv, wantsCsv } from '../analytics/csv.js';
+import { allPages, CSV_LIST_RULES, JsonOrCsv, refuseCsvLimit, sendCsv, wantsCsv } from '../analytics/csv.js';
+import { checkIdFilters } from '../idFilters.js';
 import { eraseClicks } from './erase.js';
 import { LinkNotActivePage, LinkUnavailablePage } from './linkNotActivePage.js';
 import { clickToApi, listClicks } from './repository.js';
@@ -118,7 +119,7 @@ export function trackingRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
 
 const EraseClicksBody = Type.Object(
   {
-    clickId: Type.Optional(Type.String({ maxLength: 64, description: 'One click (clk_…) of the brand.' })),
+    clickId: Type.Optional(IdField('One click (clk_…) of the brand.')),
     ip: Type.Optional(
       Type.String({
         maxLength: 64,
@@ -158,6 +159,7 @@ export function clickRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags: ['clicks'],
           summary:
             'List clicks, newest first, with their fraud score, signals and enrichment; `?format=csv` (or `Accept: text/csv`) streams every matching click as CSV.',
+          description: CSV_LIST_RULES,
           security: [{ bearerAuth: [] }],
           querystring: ListClicksQuery,
           response: { 200: JsonOrCsv(ListOf(Click)), ...errorResponses(...KEYED_ERRORS, 422) },
@@ -165,7 +167,9 @@ export function clickRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const { format, ...filters } = request.query;
+        await checkIdFilters(ctx.db.read, request.auth.brandId, filters);
         if (wantsCsv(request, format)) {
+          refuseCsvLimit(request);
           const page = (cursor: string | undefined, limit: number) =>
             listClicks(ctx.db.read, request.auth.brandId, { ...filters, cursor, limit });
           return sendCsv(reply, 'clicks', Object.keys(Click.properties), allPages(page, clickToApi, filters.cursor));

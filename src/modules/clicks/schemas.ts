@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { IdFilter, Nullable, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { FormatQuery } from '../analytics/csv.js';
 import { VisitorFields } from '../analytics/schemas.js';
 
@@ -25,8 +25,8 @@ export type Click = Static<typeof Click>;
 
 export const ListClicksQuery = Type.Object(
   {
-    offerId: Type.Optional(Type.String({ maxLength: 64 })),
-    partnerId: Type.Optional(Type.String({ maxLength: 64 })),
+    offerId: IdFilter('offer'),
+    partnerId: IdFilter('partner'),
     highRisk: Type.Optional(Type.Boolean()),
     ...pageQuery('clk'),
     ...FormatQuery,

@@ -15,7 +15,7 @@ import { lockRowForUpdate } from '../../db/locks.js';
 import { NotFoundError } from '../../errors.js';
 import { enforceRateLimit } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
-import { errorResponses, KEYED_ERRORS, Resource } from '../../http/schemas.js';
+import { ErrorBody, errorResponses, KEYED_ERRORS, Resource } from '../../http/schemas.js';
 import { currencyDecimals, formatMajorUnits, MAX_AMOUNT_CENTS, parseMajorUnits } from '../../money.js';
 import { findClick } from '../clicks/repository.js';
 import { isOwnSender } from '../deliveries/userAgent.js';
@@ -113,7 +113,8 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
     app.get(
       '/postback',
       {
-        // A HEAD from a link checker must not record a conversion.
+        // A HEAD from a link checker must not record a conversion, and answering one without
+        // recording it would tell the checker a different story than the GET: no HEAD route (404).
         exposeHeadRoute: false,
         onRequest: limitPerToken(ctx),
         config: { takesLegacyEscapes: true, rateLimited: true },
@@ -121,6 +122,10 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
           operationId: 'recordPixelPostback',
           tags: ['postbacks'],
           summary: 'Pixel-style inbound postback: records a conversion for a click (200 text, or a GIF with pixel=1).',
+          description:
+            'GET only: every GET records (or finds again by txn_id) a conversion, so there is no HEAD route — `HEAD /postback` ' +
+            'is 404, and a link checker probing the URL records nothing. Authorised by the offer’s postback token in the ' +
+            'query string, never by an API key.',
           querystring: PixelQuery,
           response: {
             200: {
@@ -130,7 +135,13 @@ export function pixelPostbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
                 'image/gif': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) },
               },
             },
-            ...errorResponses(401, 409, 422, 429),
+            401: {
+              ...Type.Ref(ErrorBody),
+              description:
+                'unauthorized: the postback token is not one of any offer (mistyped, or rotated since). No WWW-Authenticate: ' +
+                'the token is a query parameter, not an HTTP authentication scheme.',
+            },
+            ...errorResponses(409, 422, 429),
           },
         },
       },

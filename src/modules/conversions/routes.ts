@@ -6,7 +6,8 @@ import { InvalidError } from '../../errors.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
-import { allPages, JsonOrCsv, sendCsv, wantsCsv } from '../analytics/csv.js';
+import { allPages, CSV_LIST_RULES, JsonOrCsv, refuseCsvLimit, sendCsv, wantsCsv } from '../analytics/csv.js';
+import { checkIdFilters } from '../idFilters.js';
 import { conversionToApi, findConversion, listConversions } from './repository.js';
 import { Conversion, CreateConversionBody, ListConversionsQuery, RejectBody } from './schemas.js';
 import { approveConversion, recordConversion, rejectConversion } from './service.js';
@@ -76,6 +77,7 @@ export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           tags: ['conversions'],
           summary:
             'List conversions, newest first, with filters; `?format=csv` (or `Accept: text/csv`) streams every matching conversion as CSV.',
+          description: CSV_LIST_RULES,
           security,
           querystring: ListConversionsQuery,
           response: { 200: JsonOrCsv(ListOf(Conversion)), ...errorResponses(...KEYED_ERRORS, 422) },
@@ -84,7 +86,9 @@ export function conversionRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request, reply) => {
         const { format, ...q } = request.query;
         const range = parseRange(q.from, q.to);
+        await checkIdFilters(ctx.db.read, request.auth.brandId, q);
         if (wantsCsv(request, format)) {
+          refuseCsvLimit(request);
           const page = (cursor: string | undefined, limit: number) =>
             listConversions(ctx.db.read, request.auth.brandId, { ...q, ...range, cursor, limit });
           const rows = allPages(page, conversionToApi, q.cursor);

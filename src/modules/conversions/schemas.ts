@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { IdField, IdFilter, Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { MAX_AMOUNT_CENTS as MAX_CENTS } from '../../money.js';
 import { FormatQuery } from '../analytics/csv.js';
 import { VisitorFields } from '../analytics/schemas.js';
@@ -41,11 +41,9 @@ export type Conversion = Static<typeof Conversion>;
 
 export const CreateConversionBody = Type.Object(
   {
-    clickId: Type.Optional(
-      Type.String({ maxLength: 64, description: 'Attribute to a click (offer, partner, subs come from it).' }),
-    ),
-    offerId: Type.Optional(Type.String({ maxLength: 64, description: 'With partnerId, when there is no click.' })),
-    partnerId: Type.Optional(Type.String({ maxLength: 64 })),
+    clickId: Type.Optional(IdField('Attribute to a click (offer, partner, subs come from it).')),
+    offerId: Type.Optional(IdField('With partnerId, when there is no click.')),
+    partnerId: Type.Optional(IdField('With offerId, when there is no click.')),
     revenueCents: Type.Optional(
       Type.Integer({ minimum: 0, maximum: MAX_CENTS, description: "Defaults to the offer's." }),
     ),
@@ -82,8 +80,8 @@ const Instant = Type.String({
 export const ListConversionsQuery = Type.Object(
   {
     status: Type.Optional(ConversionStatus),
-    offerId: Type.Optional(Type.String({ maxLength: 64 })),
-    partnerId: Type.Optional(Type.String({ maxLength: 64 })),
+    offerId: IdFilter('offer'),
+    partnerId: IdFilter('partner'),
     externalTxnId: Type.Optional(Type.String({ maxLength: 255 })),
     from: Type.Optional(Instant),
     to: Type.Optional(Instant),

@@ -54,9 +54,7 @@ export async function recordConversion(
   if (input.currency !== undefined && !isCurrencyCode(input.currency)) {
     problems.push({ path: 'currency', message: 'must be an ISO 4217 currency code such as USD' });
   }
-  if (!input.clickId && (!input.offerId || !input.partnerId)) {
-    problems.push({ path: 'clickId', message: 'give clickId, or offerId and partnerId' });
-  }
+  problems.push(...partyProblems(input));
   if (problems.length > 0) throw new InvalidError(problems);
   const parties = await partiesOf(ctx, brandId, input);
   const relabelled = relabelledAmountProblems(input.currency, parties.offer, input);
@@ -114,14 +112,30 @@ interface Parties {
  * attribution never changes) from the read connection. Inside the transaction a cache miss
  * would need a second pooled connection on PostgreSQL, which concurrent units could exhaust.
  */
+/**
+ * Who the conversion is for: a click, or an offer and a partner. The problem names the field
+ * that is missing (`partnerId` when only offerId was given), not always clickId. Ids are
+ * compared with undefined: the schema refuses "" (http/schemas.ts IdField), and a falsy check
+ * would let one through as "not given" if it ever reached here.
+ */
+function partyProblems(input: CreateConversionBody): Problem[] {
+  if (input.clickId !== undefined) return [];
+  const hasOffer = input.offerId !== undefined;
+  const hasPartner = input.partnerId !== undefined;
+  if (hasOffer && hasPartner) return [];
+  if (hasOffer) return [{ path: 'partnerId', message: 'is required with offerId when there is no clickId' }];
+  if (hasPartner) return [{ path: 'offerId', message: 'is required with partnerId when there is no clickId' }];
+  return [{ path: 'clickId', message: 'give clickId, or offerId and partnerId' }];
+}
+
 async function partiesOf(ctx: AppContext, brandId: string, input: CreateConversionBody): Promise<Parties> {
   const brand = await hotBrand(ctx, brandId);
   if (!brand) throw new NotFoundError('Brand');
-  const click = input.clickId ? await findClick(ctx.db.read, brandId, input.clickId) : undefined;
-  if (input.clickId && !click) throw InvalidError.at('clickId', 'no click with this id');
-  if (click && input.offerId && input.offerId !== click.offer_id)
+  const click = input.clickId !== undefined ? await findClick(ctx.db.read, brandId, input.clickId) : undefined;
+  if (input.clickId !== undefined && !click) throw InvalidError.at('clickId', 'no click with this id');
+  if (click && input.offerId !== undefined && input.offerId !== click.offer_id)
     throw InvalidError.at('offerId', 'does not match the click');
-  if (click && input.partnerId && input.partnerId !== click.partner_id) {
+  if (click && input.partnerId !== undefined && input.partnerId !== click.partner_id) {
     throw InvalidError.at('partnerId', 'does not match the click');
   }
   const offerId = click?.offer_id ?? (input.offerId as string);

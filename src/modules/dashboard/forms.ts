@@ -10,6 +10,7 @@
 import { type TLiteral, type TProperties, type TSchema, type TUnion, Type } from '@sinclair/typebox';
 import type { ErrorObject } from 'ajv';
 import { ApiError, type ErrorDetail } from '../../http/errors.js';
+import { NOT_BLANK } from '../../http/schemas.js';
 import { jsonValidator } from '../../http/validation.js';
 import { type AjvIssue, explainingIssues, FORMAT_TEXT } from '../../http/validationErrors.js';
 import { currencyDecimals, parseMajorUnits } from '../../money.js';
@@ -80,6 +81,10 @@ export function describeIssues(issues: ErrorObject[]): ErrorDetail[] {
     }
     // A union of literals (a status, an event name) reports one line per branch.
     if (issue.keyword === 'minLength' && issue.params.limit === 1) return { path, message: 'is required' };
+    // A name must not be blank (http/schemas.ts Label): an empty field is simply missing.
+    if (issue.keyword === 'pattern' && issue.params.pattern === NOT_BLANK) {
+      return { path, message: (issue as AjvIssue).data === '' ? 'is required' : 'must not be blank' };
+    }
     if (issue.keyword === 'format') {
       const format = String(issue.params.format);
       return { path, message: `must be ${FORMAT_TEXT[format] ?? `in ${format} format`}` };

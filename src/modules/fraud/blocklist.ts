@@ -97,7 +97,8 @@ export async function addBlocklistEntry(
       .where('brand_id', '=', brandId)
       .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_BLOCKLIST_ENTRIES) {
-      throw InvalidError.at('', `a blocklist holds at most ${MAX_BLOCKLIST_ENTRIES} entries`);
+      // The path names the collection that is full: no field of the body is at fault.
+      throw InvalidError.at('blocklist', `a blocklist holds at most ${MAX_BLOCKLIST_ENTRIES} entries`);
     }
     const now = ctx.clock.now();
     const entry: BlocklistRow = { id: newId('blk', now), brand_id: brandId, type: input.type, value, created_at: now };

@@ -3,7 +3,13 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
-import { addBlocklistEntry, blocklistToApi, listBlocklist, removeBlocklistEntry } from './blocklist.js';
+import {
+  addBlocklistEntry,
+  blocklistToApi,
+  listBlocklist,
+  MAX_BLOCKLIST_ENTRIES,
+  removeBlocklistEntry,
+} from './blocklist.js';
 
 const EntryType = Type.Union([Type.Literal('ip'), Type.Literal('cidr'), Type.Literal('userAgent')]);
 const Entry = Resource('BlocklistEntry', {
@@ -46,6 +52,7 @@ export function fraudRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           operationId: 'addBlocklistEntry',
           tags,
           summary: 'Add a blocklist entry; clicks matching it get the blocklist_hit signal.',
+          description: `A brand's blocklist holds at most ${MAX_BLOCKLIST_ENTRIES.toLocaleString('en')} entries; one more is 422 with the detail path \`blocklist\` (delete entries first).`,
           security,
           body: Type.Object(
             { type: EntryType, value: Type.String({ minLength: 1, maxLength: 512 }) },

@@ -10,6 +10,8 @@ import { bearerToken, enforceRateLimit, type KeyLimit } from '../../http/auth.js
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf, pageQuery } from '../../http/schemas.js';
+import { KEY_PREFIX } from '../apiKeys/service.js';
+import { checkIdFilters } from '../idFilters.js';
 import {
   PartnerConversion,
   PartnerConversionsQuery,
@@ -22,7 +24,7 @@ import {
   partnerOfferToApi,
   partnerReport,
 } from '../portal/partnerData.js';
-import { type AuthenticatedPartnerKey, authenticatePartnerKey } from './service.js';
+import { type AuthenticatedPartnerKey, authenticatePartnerKey, PARTNER_KEY_PREFIX } from './service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,7 +46,15 @@ export function partnerKeyHook(ctx: AppContext) {
     const token = bearerToken(request);
     if (!token) throw ApiError.unauthorized('Send your partner API key as "Authorization: Bearer <key>".');
     const key = await authenticatePartnerKey(ctx, token);
-    if (!key) throw ApiError.unauthorized('The partner API key is invalid or has been revoked.');
+    if (!key) {
+      // A brand key here is a mix-up, not a bad key: say which key these routes take (still 401).
+      if (token.startsWith(KEY_PREFIX)) {
+        throw ApiError.unauthorized(
+          `This is a brand API key (${KEY_PREFIX}…); the partner API (/api/v1/partner/*) takes a partner API key (${PARTNER_KEY_PREFIX}…), which a partner creates in the partner portal.`,
+        );
+      }
+      throw ApiError.unauthorized('The partner API key is invalid or has been revoked.');
+    }
     request.partnerAuth = key;
     await enforceRateLimit(ctx, request, reply, `partner-key:${key.keyId}`, ctx.config.rateLimitPerMinute);
   };
@@ -84,6 +94,7 @@ export function partnerApiRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) => {
         // A day not in the calendar or a reversed range is 422, as on the report (partnerConversions).
         const limit = pageSize(request.query.limit);
+        await checkIdFilters(ctx.db.read, request.partnerAuth.brandId, { offerId: request.query.offerId });
         const rows = await partnerConversions(ctx.db.read, request.partnerAuth, { ...request.query, limit });
         return toPage(rows, limit, partnerConversionToApi);
       },

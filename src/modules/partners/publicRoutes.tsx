@@ -52,6 +52,10 @@ export function partnerPublicRoutes(ctx: AppContext): FastifyPluginAsyncTypebox 
           operationId: 'applyAsPartner',
           tags: ['partners'],
           summary: 'Public partner application (no API key; rate-limited per client IP). Fires partner.applied.',
+          description:
+            'Each application is a new applicant for the brand to review (approve or ban), also one repeating an e-mail ' +
+            'address: the form does not tell a visitor whether an address has applied before. The 409 is only ' +
+            '`idempotency_key_in_use`, for a retry sent with the same Idempotency-Key while the first is running.',
           body: ApplyBody,
           response: {
             201: Resource('PartnerApplication', { id: Type.String(), status: Type.Literal('applicant') }),

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { Label, Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { Metadata, MetadataInput, MetadataPatch } from '../metadata.js';
 import { MAX_URL_LENGTH } from '../urls.js';
 
@@ -19,7 +19,7 @@ export const Partner = Resource('Partner', {
 });
 export type Partner = Static<typeof Partner>;
 
-const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Name = Label(200);
 const Email = Type.String({ format: 'email', maxLength: 254 });
 const Website = Type.String({ format: 'http-url', maxLength: MAX_URL_LENGTH, description: 'Absolute http(s) URL.' });
 

@@ -7,6 +7,7 @@ import { acceptsCsvOverJson } from '../../http/accept.js';
 import { ApiError } from '../../http/errors.js';
 import { pageSize, toPage } from '../../http/pagination.js';
 import { errorResponses, KEYED_ERRORS, ListOf } from '../../http/schemas.js';
+import { checkIdFilters } from '../idFilters.js';
 import { findPartner } from '../partners/repository.js';
 import { payoutCsv } from './csv.js';
 import { findPayout, listPayouts, partnerBalances, payoutConversions, payoutToApi } from './repository.js';
@@ -112,10 +113,8 @@ export function payoutRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
       async (request) => {
         const { brandId } = request.auth;
         const { partnerId, currency } = request.query;
-        // As on /payouts/preview: a partner the brand does not have is a mistake, not an empty list.
-        if (partnerId && !(await findPartner(ctx.db.read, brandId, partnerId))) {
-          throw ApiError.validation([{ path: 'query.partnerId', message: 'no partner with this id' }]);
-        }
+        // As on every list filtered by id: a partner the brand does not have is a mistake, not an empty list.
+        await checkIdFilters(ctx.db.read, brandId, { partnerId });
         const limit = pageSize(request.query.limit);
         // Codes are accepted in any case and stored upper case: `eur` must find EUR payouts.
         const filter = { ...request.query, currency: currency?.toUpperCase(), limit };

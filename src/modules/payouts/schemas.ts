@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { IdField, IdFilter, Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { MAX_AMOUNT_CENTS as MAX_CENTS } from '../../money.js';
 
 export const PayoutStatus = Type.Union([Type.Literal('created'), Type.Literal('paid'), Type.Literal('cancelled')]);
@@ -64,7 +64,9 @@ const UpTo = Type.String({
 export const CreatePayoutsBody = Type.Object(
   {
     upTo: UpTo,
-    partnerId: Type.Optional(Type.String({ maxLength: 64, description: 'Pay only this partner.' })),
+    partnerId: Type.Optional(
+      IdField('Pay only this partner (leave it out for every partner; an empty or unknown id is 422).'),
+    ),
     minimumCents: Type.Optional(
       Type.Integer({
         minimum: 0,
@@ -80,7 +82,7 @@ export type CreatePayoutsBody = Static<typeof CreatePayoutsBody>;
 export const PreviewQuery = Type.Object(
   {
     upTo: UpTo,
-    partnerId: Type.Optional(Type.String({ maxLength: 64 })),
+    partnerId: IdFilter('partner'),
     minimumCents: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_CENTS })),
   },
   { additionalProperties: false },
@@ -123,7 +125,7 @@ export type Preview = Static<typeof Preview>;
 export const ListPayoutsQuery = Type.Object(
   {
     status: Type.Optional(PayoutStatus),
-    partnerId: Type.Optional(Type.String({ maxLength: 64 })),
+    partnerId: IdFilter('partner'),
     currency: Type.Optional(
       Type.String({ format: 'currency', maxLength: 3, description: 'ISO 4217 code, any case (`eur` finds EUR).' }),
     ),

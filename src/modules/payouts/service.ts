@@ -61,7 +61,8 @@ async function parseRun(
       { path: path('upTo'), message: 'must not be in the future: a run pays conversions already approved' },
     ]);
   }
-  if (input.partnerId && !(await findPartner(ctx.db.read, brandId, input.partnerId))) {
+  // Compared with undefined: an empty partnerId is no partner, never "every partner" (the schemas refuse it too).
+  if (input.partnerId !== undefined && !(await findPartner(ctx.db.read, brandId, input.partnerId))) {
     throw new InvalidError([{ path: path('partnerId'), message: 'no partner with this id' }]);
   }
   return { upTo, partnerId: input.partnerId, minimumCents: input.minimumCents ?? 0 };

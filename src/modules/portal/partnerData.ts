@@ -9,7 +9,7 @@ import { toIso, toIsoOrNull } from '../../clock.js';
 import type { AppContext } from '../../context.js';
 import type { Queryable } from '../../db/database.js';
 import { InvalidError } from '../../errors.js';
-import { Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { IdFilter, Nullable, NullableTimestamp, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { type ConversionRow, listConversions } from '../conversions/repository.js';
 import { ConversionStatus } from '../conversions/schemas.js';
 import { listOffers, type OfferRow } from '../offers/repository.js';
@@ -63,7 +63,7 @@ export function partnerConversionToApi(row: ConversionRow): PartnerConversion {
 export const PartnerConversionsQuery = Type.Object(
   {
     status: Type.Optional(ConversionStatus),
-    offerId: Type.Optional(Type.String({ maxLength: 64 })),
+    offerId: IdFilter('offer'),
     from: Type.Optional(
       Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'First day (brand time zone, YYYY-MM-DD).' }),
     ),
@@ -180,14 +180,21 @@ const partnerMetrics = {
   rejected: Type.Integer(),
   payoutCents: Type.Integer({ description: 'Earned over pending + approved conversions.' }),
 };
+const PartnerReportTotals = Resource('PartnerReportTotals', { currency: Type.String(), ...partnerMetrics });
 export const PartnerReport = Resource('PartnerReport', {
   from: Type.String(),
   to: Type.String(),
   data: Type.Array(Resource('PartnerReportRow', { day: Type.String(), currency: Type.String(), ...partnerMetrics }), {
     description: 'One row per day and currency: earnings are never added across currencies.',
   }),
-  totals: Type.Array(Resource('PartnerReportTotals', { currency: Type.String(), ...partnerMetrics }), {
-    description: 'One entry per currency.',
+  totalsByCurrency: Type.Array(PartnerReportTotals, {
+    description:
+      'One entry per currency in the report (the brand currency when it is empty), as `totalsByCurrency` of GET /reports: earnings are never summed across currencies.',
+  }),
+  totals: Type.Array(PartnerReportTotals, {
+    deprecated: true,
+    description:
+      'Deprecated: the same entries as `totalsByCurrency`, kept for clients written before it. Read `totalsByCurrency` (on GET /reports `totals` is an object over the whole report).',
   }),
 });
 export type PartnerReport = Static<typeof PartnerReport>;
@@ -208,10 +215,12 @@ export async function partnerReport(
     rejected: m.rejected,
     payoutCents: m.payoutCents,
   });
+  const totalsByCurrency = report.totalsByCurrency.map(pick);
   return {
     from: report.from,
     to: report.to,
     data: report.data.map((row) => ({ day: row.day ?? '', ...pick(row) })),
-    totals: report.totalsByCurrency.map(pick),
+    totalsByCurrency,
+    totals: totalsByCurrency,
   };
 }

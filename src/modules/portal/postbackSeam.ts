@@ -27,7 +27,7 @@ export function listPartnerPostbacks(ctx: AppContext, scope: PartnerScope): Prom
  * Another offer is refused as an unknown one: a partner learns no paused or archived offer.
  */
 export async function addPartnerPostback(ctx: AppContext, scope: PartnerScope, input: CreatePostbackBody) {
-  if (input.offerId && (await findOffer(ctx.db.read, scope.brandId, input.offerId))?.status !== 'active') {
+  if (input.offerId != null && (await findOffer(ctx.db.read, scope.brandId, input.offerId))?.status !== 'active') {
     throw InvalidError.at('offerId', UNKNOWN_OFFER);
   }
   return createPostback(ctx, scope.brandId, scope.partnerId, input);

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { errorResponses, KEYED_ERRORS, Resource } from '../../http/schemas.js';
 import { CreatePostbackBody, Postback } from './schemas.js';
-import { createPostback, deletePostback, listPostbacks, postbackToApi } from './service.js';
+import { createPostback, deletePostback, listPostbacks, MAX_POSTBACKS_PER_PARTNER, postbackToApi } from './service.js';
 
 const security = [{ bearerAuth: [] }];
 const tags = ['postbacks'];
@@ -38,6 +38,7 @@ export function postbackRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           operationId: 'createPartnerPostback',
           tags,
           summary: 'Add a postback URL template (global, or for one offer) for conversion events.',
+          description: `A partner has at most ${MAX_POSTBACKS_PER_PARTNER} postbacks; one more is 422 with the detail path \`postbacks\` (delete one first).`,
           security,
           params: PartnerParams,
           body: CreatePostbackBody,

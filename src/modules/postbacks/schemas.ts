@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, Resource, Timestamp } from '../../http/schemas.js';
+import { IdField, Nullable, Resource, Timestamp } from '../../http/schemas.js';
 import { MAX_URL_LENGTH } from '../urls.js';
 
 export const POSTBACK_EVENTS = ['conversion.created', 'conversion.approved', 'conversion.rejected'] as const;
@@ -23,7 +23,12 @@ export const CreatePostbackBody = Type.Object(
       description:
         'http(s) URL template; macros {click_id} {conversion_id} {offer_id} {partner_id} {payout} {currency} {status} {sub1}…{sub5} {txn_id} are filled in, URL-encoded.',
     }),
-    offerId: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+    offerId: Type.Optional(
+      Nullable(IdField(), {
+        description:
+          'One offer of the brand, or null (or left out) for every offer. An empty string is 422: it is no offer.',
+      }),
+    ),
     events: Type.Array(Type.Union(POSTBACK_EVENTS.map((e) => Type.Literal(e))), {
       minItems: 1,
       maxItems: POSTBACK_EVENTS.length,

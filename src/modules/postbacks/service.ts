@@ -58,7 +58,8 @@ async function checkPostbackInput(ctx: AppContext, brandId: string, partnerId: s
   if (problem) throw InvalidError.at('url', problem);
   if (hasHostMacro(input.url)) throw InvalidError.at('url', HOST_MACRO_PROBLEM);
   await validateTargetUrl(ctx, input.url);
-  if (input.offerId && !(await findOffer(ctx.db.read, brandId, input.offerId))) {
+  // null (or absent) is every offer; any string, "" included, must be one of the brand's offers.
+  if (input.offerId != null && !(await findOffer(ctx.db.read, brandId, input.offerId))) {
     throw InvalidError.at('offerId', UNKNOWN_OFFER);
   }
 }
@@ -115,7 +116,8 @@ export async function createPostback(
       .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_POSTBACKS_PER_PARTNER) {
       throw new InvalidError([
-        { path: '', message: `a partner can have at most ${MAX_POSTBACKS_PER_PARTNER} postbacks` },
+        // The path names the collection that is full: no field of the body is at fault.
+        { path: 'postbacks', message: `a partner can have at most ${MAX_POSTBACKS_PER_PARTNER} postbacks` },
       ]);
     }
     const now = ctx.clock.now();

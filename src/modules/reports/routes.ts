@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.js';
 import { schemaProblems } from '../../http/errors.js';
 import { errorResponses, KEYED_ERRORS } from '../../http/schemas.js';
 import { fromArray, JsonOrCsv, sendCsv, wantsCsv } from '../analytics/csv.js';
+import { idFilterProblems } from '../idFilters.js';
 import { Report, ReportQuery } from './schemas.js';
 import { buildReport, reportColumns } from './service.js';
 
@@ -24,7 +25,17 @@ export function reportRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const report = await buildReport(ctx, request.auth.brandId, request.query, schemaProblems(request));
+        const { brandId } = request.auth;
+        const refused = schemaProblems(request);
+        // An id filter the schema refused (empty, too long) is not looked up again.
+        const unchecked = (name: string) => !refused.some((p) => p.path === `query.${name}`);
+        const { offerId, partnerId } = request.query;
+        const ids = {
+          offerId: unchecked('offerId') ? offerId : undefined,
+          partnerId: unchecked('partnerId') ? partnerId : undefined,
+        };
+        const unknownIds = await idFilterProblems(ctx.db.read, brandId, ids);
+        const report = await buildReport(ctx, brandId, request.query, [...refused, ...unknownIds]);
         if (!wantsCsv(request, request.query.format)) return report;
         return sendCsv(reply, `report-${report.from}-to-${report.to}`, reportColumns(report), fromArray(report.data));
       },

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, Resource } from '../../http/schemas.js';
+import { IdFilter, Nullable, Resource } from '../../http/schemas.js';
 import { FormatQuery } from '../analytics/csv.js';
 import { ATTRIBUTES } from '../analytics/dimensions.js';
 
@@ -21,8 +21,8 @@ export const ReportQuery = Type.Object(
       Day(`First day (YYYY-MM-DD, brand time zone), inclusive; default 29 days before \`to\`. ${RANGE_LIMIT}`),
     ),
     to: Type.Optional(Day(`Last day (YYYY-MM-DD, brand time zone), inclusive; default today. ${RANGE_LIMIT}`)),
-    offerId: Type.Optional(Type.String({ maxLength: 64 })),
-    partnerId: Type.Optional(Type.String({ maxLength: 64 })),
+    offerId: IdFilter('offer'),
+    partnerId: IdFilter('partner'),
     groupBy: Type.Optional(
       Type.String({
         maxLength: 200,

@@ -24,6 +24,7 @@ import {
 import {
   createSubscription,
   deleteSubscription,
+  MAX_SUBSCRIPTIONS_PER_BRAND,
   recoverDeliveries,
   rotateSecret,
   updateSubscription,
@@ -53,6 +54,7 @@ export function webhookRoutes(ctx: AppContext): FastifyPluginAsyncTypebox {
           operationId: 'createWebhookSubscription',
           tags,
           summary: 'Subscribe a URL to events of the calling key’s brand.',
+          description: `A brand has at most ${MAX_SUBSCRIPTIONS_PER_BRAND} subscriptions (disabled ones count); one more is 422 with the detail path \`webhooks\` (delete one first).`,
           security,
           body: CreateSubscriptionBody,
           response: { 201: Subscription, ...errorResponses(...KEYED_ERRORS, 400, 422) },

@@ -52,7 +52,8 @@ export async function createSubscription(
       .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_SUBSCRIPTIONS_PER_BRAND) {
       throw new InvalidError([
-        { path: '', message: `a brand can have at most ${MAX_SUBSCRIPTIONS_PER_BRAND} subscriptions` },
+        // The path names the collection that is full: no field of the body is at fault.
+        { path: 'webhooks', message: `a brand can have at most ${MAX_SUBSCRIPTIONS_PER_BRAND} subscriptions` },
       ]);
     }
     const now = ctx.clock.now();

@@ -58,12 +58,12 @@ export function overviewPage(app: PortalApp, ctx: AppContext): void {
           earned.set(`${r.currency} ${r.day}`, (earned.get(`${r.currency} ${r.day}`) ?? 0) + r.payoutCents);
         }
         // The brand's currency first; only it while nothing is earned.
-        const earnedIn = (report?.totals ?? []).map((t) => t.currency);
+        const earnedIn = (report?.totalsByCurrency ?? []).map((t) => t.currency);
         const currencies =
           earnedIn.length === 0 ? [cur] : earnedIn.sort((a, b) => Number(b === cur) - Number(a === cur));
         const sum = (key: 'clicks' | 'conversions' | 'approved') =>
-          (report?.totals ?? []).reduce((n, t) => n + t[key], 0);
-        const earnings = (report?.totals ?? []).map((t) => money(t.payoutCents, t.currency)).join(' · ');
+          (report?.totalsByCurrency ?? []).reduce((n, t) => n + t[key], 0);
+        const earnings = (report?.totalsByCurrency ?? []).map((t) => money(t.payoutCents, t.currency)).join(' · ');
         return (
           <>
             <h1>Overview</h1>
