@@ -73,6 +73,12 @@ for (const dialect of testedDialects()) {
           assert.deepEqual(expectError(brand, 422, 'validation_error').details, [
             { path: 'name', message: 'must not be blank' },
           ]);
+          const offer = await env.request('POST', '/api/v1/offers', {
+            body: { name, destinationUrl: 'https://shop.example/' },
+          });
+          assert.deepEqual(expectError(offer, 422, 'validation_error').details, [
+            { path: 'name', message: 'must not be blank' },
+          ]);
           const applied = await env.request('POST', '/api/public/partners/apply', {
             key: null,
             body: { brandSlug: env.brand.slug, name, email: 'blank@example.com' },
@@ -85,6 +91,14 @@ for (const dialect of testedDialects()) {
           body: { name: ' Ann ', email: 'a@example.com' },
         });
         assert.equal(padded.status, 201, 'a name with text around spaces is fine');
+        const offer = await env.request('POST', '/api/v1/offers', {
+          body: { name: 'Summer', destinationUrl: 'https://shop.example/' },
+        });
+        assert.equal(offer.status, 201);
+        const renamed = await env.request('PATCH', `/api/v1/offers/${offer.body.id}`, { body: { name: ' ' } });
+        assert.deepEqual(expectError(renamed, 422, 'validation_error').details, [
+          { path: 'name', message: 'must not be blank' },
+        ]);
       });
     });
 

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Nullable, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
+import { Label, Nullable, pageQuery, Resource, Timestamp } from '../../http/schemas.js';
 import { MAX_AMOUNT_CENTS as MAX_CENTS } from '../../money.js';
 import { Metadata, MetadataInput, MetadataPatch } from '../metadata.js';
 import { MAX_URL_LENGTH } from '../urls.js';
@@ -62,7 +62,7 @@ export type Offer = Static<typeof Offer>;
 
 export const CreateOfferBody = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 200 }),
+    name: Label(200),
     destinationUrl: DestinationUrl,
     status: Type.Optional(OfferStatus),
     currency: Type.Optional(Currency),
