@@ -12,6 +12,7 @@ import type { SubscriptionHealth } from '../../webhooks/schemas.js';
 import { CreateSubscriptionBody, UpdateSubscriptionBody } from '../../webhooks/schemas.js';
 import { createSubscription, deleteSubscription, rotateSecret, updateSubscription } from '../../webhooks/service.js';
 import { sendTestWebhook } from '../../webhooks/testSend.js';
+import { keepConcurrentChanges, LOADED_FIELD } from '../editedFields.js';
 import { notFound } from '../errors.js';
 import { Cursor, Field, FormBody, IdParams, Query, text, validateAgainst } from '../forms.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
@@ -21,6 +22,7 @@ import { Table } from '../views/table.js';
 import {
   generateSecret,
   SecretNotice,
+  SUBSCRIPTION_FIELDS,
   SubscriptionForm,
   SubscriptionFormView,
   subscriptionInput,
@@ -299,6 +301,7 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
               csrf={session.csrfToken}
               action={`/dashboard/webhooks/${row.id}`}
               values={values ?? subscriptionValues(row)}
+              loaded={subscriptionValues(row)}
               error={error}
               mode="edit"
             />
@@ -325,7 +328,14 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
     const { brand, userId } = sessionOf(request);
     const existing = await findSubscription(ctx.db.read, brand.id, request.params.id);
     if (!existing) return notFound(reply, request, 'subscription');
-    const form = request.body;
+    // Fields left as loaded keep what the subscription has now: one disabled meanwhile stays disabled.
+    const { [LOADED_FIELD]: loaded, ...submitted } = request.body;
+    const form = keepConcurrentChanges(
+      submitted,
+      loaded,
+      subscriptionValues(existing),
+      SUBSCRIPTION_FIELDS,
+    ) as typeof submitted;
     // Only a save that rotates shows a secret; saving the same fields twice changes nothing.
     if (text(form.rotateSecret) && !(await claimForm(ctx, `dashboard:${userId}`, form.formId))) {
       return redirectWithFlash(reply, `/dashboard/webhooks/${existing.id}`, {
