@@ -273,6 +273,30 @@ for (const dialect of testedDialects()) {
       assert.equal(await followFlash(client, deleted), 'Subscription deleted.');
     });
 
+    it('answers a refused Recover form with 422, the days as typed and the problem beside its field', async () => {
+      const body = { url: 'http://127.0.0.1:9/in', events: ['partner.applied'] };
+      const sub = (await api('POST', '/api/public/webhooks', { body })).body;
+      await client.get(`/dashboard/webhooks/${sub.id}`);
+      const reversed = await client.post(`/dashboard/webhooks/${sub.id}/recover`, {
+        from: '2026-11-20',
+        to: '2026-11-01',
+        dryRun: '1',
+      });
+      assert.equal(reversed.status, 422);
+      assert.match(reversed.body, /id="recover-from"[^>]*value="2026-11-20"/);
+      assert.match(reversed.body, /id="recover-to"[^>]*value="2026-11-01"[^>]*aria-invalid="true"/);
+      assert.match(reversed.body, /id="recover-to-error">is before the first day/);
+      assert.match(reversed.body, /id="recover-dry"[^>]*checked/);
+      assert.doesNotMatch(reversed.body, /Validation failed|must be after since/);
+      const impossible = await client.post(`/dashboard/webhooks/${sub.id}/recover`, { from: '2026-02-30', to: '' });
+      assert.equal(impossible.status, 422);
+      assert.match(impossible.body, /id="recover-from-error">is not a day of the calendar</);
+      assert.match(impossible.body, /<a href="#recover-from">Created from<\/a>: is not a day of the calendar/);
+      // A good range still goes through the service and back to the page with the count.
+      const counted = await client.post(`/dashboard/webhooks/${sub.id}/recover`, { from: '2026-11-01', dryRun: '1' });
+      assert.equal(await followFlash(client, counted), '0 failed deliveries would be sent again.');
+    });
+
     it('refuses to redeliver a delivery that is still attempting (409 shown as a message)', async () => {
       const sub = await api('POST', '/api/public/webhooks', {
         body: { url: 'http://127.0.0.1:9/x', events: ['partner.approved'] },

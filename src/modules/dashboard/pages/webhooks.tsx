@@ -28,7 +28,14 @@ import {
   subscriptionInput,
   subscriptionValues,
 } from './webhookForm.js';
-import { HealthCell, OperationsPanel, subscriptionHealth, today } from './webhookOps.js';
+import {
+  HealthCell,
+  OperationsPanel,
+  type RecoverRefusal,
+  recoverRoute,
+  subscriptionHealth,
+  today,
+} from './webhookOps.js';
 
 const PAGE_SIZE = 25;
 const StatusForm = FormBody({ status: Field });
@@ -262,12 +269,13 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
     row: SubscriptionRow,
     values?: FormValues,
     error?: ApiError,
+    recover?: RecoverRefusal,
   ) => {
     const health = (await subscriptionHealth(ctx, [row])).get(row.id) as SubscriptionHealth;
     return render(request, reply, {
       title: 'Edit subscription',
       section: 'webhooks',
-      status: error ? error.status : 200,
+      status: error ? error.status : recover ? 422 : 200,
       body: (session) => (
         <>
           <BackLink href="/dashboard/webhooks" label="Webhooks" />
@@ -312,11 +320,16 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
             csrf={session.csrfToken}
             timeZone={session.brand.timezone}
             today={today(ctx, session.brand.timezone)}
+            recover={recover}
           />
         </>
       ),
     });
   };
+
+  recoverRoute(app, ctx, (request, reply, row, refusal) =>
+    showEdit(request, reply, row, undefined, undefined, refusal),
+  );
 
   app.get('/webhooks/:id', { schema: { params: IdParams, querystring: Query({}) } }, async (request, reply) => {
     const row = await findSubscription(ctx.db.read, sessionOf(request).brand.id, request.params.id);
