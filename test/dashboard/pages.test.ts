@@ -297,6 +297,19 @@ for (const dialect of testedDialects()) {
       assert.equal(await followFlash(client, counted), '0 failed deliveries would be sent again.');
     });
 
+    it('shows an offer without traffic in its own currency (€0.00), on the list and on its page', async () => {
+      const body = { name: 'Euro only', destinationUrl: 'https://shop.example/', currency: 'EUR', payoutCents: 920 };
+      const id = (await api('POST', '/api/v1/offers', { body })).body.id;
+      const list = await client.get('/dashboard/offers');
+      const row = list.body.split('<tr').find((r) => r.includes(id)) ?? '';
+      assert.match(row, /€0\.00/);
+      assert.doesNotMatch(row, /\$0\.00/);
+      const page = await client.get(`/dashboard/offers/${id}`);
+      const cards = /<dl class="grid"[\s\S]*?<\/dl>/.exec(page.body)?.[0] ?? '';
+      assert.match(cards, /€0\.00/);
+      assert.doesNotMatch(cards, /\$/);
+    });
+
     it('refuses to redeliver a delivery that is still attempting (409 shown as a message)', async () => {
       const sub = await api('POST', '/api/public/webhooks', {
         body: { url: 'http://127.0.0.1:9/x', events: ['partner.approved'] },

@@ -65,7 +65,8 @@ function OfferTable(props: {
           ),
         },
         { html: <Badge status={o.status} /> },
-        ...numberCells(props.numbers.get(o.id) ?? NO_NUMBERS, props.currency),
+        // An offer's money is in its own currency: with no traffic yet, its zero is too (€0.00, not $0.00).
+        ...numberCells(props.numbers.get(o.id) ?? NO_NUMBERS, o.currency),
         { class: 'num', text: `${money(o.revenue_cents, o.currency)} / ${money(o.payout_cents, o.currency)}` },
         {
           text: `starts ${o.conversion_status}${o.hold_seconds === null ? '' : `, auto after ${duration(o.hold_seconds)}`}`,
@@ -241,7 +242,7 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
             <a href={`/dashboard/conversions?offerId=${offer.id}`}>Conversions</a> ·{' '}
             <a href={`/dashboard/clicks?offerId=${offer.id}`}>Clicks</a>
           </p>
-          <NumberCards n={numbers ?? NO_NUMBERS} currency={brand.currency} label={`Last ${NUMBERS_DAYS} days`} />
+          <NumberCards n={numbers ?? NO_NUMBERS} currency={offer.currency} label={`Last ${NUMBERS_DAYS} days`} />
           {caps.length > 0 ? (
             <section class="panel" aria-labelledby="caps-h">
               <h2 id="caps-h">Caps now</h2>
