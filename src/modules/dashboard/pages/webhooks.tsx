@@ -140,7 +140,7 @@ function SubscriptionTable(props: {
                   label="Delete"
                   small
                   tone="danger"
-                  confirm={`Delete the subscription to ${s.url} and its delivery log?`}
+                  confirm={`Delete the subscription to ${s.url}? Its delivery log stays readable.`}
                   row={s.url}
                 />
               </div>
