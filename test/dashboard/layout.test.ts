@@ -279,6 +279,23 @@ for (const dialect of testedDialects()) {
           assert.ok(box.y < size.height, `the first conversion starts at y=${box.y}, inside the first screen`);
         });
 
+        it("keeps a partner page's fields, its monospaced postback URL too, at 16 px on a phone", async () => {
+          if (size.name !== 'phone') return;
+          await page.goto(`${base}/dashboard/partners/${ids.partner}`);
+          const fonts = await page.evaluate<
+            string[]
+          >(`[...document.querySelectorAll('input:not([type=hidden]):not([type=checkbox]), select, textarea')]
+            .map((e) => e.id + ':' + parseFloat(getComputedStyle(e).fontSize))`);
+          assert.ok(
+            fonts.some((f) => f.startsWith('url:')),
+            `the postback form has its URL field: ${fonts.join(', ')}`,
+          );
+          assert.deepEqual(
+            fonts.filter((f) => Number(f.split(':').pop()) < 16),
+            [],
+          );
+        });
+
         it('keeps fields at 16 px, checkboxes at 24 px, chart text legible and captions the width of their card', async () => {
           await page.goto(`${base}/dashboard/conversions?status=pending`);
           const fonts = await page.evaluate<
