@@ -89,6 +89,10 @@ for (const dialect of testedDialects()) {
       assert.match(res.body, /aria-invalid="true" aria-describedby="revenue-hint revenue-error"/);
       assert.match(res.body, /value="typed-value"/);
       assert.match(res.body, /value="12\.345"/);
+      // The summary lists the problems in the form's order, Name first.
+      const summary = /id="error-summary"[\s\S]*?<\/ul>/.exec(res.body)?.[0] ?? '';
+      const listed = [...summary.matchAll(/<a href="#(\w+)"/g)].map((m) => m[1]);
+      assert.deepEqual(listed, ['name', 'destinationUrl', 'status', 'revenue', 'capDaily'], summary);
       // The service's own rule (absolute http URL) comes back the same way once the schema passes.
       const second = await client.post('/dashboard/offers', { ...OFFER_FORM, destinationUrl: 'typed-value' });
       assert.equal(second.status, 422);
