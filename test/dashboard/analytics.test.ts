@@ -89,10 +89,30 @@ for (const dialect of testedDialects()) {
       );
       const chart = /<figure[\s\S]*?<\/figure>/.exec(page.body)?.[0] ?? '';
       assert.match(chart, /Jane &amp; Co Media · Summer Sale · EUR/, 'the chart names them too');
-      assert.doesNotMatch(page.body, new RegExp(`${partnerId}|${offerId}`), 'no raw id on the page');
+      // The filter menus carry the ids as their values; nothing shown is a raw id.
+      const shown = page.body.replace(/<option value="[^"]*"/g, '<option');
+      assert.doesNotMatch(shown, new RegExp(`${partnerId}|${offerId}`), 'no raw id on the page');
       const csv = await client.get(`/dashboard/analytics/export.csv?${query}`);
       const row = csv.body.split(/\r?\n/).find((line) => line.includes(partnerId)) ?? '';
       assert.match(row, new RegExp(`${partnerId},${offerId}|${offerId},${partnerId}`), 'the CSV keeps the ids');
+    });
+
+    it('filters by an offer and a partner picked from menus, and takes them from the address', async () => {
+      const offers = (await env.request('GET', '/api/v1/offers')).body.data as Array<{ id: string; name: string }>;
+      const eur = offers.find((o) => o.name === 'EUR')!;
+      const page = await client.get(`/dashboard/analytics?from=2026-11-21&to=2026-11-21&d1=country&offerId=${eur.id}`);
+      assert.equal(page.status, 200);
+      assert.match(page.body, /<label for="f-offerId">Offer<\/label><select id="f-offerId" name="offerId">/);
+      assert.match(page.body, new RegExp(`<option value="${eur.id}" selected>EUR</option>`));
+      assert.match(page.body, /<label for="f-partnerId">Partner<\/label>/);
+      // Only the EUR offer's rows: its click (GB) and its conversion, no USD row.
+      assert.match(page.body, /<td[^>]*>EUR<\/td>/);
+      assert.doesNotMatch(page.body, /<td[^>]*>USD<\/td>/);
+      const other = await client.get(
+        '/dashboard/analytics?from=2026-11-21&to=2026-11-21&d1=country&partnerId=prt_none',
+      );
+      assert.equal(other.status, 200);
+      assert.match(other.body, /No activity in this range/);
     });
 
     it('filters by a dimension value', async () => {

@@ -114,6 +114,18 @@ for (const dialect of testedDialects()) {
       ids.longPartner = (
         await api('POST', '/api/v1/partners', { name: `Partner${'n'.repeat(120)}`, email: 'long@example.com' })
       ).id;
+      // A click and a conversion under long names, the overview's, clicks' and conversions' lists
+      // wrap them (another partner: the first keeps no balance, for the test that needs none).
+      const trafficPartner = (
+        await api('POST', '/api/v1/partners', { name: `Traffic${'t'.repeat(190)}`, email: 'long2@example.com' })
+      ).id;
+      const longClick = await env.app.inject({ method: 'GET', url: `/t/${ids.longOffer}/${trafficPartner}` });
+      assert.equal(longClick.statusCode, 302);
+      await api('POST', '/api/v1/conversions', {
+        offerId: ids.longOffer,
+        partnerId: trafficPartner,
+        externalTxnId: 'order-long',
+      });
       await env.app.inject({
         method: 'POST',
         url: '/api/public/partners/apply',
@@ -265,6 +277,23 @@ for (const dialect of testedDialects()) {
           const box = await firstRow.boundingBox();
           assert.ok(box, 'a conversion row is rendered');
           assert.ok(box.y < size.height, `the first conversion starts at y=${box.y}, inside the first screen`);
+        });
+
+        it("keeps a partner page's fields, its monospaced postback URL too, at 16 px on a phone", async () => {
+          if (size.name !== 'phone') return;
+          await page.goto(`${base}/dashboard/partners/${ids.partner}`);
+          const fonts = await page.evaluate<
+            string[]
+          >(`[...document.querySelectorAll('input:not([type=hidden]):not([type=checkbox]), select, textarea')]
+            .map((e) => e.id + ':' + parseFloat(getComputedStyle(e).fontSize))`);
+          assert.ok(
+            fonts.some((f) => f.startsWith('url:')),
+            `the postback form has its URL field: ${fonts.join(', ')}`,
+          );
+          assert.deepEqual(
+            fonts.filter((f) => Number(f.split(':').pop()) < 16),
+            [],
+          );
         });
 
         it('keeps fields at 16 px, checkboxes at 24 px, chart text legible and captions the width of their card', async () => {
@@ -419,6 +448,54 @@ for (const dialect of testedDialects()) {
             const [scrollWidth = 0, clientWidth = 0] = sizes;
             assert.ok(scrollWidth <= clientWidth, `${url} at ${width} px: ${scrollWidth} px wide in ${clientWidth} px`);
           }
+        }
+      });
+
+      it('shows every digit of large amounts on the overview from 768 to 1280 px, without a sideways scroll', async () => {
+        // A brand of its own: $1,234,567,890.12 a conversion would change every other page's figures.
+        const rich = await env.createBrand('Rich brand');
+        const richApi = async (url: string, body: object) => {
+          const res = await env.request('POST', url, { key: rich.apiKey, body });
+          assert.ok(res.status < 300, `${url}: ${res.status}`);
+          return res.body;
+        };
+        const offer = await richApi('/api/v1/offers', {
+          name: 'Big ticket',
+          destinationUrl: 'https://shop.example/',
+          revenueCents: 123_456_789_012,
+          payoutCents: 98_765_432_109,
+        });
+        const partner = await richApi('/api/v1/partners', { name: 'Whale', email: 'whale@example.com' });
+        await richApi('/api/v1/conversions', { offerId: offer.id, partnerId: partner.id, externalTxnId: 'big-1' });
+        const richContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+        try {
+          const richPage = await richContext.newPage();
+          await richPage.goto(`${base}/dashboard/login`);
+          await richPage.getByLabel('Email').fill(await createDashboardUser(env, rich.id));
+          await richPage.getByLabel('Password').fill(PASSWORD);
+          await richPage.getByRole('button', { name: 'Sign in' }).click();
+          await richPage.waitForURL(`${base}/dashboard`);
+          for (const width of [768, 1024, 1280]) {
+            await richPage.setViewportSize({ width, height: 900 });
+            await richPage.goto(`${base}/dashboard`);
+            const sizes = await richPage.evaluate<number[]>(
+              '[document.documentElement.scrollWidth, document.documentElement.clientWidth]',
+            );
+            const [scrollWidth = 0, clientWidth = 0] = sizes;
+            assert.ok(
+              scrollWidth <= clientWidth,
+              `overview at ${width} px: ${scrollWidth} px wide in ${clientWidth} px`,
+            );
+            // Every figure inside its card: none runs under the next card or is cut.
+            const cut = await richPage.evaluate<string[]>(`[...document.querySelectorAll('.card dd')]
+              .filter((dd) => dd.scrollWidth > dd.clientWidth + 1 || dd.getBoundingClientRect().right > dd.parentElement.getBoundingClientRect().right)
+              .map((dd) => dd.textContent + ' ' + dd.scrollWidth + '>' + dd.clientWidth)`);
+            assert.deepEqual(cut, [], `overview at ${width} px`);
+            const text = await richPage.locator('main').innerText();
+            assert.match(text, /\$1,234,567,890\.12/);
+          }
+        } finally {
+          await richContext.close();
         }
       });
 

@@ -89,6 +89,10 @@ for (const dialect of testedDialects()) {
       assert.match(res.body, /aria-invalid="true" aria-describedby="revenue-hint revenue-error"/);
       assert.match(res.body, /value="typed-value"/);
       assert.match(res.body, /value="12\.345"/);
+      // The summary lists the problems in the form's order, Name first.
+      const summary = /id="error-summary"[\s\S]*?<\/ul>/.exec(res.body)?.[0] ?? '';
+      const listed = [...summary.matchAll(/<a href="#(\w+)"/g)].map((m) => m[1]);
+      assert.deepEqual(listed, ['name', 'destinationUrl', 'status', 'revenue', 'capDaily'], summary);
       // The service's own rule (absolute http URL) comes back the same way once the schema passes.
       const second = await client.post('/dashboard/offers', { ...OFFER_FORM, destinationUrl: 'typed-value' });
       assert.equal(second.status, 422);
@@ -271,6 +275,43 @@ for (const dialect of testedDialects()) {
       assert.ok(newSecret && newSecret !== secret);
       const deleted = await client.post(`/dashboard/webhooks/${sub.id}/delete`);
       assert.equal(await followFlash(client, deleted), 'Subscription deleted.');
+    });
+
+    it('answers a refused Recover form with 422, the days as typed and the problem beside its field', async () => {
+      const body = { url: 'http://127.0.0.1:9/in', events: ['partner.applied'] };
+      const sub = (await api('POST', '/api/public/webhooks', { body })).body;
+      await client.get(`/dashboard/webhooks/${sub.id}`);
+      const reversed = await client.post(`/dashboard/webhooks/${sub.id}/recover`, {
+        from: '2026-11-20',
+        to: '2026-11-01',
+        dryRun: '1',
+      });
+      assert.equal(reversed.status, 422);
+      assert.match(reversed.body, /id="recover-from"[^>]*value="2026-11-20"/);
+      assert.match(reversed.body, /id="recover-to"[^>]*value="2026-11-01"[^>]*aria-invalid="true"/);
+      assert.match(reversed.body, /id="recover-to-error">is before the first day/);
+      assert.match(reversed.body, /id="recover-dry"[^>]*checked/);
+      assert.doesNotMatch(reversed.body, /Validation failed|must be after since/);
+      const impossible = await client.post(`/dashboard/webhooks/${sub.id}/recover`, { from: '2026-02-30', to: '' });
+      assert.equal(impossible.status, 422);
+      assert.match(impossible.body, /id="recover-from-error">is not a day of the calendar</);
+      assert.match(impossible.body, /<a href="#recover-from">Created from<\/a>: is not a day of the calendar/);
+      // A good range still goes through the service and back to the page with the count.
+      const counted = await client.post(`/dashboard/webhooks/${sub.id}/recover`, { from: '2026-11-01', dryRun: '1' });
+      assert.equal(await followFlash(client, counted), '0 failed deliveries would be sent again.');
+    });
+
+    it('shows an offer without traffic in its own currency (€0.00), on the list and on its page', async () => {
+      const body = { name: 'Euro only', destinationUrl: 'https://shop.example/', currency: 'EUR', payoutCents: 920 };
+      const id = (await api('POST', '/api/v1/offers', { body })).body.id;
+      const list = await client.get('/dashboard/offers');
+      const row = list.body.split('<tr').find((r) => r.includes(id)) ?? '';
+      assert.match(row, /€0\.00/);
+      assert.doesNotMatch(row, /\$0\.00/);
+      const page = await client.get(`/dashboard/offers/${id}`);
+      const cards = /<dl class="grid"[\s\S]*?<\/dl>/.exec(page.body)?.[0] ?? '';
+      assert.match(cards, /€0\.00/);
+      assert.doesNotMatch(cards, /\$/);
     });
 
     it('refuses to redeliver a delivery that is still attempting (409 shown as a message)', async () => {

@@ -135,8 +135,10 @@ for (const dialect of testedDialects()) {
       ops.env.clock.advance(1000);
       await ops.drain();
       assert.equal(r.requests.length - before, 2);
+      // A refused form is answered in place (422), the problem beside its field.
       const refused = await client.post(`/dashboard/webhooks/${sub.id}/recover`, { from: 'not a day' });
-      assert.match(await flashOf(client, refused), /first day/);
+      assert.equal(refused.status, 422);
+      assert.match(refused.body, /id="recover-from-error">is not a day of the calendar/);
     });
 
     it('rotates the secret: shown once, and both secrets sign until the old one expires', async () => {

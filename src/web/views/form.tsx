@@ -191,7 +191,11 @@ export class FormView {
    * reader users start from what went wrong rather than from the top of the page.
    */
   summary() {
-    const entries = Object.entries(this.errors);
+    // In the order of the form (its labels are listed in that order), not the order the
+    // checks ran in: a reader goes through the list and the form top to bottom together.
+    const order = Object.keys(this.labels);
+    const rank = (name: string) => (order.includes(name) ? order.indexOf(name) : order.length);
+    const entries = Object.entries(this.errors).sort(([a], [b]) => rank(a) - rank(b));
     if (entries.length === 0) return '';
     return (
       <div class="flash error" role="alert" id="error-summary" tabindex="-1" {...AUTOFOCUS}>

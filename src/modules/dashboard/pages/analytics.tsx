@@ -15,7 +15,7 @@ import { GROUP_KEYS, type Report, type ReportRow } from '../../reports/schemas.j
 import { buildReport, reportColumns } from '../../reports/service.js';
 import { count, epcMinorUnits, money, percent } from '../format.js';
 import { Choice, Query, text } from '../forms.js';
-import { offerNames, partnerNames } from '../repository.js';
+import { offerMenu, offerNames, partnerMenu, partnerNames } from '../repository.js';
 import { type DashboardApp, render } from '../respond.js';
 import { sessionOf } from '../session.js';
 import { BarChart } from '../views/chart.js';
@@ -37,6 +37,9 @@ export const AnalyticsQuery = Query({
   d2: Type.Optional(Choice(GROUP_KEYS)),
   d3: Type.Optional(Choice(GROUP_KEYS)),
   ...filterFields,
+  /** The offer and partner menus (ids, as the API's `offerId` and `partnerId`). */
+  offerId: Type.Optional(Type.String({ maxLength: 64 })),
+  partnerId: Type.Optional(Type.String({ maxLength: 64 })),
   /** Rows are computed, not stored, so the table pages by offset. */
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
 });
@@ -161,6 +164,8 @@ const FIELD_NAMES: Record<string, string> = {
   'query.groupBy': 'Dimensions',
   'query.from': 'From',
   'query.to': 'To',
+  'query.offerId': 'Offer',
+  'query.partnerId': 'Partner',
   ...Object.fromEntries(ATTRIBUTES.map((a) => [`query.${a}`, LABELS[a] ?? a])),
 };
 
@@ -180,8 +185,32 @@ function reportQueryOf(q: BuilderFields) {
   // Typed on a phone, `Mobile` or `de` is put in its stored case by the report (reports/filters.ts).
   // Otherwise a value is matched as typed, spaces included, as the API matches it (a sub-id
   // may carry them); an empty field is no filter, as an absent parameter is.
-  const filters = Object.fromEntries(ATTRIBUTES.flatMap((a) => (q[a] ? [[a, q[a]]] : [])));
+  const filters = Object.fromEntries([...ATTRIBUTES, 'offerId', 'partnerId'].flatMap((a) => (q[a] ? [[a, q[a]]] : [])));
   return { from: q.from || undefined, to: q.to || undefined, groupBy: pickedOf(q).join(',') || undefined, ...filters };
+}
+
+/** An offer or partner filter: a menu of the brand's, by name, as on the Reports page. */
+function MenuFilter(props: {
+  name: string;
+  label: string;
+  items: Array<{ id: string; name: string }>;
+  selected: string | undefined;
+}) {
+  return (
+    <div>
+      <label for={`f-${props.name}`} safe>
+        {props.label}
+      </label>
+      <select id={`f-${props.name}`} name={props.name}>
+        <option value="">All</option>
+        {props.items.map((i) => (
+          <option value={i.id} selected={i.id === props.selected} safe>
+            {i.name}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
 }
 
 export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
@@ -204,6 +233,10 @@ export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
     const { q, offset } = fieldsOf(request.query);
     const picked = pickedOf(q);
     const query = builderQuery(q, picked);
+    const [offers, partners] = await Promise.all([
+      offerMenu(ctx.db.read, brand.id),
+      partnerMenu(ctx.db.read, brand.id),
+    ]);
     let report: NamedReport | null = null;
     let problem = '';
     try {
@@ -257,6 +290,8 @@ export function analyticsPages(app: DashboardApp, ctx: AppContext): void {
                 </select>
               </div>
             ))}
+            <MenuFilter name="offerId" label="Offer" items={offers} selected={q.offerId} />
+            <MenuFilter name="partnerId" label="Partner" items={partners} selected={q.partnerId} />
             {ATTRIBUTES.map((a) => (
               <div>
                 <label for={`f-${a}`} safe>

@@ -9,6 +9,13 @@ import type { BrandRow } from '../../brands/repository.js';
 import { UpdateBrandBody } from '../../brands/schemas.js';
 import { updateBrand } from '../../brands/service.js';
 import { canonicalTimeZone } from '../../validation.js';
+import {
+  type EditableFields,
+  keepConcurrentChanges,
+  LOADED_FIELD,
+  LoadedField,
+  LoadedValues,
+} from '../editedFields.js';
 import { FormBody, Problems, Query, requiredWhole, TextFields, text } from '../forms.js';
 import { type DashboardApp, render } from '../respond.js';
 import { redirectWithFlash, sessionOf } from '../session.js';
@@ -40,7 +47,18 @@ const TIME_ZONES = [
 function currencies(stored: string): string[] {
   return ISO_4217_CODES.includes(stored) ? [...ISO_4217_CODES] : [...ISO_4217_CODES, stored].sort();
 }
-const BrandForm = FormBody(TextFields(Object.keys(LABELS) as Array<keyof typeof LABELS>));
+const BrandForm = FormBody({
+  ...TextFields(Object.keys(LABELS) as Array<keyof typeof LABELS>),
+  [LOADED_FIELD]: LoadedField,
+});
+/** The auto-ban rule is one setting shown in three fields (editedFields.tsx). */
+const BRAND_FIELDS: EditableFields = [
+  'name',
+  'timezone',
+  'currency',
+  'fraudThreshold',
+  ['autoBanEnabled', 'highRiskClicks', 'windowMinutes'],
+];
 
 function brandValues(brand: BrandRow): FormValues {
   return {
@@ -91,6 +109,7 @@ export function brandSettingsPages(app: DashboardApp, ctx: AppContext): void {
                 {f.summary()}
                 <form method="post" action="/dashboard/settings" class="stack" novalidate>
                   <CsrfField token={session.csrfToken} />
+                  <LoadedValues values={brandValues(session.brand)} />
                   {f.input('name', { required: true, attrs: { maxlength: '200' } })}
                   <div class="fields">
                     {f.select('timezone', list(TIME_ZONES), 'Report days and caps count in it.')}
@@ -157,11 +176,14 @@ export function brandSettingsPages(app: DashboardApp, ctx: AppContext): void {
 
   app.post('/settings', { schema: { body: BrandForm } }, async (request, reply) => {
     const { brand } = sessionOf(request);
+    // Fields left as loaded keep the brand's current settings: an auto-ban rule set meanwhile stays.
+    const { [LOADED_FIELD]: loaded, ...submitted } = request.body;
+    const values = keepConcurrentChanges(submitted, loaded, brandValues(brand), BRAND_FIELDS) as typeof submitted;
     try {
-      await updateBrand(ctx.db, ctx.clock, brand.id, brandInput(request.body));
+      await updateBrand(ctx.db, ctx.clock, brand.id, brandInput(values));
       return redirectWithFlash(reply, '/dashboard/settings', { kind: 'ok', text: 'Settings saved.' });
     } catch (error) {
-      return show(request, reply, request.body, formError(error));
+      return show(request, reply, values, formError(error));
     }
   });
 }

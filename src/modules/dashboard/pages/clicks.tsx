@@ -92,8 +92,8 @@ export function clickPages(app: DashboardApp, ctx: AppContext): void {
                   />
                 ),
               },
-              { text: offerName.get(c.offer_id) ?? c.offer_id },
-              { text: partnerName.get(c.partner_id) ?? c.partner_id },
+              { class: 'name', text: offerName.get(c.offer_id) ?? c.offer_id },
+              { class: 'name', text: partnerName.get(c.partner_id) ?? c.partner_id },
               {
                 html: (
                   <>

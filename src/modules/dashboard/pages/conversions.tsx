@@ -171,8 +171,8 @@ function ConversionRows(props: {
             />
           ),
         },
-        { text: props.offers.get(c.offer_id) ?? c.offer_id },
-        { text: props.partners.get(c.partner_id) ?? c.partner_id },
+        { class: 'name', text: props.offers.get(c.offer_id) ?? c.offer_id },
+        { class: 'name', text: props.partners.get(c.partner_id) ?? c.partner_id },
         { html: <StatusCell conversion={c} timeZone={props.timeZone} /> },
         { class: 'num', text: money(c.revenue_cents, c.currency) },
         { class: 'num', text: money(c.payout_cents, c.currency) },

@@ -6,6 +6,7 @@ import { type FormValues, FormView } from '../../../web/views/form.js';
 import type { OfferRow } from '../../offers/repository.js';
 import { CreateOfferBody } from '../../offers/schemas.js';
 import { isCurrencyCode } from '../../validation.js';
+import { type EditableFields, LOADED_FIELD, LoadedField, LoadedValues } from '../editedFields.js';
 import { FormBody, Problems, parseMoney, parseWhole, TextFields, text } from '../forms.js';
 import { CsrfField } from '../views/components.js';
 
@@ -26,7 +27,16 @@ const LABELS = {
   fallbackUrl: 'Fallback URL',
 };
 
-export const OfferForm = FormBody(TextFields(Object.keys(LABELS) as Array<keyof typeof LABELS>));
+export const OfferForm = FormBody({
+  ...TextFields(Object.keys(LABELS) as Array<keyof typeof LABELS>),
+  [LOADED_FIELD]: LoadedField,
+});
+
+/** The edit form's fields, the hold time's number and unit as one (editedFields.tsx). */
+export const OFFER_FIELDS: EditableFields = [
+  ...Object.keys(LABELS).filter((name) => name !== 'holdValue' && name !== 'holdUnit'),
+  ['holdValue', 'holdUnit'],
+];
 type OfferForm = Static<typeof OfferForm>;
 
 const ALIASES: Record<string, string> = {
@@ -104,6 +114,8 @@ export function OfferFormView(props: {
   values: FormValues;
   error: ApiError | undefined;
   submitLabel: string;
+  /** An edit form's values as loaded: a save then changes only what was changed (editedFields.tsx). */
+  loaded?: FormValues;
 }) {
   const f = new FormView(props.values, LABELS, props.error, ALIASES);
   const numeric = { inputmode: 'numeric' };
@@ -112,6 +124,7 @@ export function OfferFormView(props: {
       {f.summary()}
       <form method="post" action={props.action} class="stack" novalidate>
         <CsrfField token={props.csrf} />
+        {props.loaded ? <LoadedValues values={props.loaded} /> : ''}
         {f.input('name', { required: true, attrs: { maxlength: '200' } })}
         {f.input('destinationUrl', {
           type: 'url',

@@ -11,6 +11,7 @@ import { pixelUrl, rotatePostbackToken } from '../../conversions/pixel.js';
 import { findOffer, listOffers, type OfferRow } from '../../offers/repository.js';
 import { createOffer, updateOffer } from '../../offers/service.js';
 import { listPartners } from '../../partners/repository.js';
+import { keepConcurrentChanges, LOADED_FIELD } from '../editedFields.js';
 import { notFound } from '../errors.js';
 import { count, duration, money } from '../format.js';
 import { Choice, Cursor, FormBody, IdParams, Query } from '../forms.js';
@@ -20,7 +21,7 @@ import { NO_NUMBERS, type Numbers, numbersBy } from '../trafficQueries.js';
 import { ActionButton, BackLink, Badge, CopyField, EmptyState, Pager, Tabs, Time } from '../views/components.js';
 import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, numberCells, numbersRange } from '../views/numbers.js';
 import { Table } from '../views/table.js';
-import { OfferForm, OfferFormView, offerInput, offerValues } from './offerForm.js';
+import { OFFER_FIELDS, OfferForm, OfferFormView, offerInput, offerValues } from './offerForm.js';
 
 const PAGE_SIZE = 25;
 const STATUSES = ['active', 'paused', 'archived'] as const;
@@ -64,7 +65,8 @@ function OfferTable(props: {
           ),
         },
         { html: <Badge status={o.status} /> },
-        ...numberCells(props.numbers.get(o.id) ?? NO_NUMBERS, props.currency),
+        // An offer's money is in its own currency: with no traffic yet, its zero is too (€0.00, not $0.00).
+        ...numberCells(props.numbers.get(o.id) ?? NO_NUMBERS, o.currency),
         { class: 'num', text: `${money(o.revenue_cents, o.currency)} / ${money(o.payout_cents, o.currency)}` },
         {
           text: `starts ${o.conversion_status}${o.hold_seconds === null ? '' : `, auto after ${duration(o.hold_seconds)}`}`,
@@ -240,7 +242,7 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
             <a href={`/dashboard/conversions?offerId=${offer.id}`}>Conversions</a> ·{' '}
             <a href={`/dashboard/clicks?offerId=${offer.id}`}>Clicks</a>
           </p>
-          <NumberCards n={numbers ?? NO_NUMBERS} currency={brand.currency} label={`Last ${NUMBERS_DAYS} days`} />
+          <NumberCards n={numbers ?? NO_NUMBERS} currency={offer.currency} label={`Last ${NUMBERS_DAYS} days`} />
           {caps.length > 0 ? (
             <section class="panel" aria-labelledby="caps-h">
               <h2 id="caps-h">Caps now</h2>
@@ -271,6 +273,7 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
                 csrf={session.csrfToken}
                 action={`/dashboard/offers/${offer.id}`}
                 values={values ?? offerValues(offer, brand.currency)}
+                loaded={offerValues(offer, brand.currency)}
                 error={error}
                 submitLabel="Save changes"
               />
@@ -336,11 +339,15 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
     const { brand } = sessionOf(request);
     const offer = await findOffer(ctx.db.read, brand.id, request.params.id);
     if (!offer) return notFound(reply, request, 'offer');
+    // Fields left as loaded keep what the offer has now: a pause or a payout set meanwhile stays.
+    const { [LOADED_FIELD]: loaded, ...submitted } = request.body;
+    const values = keepConcurrentChanges(submitted, loaded, offerValues(offer, brand.currency), OFFER_FIELDS);
     try {
-      const row = await updateOffer(ctx, brand.id, offer.id, offerInput(request.body, brand.currency));
+      const row = await updateOffer(ctx, brand.id, offer.id, offerInput(values, brand.currency));
       return redirectWithFlash(reply, `/dashboard/offers/${row.id}`, { kind: 'ok', text: 'Offer saved.' });
     } catch (error) {
-      return showEdit(request, reply, offer, undefined, request.body, formError(error));
+      // Shown over the offer as it is now, so the next save compares with that.
+      return showEdit(request, reply, offer, undefined, values, formError(error));
     }
   });
 }

@@ -177,8 +177,8 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
               </a>
             ),
           },
-          { text: offers.get(c.offer_id) ?? c.offer_id },
-          { text: partners.get(c.partner_id) ?? c.partner_id },
+          { class: 'name', text: offers.get(c.offer_id) ?? c.offer_id },
+          { class: 'name', text: partners.get(c.partner_id) ?? c.partner_id },
           { class: 'num', text: money(c.revenue_cents, c.currency) },
         ])}
         empty={<EmptyState title="Nothing to review">Every conversion has been decided.</EmptyState>}
@@ -198,6 +198,7 @@ export function overviewPages(app: DashboardApp, ctx: AppContext): void {
             ),
           },
           {
+            class: 'name',
             html: (
               <a href={`/dashboard/partners/${c.partner_id}`} safe>
                 {partners.get(c.partner_id) ?? c.partner_id}

@@ -66,7 +66,7 @@ export function PostbackTable(props: {
       columns={['URL template', 'Offer', 'Events', 'Actions']}
       rows={props.templates.map((t) => [
         { class: 'mono small url', text: t.url },
-        { text: props.offerLabel(t.offer_id) },
+        { class: 'name', text: props.offerLabel(t.offer_id) },
         { text: (JSON.parse(t.events) as string[]).join(', ') },
         {
           html: (

@@ -6,6 +6,7 @@ import { EVENT_GROUPS } from '../../events/schemas.js';
 import { isHttpUrl } from '../../urls.js';
 import { eventCatalogue } from '../../webhooks/catalogue.js';
 import type { SubscriptionRow } from '../../webhooks/repository.js';
+import { type EditableFields, LOADED_FIELD, LoadedField, LoadedValues } from '../editedFields.js';
 import { Field, FormBody, ListField, Problems, parseWhole, text } from '../forms.js';
 import { CopyField, CsrfField } from '../views/components.js';
 
@@ -30,7 +31,11 @@ export const SubscriptionForm = FormBody({
   rotateSecret: Field,
   rateLimitPerSecond: Field,
   formId: Field,
+  [LOADED_FIELD]: LoadedField,
 });
+
+/** What the edit form sets (the secret's box is an action, not a value: editedFields.tsx). */
+export const SUBSCRIPTION_FIELDS: EditableFields = ['url', 'events', 'status', 'rateLimitPerSecond'];
 
 /** `whsec_` + 256 random bits (the webhook service makes it: the API's rotation uses the same). */
 export { generateSecret } from '../../webhooks/service.js';
@@ -65,6 +70,8 @@ export function SubscriptionFormView(props: {
   values: FormValues;
   error: ApiError | undefined;
   mode: 'create' | 'edit';
+  /** The edit form's values as loaded: a save then changes only what was changed. */
+  loaded?: FormValues;
 }) {
   const f = new FormView(props.values, LABELS, props.error);
   return (
@@ -74,6 +81,7 @@ export function SubscriptionFormView(props: {
         <CsrfField token={props.csrf} />
         {/* Creating shows a secret, and so does saving with "Generate a new secret" ticked. */}
         <FormIdField />
+        {props.loaded ? <LoadedValues values={props.loaded} /> : ''}
         {f.input('url', {
           type: 'url',
           required: true,

@@ -4,11 +4,13 @@
  * and rotating the signing secret. The same services as the API.
  */
 import { escapeHtml } from '@kitajs/html';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { addDays, isRealDay, localDay, parseDay, startOfLocalDay } from '../../../calendar.js';
 import { toIso } from '../../../clock.js';
 import type { AppContext } from '../../../context.js';
-import { ConflictError, InvalidError } from '../../../errors.js';
+import { ConflictError } from '../../../errors.js';
 import { ALREADY_CREATED, claimForm, FORM_ID_FIELD, newFormId } from '../../../web/sentOnce.js';
+import { AUTOFOCUS } from '../../../web/views/form.js';
 import { healthOf } from '../../webhooks/health.js';
 import {
   earlierSecretsOf,
@@ -67,6 +69,58 @@ export function HealthCell({ health, status }: { health: SubscriptionHealth | un
   );
 }
 
+/** A refused Recover form: the days as typed, and each problem under the field it is about. */
+export interface RecoverRefusal {
+  values: { from: string; to: string; dryRun: boolean };
+  errors: { from?: string; to?: string; form?: string };
+}
+
+const RECOVER_LABELS = { from: 'Created from', to: 'to (inclusive)' } as const;
+
+/** A day field of the Recover form, marked and described when refused. */
+function RecoverDay(props: { name: 'from' | 'to'; value: string; error: string | undefined; required?: boolean }) {
+  const id = `recover-${props.name}`;
+  return (
+    <div>
+      <label for={id}>{RECOVER_LABELS[props.name]}</label>
+      <input
+        id={id}
+        name={props.name}
+        type="date"
+        required={props.required}
+        value={escapeHtml(props.value)}
+        aria-invalid={props.error ? 'true' : undefined}
+        aria-describedby={props.error ? `${id}-error` : undefined}
+      />
+      {props.error ? (
+        <p class="field-error" id={`${id}-error`} safe>
+          {props.error}
+        </p>
+      ) : (
+        ''
+      )}
+    </div>
+  );
+}
+
+/** The refusal's summary, in form order, each entry linking to its field. */
+function RecoverSummary({ errors }: { errors: RecoverRefusal['errors'] }) {
+  const entries = (['from', 'to'] as const).flatMap((name) => (errors[name] ? [[name, errors[name]] as const] : []));
+  return (
+    <div class="flash error" role="alert" id="recover-errors" tabindex="-1" {...AUTOFOCUS}>
+      <strong>Nothing was recovered:</strong>
+      <ul>
+        {entries.map(([name, message]) => (
+          <li>
+            <a href={`#recover-${name}`}>{RECOVER_LABELS[name]}</a>: {escapeHtml(message)}
+          </li>
+        ))}
+        {errors.form ? <li safe>{errors.form}</li> : ''}
+      </ul>
+    </div>
+  );
+}
+
 /** The edit page's operations panel: health, enable/disable, recover, rotate. */
 export function OperationsPanel(props: {
   row: SubscriptionRow;
@@ -74,6 +128,8 @@ export function OperationsPanel(props: {
   csrf: string;
   timeZone: string;
   today: string;
+  /** A refused Recover form, shown again as typed. */
+  recover?: RecoverRefusal;
 }) {
   const { row, health, csrf, timeZone } = props;
   const base = `/dashboard/webhooks/${row.id}`;
@@ -163,18 +219,25 @@ export function OperationsPanel(props: {
         />
       </div>
       <h3 id="recover-h">Recover failed deliveries</h3>
+      {props.recover ? <RecoverSummary errors={props.recover.errors} /> : ''}
       <form method="post" action={`${base}/recover`} class="inline-form" aria-labelledby="recover-h">
         <CsrfField token={csrf} />
-        <div>
-          <label for="recover-from">Created from</label>
-          <input id="recover-from" name="from" type="date" required value={escapeHtml(props.today)} />
-        </div>
-        <div>
-          <label for="recover-to">to (inclusive)</label>
-          <input id="recover-to" name="to" type="date" value="" />
-        </div>
+        <RecoverDay
+          name="from"
+          required
+          value={props.recover?.values.from ?? props.today}
+          error={props.recover?.errors.from}
+        />
+        <RecoverDay name="to" value={props.recover?.values.to ?? ''} error={props.recover?.errors.to} />
         <label class="check" for="recover-dry">
-          <input type="checkbox" id="recover-dry" name="dryRun" value="1" /> Only count
+          <input
+            type="checkbox"
+            id="recover-dry"
+            name="dryRun"
+            value="1"
+            checked={props.recover?.values.dryRun ?? false}
+          />{' '}
+          Only count
         </label>
         <button type="submit" class="secondary">
           Recover
@@ -197,26 +260,6 @@ export function webhookOperationPages(app: DashboardApp, ctx: AppContext): void 
       return discardParked
         ? `Deliveries to ${row.url} resume; the parked ones were discarded.`
         : `Deliveries to ${row.url} resume; parked ones are sent in order.`;
-    });
-  });
-
-  app.post('/webhooks/:id/recover', { schema: { params: IdParams, body: RecoverForm } }, async (request, reply) => {
-    const { brand } = sessionOf(request);
-    const from = text(request.body.from);
-    const to = text(request.body.to);
-    const dryRun = text(request.body.dryRun) === '1';
-    return runAction(request, reply, `/dashboard/webhooks/${request.params.id}`, async () => {
-      if (!isRealDay(from)) throw InvalidError.at('from', 'Choose the first day to recover.');
-      if (to && !isRealDay(to)) throw InvalidError.at('to', 'The last day is not a date.');
-      const since = startOfLocalDay(parseDay(from), brand.timezone);
-      const until = to ? startOfLocalDay(addDays(parseDay(to), 1), brand.timezone) : undefined;
-      const result = await recoverDeliveries(ctx, brand.id, request.params.id, {
-        since: toIso(since),
-        ...(until === undefined ? {} : { until: toIso(Math.min(until, ctx.clock.now())) }),
-        dryRun,
-      });
-      const n = `${count(result.deliveries)} failed ${result.deliveries === 1 ? 'delivery' : 'deliveries'}`;
-      return dryRun ? `${n} would be sent again.` : `${n} queued again, oldest first.`;
     });
   });
 
@@ -274,6 +317,56 @@ export function webhookOperationPages(app: DashboardApp, ctx: AppContext): void 
           </p>
         </>
       ),
+    });
+  });
+}
+
+/** The problems of the Recover form's days, in its own words (From/To, not the API's since/until). */
+function recoverProblems(from: string, to: string, today: string): RecoverRefusal['errors'] {
+  if (!from) return { from: 'choose the first day to recover' };
+  if (!isRealDay(from)) return { from: 'is not a day of the calendar' };
+  if (to && !isRealDay(to)) return { to: 'is not a day of the calendar' };
+  if (from > today) return { from: 'is after today: no delivery was created then yet' };
+  if (to && to < from) return { to: 'is before the first day: choose a day on or after it' };
+  return {};
+}
+
+/**
+ * Recover: a refused form answers 422 with the subscription's page, the days as typed and
+ * each problem beside its field (not a redirect with the API's words in a flash).
+ */
+export function recoverRoute(
+  app: DashboardApp,
+  ctx: AppContext,
+  showRefused: (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    row: SubscriptionRow,
+    refusal: RecoverRefusal,
+  ) => Promise<FastifyReply>,
+): void {
+  app.post('/webhooks/:id/recover', { schema: { params: IdParams, body: RecoverForm } }, async (request, reply) => {
+    const { brand } = sessionOf(request);
+    const row = await findSubscription(ctx.db.read, brand.id, request.params.id);
+    if (!row) return notFound(reply, request, 'subscription');
+    const values = {
+      from: text(request.body.from),
+      to: text(request.body.to),
+      dryRun: text(request.body.dryRun) === '1',
+    };
+    const { from, to, dryRun } = values;
+    const errors = recoverProblems(from, to, today(ctx, brand.timezone));
+    if (Object.keys(errors).length > 0) return showRefused(request, reply, row, { values, errors });
+    return runAction(request, reply, `/dashboard/webhooks/${row.id}`, async () => {
+      const since = startOfLocalDay(parseDay(from), brand.timezone);
+      const until = to ? startOfLocalDay(addDays(parseDay(to), 1), brand.timezone) : undefined;
+      const result = await recoverDeliveries(ctx, brand.id, row.id, {
+        since: toIso(since),
+        ...(until === undefined ? {} : { until: toIso(Math.min(until, ctx.clock.now())) }),
+        dryRun,
+      });
+      const n = `${count(result.deliveries)} failed ${result.deliveries === 1 ? 'delivery' : 'deliveries'}`;
+      return dryRun ? `${n} would be sent again.` : `${n} queued again, oldest first.`;
     });
   });
 }

@@ -12,6 +12,7 @@ import type { SubscriptionHealth } from '../../webhooks/schemas.js';
 import { CreateSubscriptionBody, UpdateSubscriptionBody } from '../../webhooks/schemas.js';
 import { createSubscription, deleteSubscription, rotateSecret, updateSubscription } from '../../webhooks/service.js';
 import { sendTestWebhook } from '../../webhooks/testSend.js';
+import { keepConcurrentChanges, LOADED_FIELD } from '../editedFields.js';
 import { notFound } from '../errors.js';
 import { Cursor, Field, FormBody, IdParams, Query, text, validateAgainst } from '../forms.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
@@ -21,12 +22,20 @@ import { Table } from '../views/table.js';
 import {
   generateSecret,
   SecretNotice,
+  SUBSCRIPTION_FIELDS,
   SubscriptionForm,
   SubscriptionFormView,
   subscriptionInput,
   subscriptionValues,
 } from './webhookForm.js';
-import { HealthCell, OperationsPanel, subscriptionHealth, today } from './webhookOps.js';
+import {
+  HealthCell,
+  OperationsPanel,
+  type RecoverRefusal,
+  recoverRoute,
+  subscriptionHealth,
+  today,
+} from './webhookOps.js';
 
 const PAGE_SIZE = 25;
 const StatusForm = FormBody({ status: Field });
@@ -131,7 +140,7 @@ function SubscriptionTable(props: {
                   label="Delete"
                   small
                   tone="danger"
-                  confirm={`Delete the subscription to ${s.url} and its delivery log?`}
+                  confirm={`Delete the subscription to ${s.url}? Its delivery log stays readable.`}
                   row={s.url}
                 />
               </div>
@@ -260,12 +269,13 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
     row: SubscriptionRow,
     values?: FormValues,
     error?: ApiError,
+    recover?: RecoverRefusal,
   ) => {
     const health = (await subscriptionHealth(ctx, [row])).get(row.id) as SubscriptionHealth;
     return render(request, reply, {
       title: 'Edit subscription',
       section: 'webhooks',
-      status: error ? error.status : 200,
+      status: error ? error.status : recover ? 422 : 200,
       body: (session) => (
         <>
           <BackLink href="/dashboard/webhooks" label="Webhooks" />
@@ -299,6 +309,7 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
               csrf={session.csrfToken}
               action={`/dashboard/webhooks/${row.id}`}
               values={values ?? subscriptionValues(row)}
+              loaded={subscriptionValues(row)}
               error={error}
               mode="edit"
             />
@@ -309,11 +320,16 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
             csrf={session.csrfToken}
             timeZone={session.brand.timezone}
             today={today(ctx, session.brand.timezone)}
+            recover={recover}
           />
         </>
       ),
     });
   };
+
+  recoverRoute(app, ctx, (request, reply, row, refusal) =>
+    showEdit(request, reply, row, undefined, undefined, refusal),
+  );
 
   app.get('/webhooks/:id', { schema: { params: IdParams, querystring: Query({}) } }, async (request, reply) => {
     const row = await findSubscription(ctx.db.read, sessionOf(request).brand.id, request.params.id);
@@ -325,7 +341,14 @@ export function webhookPages(app: DashboardApp, ctx: AppContext): void {
     const { brand, userId } = sessionOf(request);
     const existing = await findSubscription(ctx.db.read, brand.id, request.params.id);
     if (!existing) return notFound(reply, request, 'subscription');
-    const form = request.body;
+    // Fields left as loaded keep what the subscription has now: one disabled meanwhile stays disabled.
+    const { [LOADED_FIELD]: loaded, ...submitted } = request.body;
+    const form = keepConcurrentChanges(
+      submitted,
+      loaded,
+      subscriptionValues(existing),
+      SUBSCRIPTION_FIELDS,
+    ) as typeof submitted;
     // Only a save that rotates shows a secret; saving the same fields twice changes nothing.
     if (text(form.rotateSecret) && !(await claimForm(ctx, `dashboard:${userId}`, form.formId))) {
       return redirectWithFlash(reply, `/dashboard/webhooks/${existing.id}`, {
