@@ -13,7 +13,7 @@ import type { AppContext } from '../../context.js';
 import { preparedInsert } from '../../db/prepared.js';
 import type { WebhookDeliveryTable } from '../../db/schema.js';
 import type { Queryable, Trx } from '../../db/types.js';
-import { newId, timeOfId } from '../../ids.js';
+import { newId } from '../../ids.js';
 import { targetKey } from './claims.js';
 import type { DeliverableEvent, DeliveryTarget, SendableDelivery } from './target.js';
 
@@ -81,9 +81,8 @@ export async function planDeliveries(
         // claim, which hands out its send slots (throttle.ts).
         const direct = !plan.parked && (target.throttle?.(plan.details) ?? null) === null;
         const lease = direct ? (local?.reserve(target.kind, plan.targetId, now) ?? null) : null;
-        const id = newId('wh', now);
         const row: DeliveryInsert = {
-          id,
+          id: newId('wh', now),
           brand_id: event.brandId,
           kind: target.kind,
           subscription_id: plan.targetId,
@@ -97,10 +96,7 @@ export async function planDeliveries(
           lease_owner: lease?.owner ?? null,
           target_url: plan.requestUrl,
           method: plan.method,
-          // The id's own time: ids of one process never go back in time, while events planned
-          // together (PostgreSQL batches of concurrent transactions) need not come in the order
-          // of their createdAt. So "newest first" by id is also newest first by createdAt.
-          created_at: timeOfId(id) ?? now,
+          created_at: now,
           updated_at: now,
           // A lease taken here is a send about to happen, as a claim counts it.
           unrecorded_sends: lease ? 1 : 0,
