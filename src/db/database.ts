@@ -94,7 +94,11 @@ export class Database {
    * it belongs to, also inside a SQLite batch where units share one transaction.
    */
   private readonly unitOfWork = new AsyncLocalStorage<SettleHook[]>();
-  private readonly pool: pg.Pool | null;
+  /**
+   * PostgreSQL: a connection of its own for `transactAside` (opened at its first use), so
+   * those writes never queue in the pool behind the request load.
+   */
+  private readonly aside: Kysely<Schema> | null;
   /** PostgreSQL: the server processes of this pool's connections, whose NOTIFYs `listen` skips. */
   private readonly ownBackends = new Set<number>();
   private readonly connectionString: string | null;
@@ -109,30 +113,32 @@ export class Database {
     if (options.databaseUrl) {
       this.dialect = 'postgres';
       this.connectionString = options.databaseUrl;
-      this.pool = new pg.Pool({
-        connectionString: options.databaseUrl,
-        max: options.poolSize ?? 10,
-        options: options.schema ? `-c search_path=${options.schema}` : undefined,
-      });
-      // A client's error (e.g. the server restarting) must not crash the process: the
-      // query in progress fails (and is answered 503), the pool replaces the client. The
-      // pool's 'error' covers idle clients only, so checked-out clients get a listener too.
-      this.pool.on('error', () => {});
-      this.pool.on('connect', (client) => {
-        client.on('error', () => {});
-        this.ownBackends.add(backendOf(client));
-      });
-      this.pool.on('remove', (client) => this.ownBackends.delete(backendOf(client)));
-      if (options.namedStatements !== false) nameStatements(this.pool);
-      this.write = new Kysely<Schema>({
-        dialect: watchingChanges(new PostgresDialect({ pool: this.pool }), this.changes),
-      });
+      const openPool = (max: number) => {
+        const pool = new pg.Pool({
+          connectionString: options.databaseUrl ?? undefined,
+          max,
+          options: options.schema ? `-c search_path=${options.schema}` : undefined,
+        });
+        // A client's error (e.g. the server restarting) must not crash the process: the
+        // query in progress fails (and is answered 503), the pool replaces the client. The
+        // pool's 'error' covers idle clients only, so checked-out clients get a listener too.
+        pool.on('error', () => {});
+        pool.on('connect', (client) => {
+          client.on('error', () => {});
+          this.ownBackends.add(backendOf(client));
+        });
+        pool.on('remove', (client) => this.ownBackends.delete(backendOf(client)));
+        if (options.namedStatements !== false) nameStatements(pool);
+        return new Kysely<Schema>({ dialect: watchingChanges(new PostgresDialect({ pool }), this.changes) });
+      };
+      this.write = openPool(options.poolSize ?? 10);
+      this.aside = openPool(1);
       this.read = this.write;
       this.committer = null;
     } else {
       this.dialect = 'sqlite';
       this.connectionString = null;
-      this.pool = null;
+      this.aside = null;
       ensureDirectory(options.dataDir);
       const file = path.join(options.dataDir, options.sqliteFile ?? SQLITE_FILE);
       const writer = openSqlite(file);
@@ -202,7 +208,18 @@ export class Database {
     return this.transactNow(work);
   }
 
-  private async transactNow<T>(work: TransactWork<T>): Promise<T> {
+  /**
+   * `transact` on a connection of its own (PostgreSQL), which never waits in the pool's
+   * queue behind the request load: for small writes whose timing other processes rely on —
+   * the delivery heartbeat, by which they tell a busy worker from a dead one. On SQLite it is
+   * `transact`: one writer, and a batch's wait is milliseconds, not a queue of requests.
+   */
+  async transactAside<T>(work: TransactWork<T>): Promise<T> {
+    if (this.unitOfWork.getStore()) throw new NestedTransactionError();
+    return this.transactNow(work, this.aside ?? undefined);
+  }
+
+  private async transactNow<T>(work: TransactWork<T>, via?: Kysely<Schema>): Promise<T> {
     // The unit's commit hooks ride in the AsyncLocalStorage: inside a SQLite group-commit
     // batch several units share one transaction, but each commits or rolls back alone (its
     // savepoint), and its hooks must follow its own fate.
@@ -210,7 +227,11 @@ export class Database {
     const unit: TransactWork<T> = (trx) => this.unitOfWork.run(hooks, () => work(trx));
     let result: T;
     try {
-      result = this.committer ? await this.committer.run(unit) : await this.write.transaction().execute(unit);
+      result = via
+        ? await via.transaction().execute(unit)
+        : this.committer
+          ? await this.committer.run(unit)
+          : await this.write.transaction().execute(unit);
     } catch (error) {
       for (const hook of hooks) hook.onRollback?.();
       throw error;
@@ -311,6 +332,7 @@ export class Database {
     await this.committer?.drain();
     await this.walSync?.close();
     if (this.read !== this.write) await this.read.destroy();
+    await this.aside?.destroy();
     await this.write.destroy();
   }
 }

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
+import pg from 'pg';
 import { Database } from '../../src/db/database.js';
 import { claimDueDeliveries } from '../../src/modules/deliveries/claims.js';
 import { completeAttempt } from '../../src/modules/deliveries/completion.js';
 import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
-import { recordHeartbeat } from '../../src/modules/deliveries/heartbeat.js';
+import { DEAD_AFTER_MS, recordHeartbeat } from '../../src/modules/deliveries/heartbeat.js';
 import { recordEvent } from '../../src/modules/events/outbox.js';
 import { createTestDatabase, createTestEnv, type TestDatabase, type TestEnv, testedDialects } from '../helpers.js';
 import { clearWebhooks, deliveriesOf, firePartnerApproved, Receiver, SystemTestClock, subscribe } from './harness.js';
@@ -199,15 +201,21 @@ for (const dialect of testedDialects()) {
   });
 
   describe(`dispatcher real-time loop (${dialect})`, () => {
+    let database: TestDatabase;
     let env: TestEnv;
     before(async () => {
+      database = await createTestDatabase(dialect);
       env = await createTestEnv(dialect, {
+        database,
         clock: new SystemTestClock(),
         env: { WEBHOOK_TIMEOUT: '2s', WEBHOOK_CONCURRENCY_PER_SUBSCRIPTION: '2' },
       });
     });
     afterEach(() => clearWebhooks(env));
-    after(() => env.close());
+    after(async () => {
+      await env.close();
+      await database.drop();
+    });
 
     it('keeps delivering to a fast receiver while a slow one hangs until its time-out', async () => {
       const slow = await Receiver.start(() => ({ hang: true }));
@@ -239,6 +247,42 @@ for (const dialect of testedDialects()) {
         ac.abort();
         await running;
         await fast.close();
+      }
+    });
+
+    it('writes its heartbeat while every pooled connection is busy, so other workers do not take a loaded one for dead', async (t) => {
+      if (dialect !== 'postgres') {
+        t.skip('SQLite has no connection pool for the heartbeat to queue in (one writer, group commit)');
+        return;
+      }
+      const watcher = new pg.Client({ connectionString: database.url ?? undefined });
+      await watcher.connect();
+      const dispatcher = new Dispatcher(env.ctx);
+      const ac = new AbortController();
+      const running = dispatcher.run(ac.signal);
+      try {
+        const beatAt = async () => {
+          const { rows } = await watcher.query(
+            `select heartbeat_at from ${database.schema}.delivery_workers where id = $1`,
+            [dispatcher.owner],
+          );
+          return Number(rows[0]?.heartbeat_at ?? Number.NaN);
+        };
+        while (Number.isNaN(await beatAt())) await sleep(50);
+        // More statements than the pool has connections, each holding its connection for
+        // longer than DEAD_AFTER_MS: a beat that queued behind them would come too late.
+        const busyFrom = env.clock.now();
+        const busy = Array.from({ length: 8 }, () =>
+          sql`select pg_sleep(${(DEAD_AFTER_MS + 1500) / 1000})`.execute(env.ctx.db.read),
+        );
+        await sleep(DEAD_AFTER_MS + 500);
+        const last = await beatAt();
+        await Promise.all(busy);
+        assert.ok(last > busyFrom, `a beat was written while the pool was busy (last ${busyFrom - last} ms before it)`);
+      } finally {
+        ac.abort();
+        await running;
+        await watcher.end();
       }
     });
 

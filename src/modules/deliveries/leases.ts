@@ -50,7 +50,10 @@ export class Leases {
     const beat = async () => {
       const now = this.ctx.clock.now();
       try {
-        await this.ctx.db.transact(async (trx) => {
+        // Aside from the pool: a beat queued behind a burst of requests would reach the
+        // database seconds late, and other workers would take a busy worker for a dead one
+        // and send again what it had already sent.
+        await this.ctx.db.transactAside(async (trx) => {
           await recordHeartbeat(trx, this.owner, now);
           if (++beats % SWEEP_EVERY_BEATS === 0) await forgetDeadWorkers(trx, now);
         });
