@@ -126,7 +126,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   app.addHook('onRoute', idempotency(ctx).attach);
   registerErrorHandling(app);
   registerJsonParser(app);
-  const refuseUnservable = registerClientErrorAnswers(app);
+  const refuseUnservable = registerClientErrorAnswers(app, timeouts);
 
   // The hooks every request runs take a callback rather than being async: an async hook
   // costs Fastify a promise and a turn of the microtask queue each.

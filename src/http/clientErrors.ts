@@ -17,6 +17,7 @@ import type {
   RouteOptions,
 } from 'fastify';
 import { ApiError, ERROR_CODES, type ErrorCode } from './errors.js';
+import type { ServerTimeouts } from './timeouts.js';
 
 /** The parser's error codes that are not a plain 400. */
 const CLIENT_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
@@ -104,6 +105,7 @@ function answerUnmetExpectation(log: FastifyBaseLogger, response: ServerResponse
  */
 export function registerClientErrorAnswers(
   app: FastifyInstance,
+  timeouts: Pick<ServerTimeouts, 'requestTimeout' | 'connectionsCheckingInterval'>,
 ): (request: FastifyRequest, reply: FastifyReply) => void {
   (app.server as Server).on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) =>
     answerUnmetExpectation(app.log, response),
@@ -113,6 +115,7 @@ export function registerClientErrorAnswers(
   app.addHook('preClose', async () => {
     closing = true;
     endConnectionsWithAnswers(sockets);
+    holdToRequestTimeout(app.log, sockets, timeouts);
   });
   return function refuseUnservable(request, reply) {
     // Fastify marks the response to a request arriving while it drains `Connection: close`.
@@ -181,6 +184,51 @@ function endConnectionsWithAnswers(sockets: Set<Duplex>): void {
     const response = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
     if (response && !response.headersSent) response.setHeader('connection', 'close');
   }
+}
+
+/**
+ * REQUEST_TIMEOUT still holds while the server drains. Node stops looking for requests past
+ * their time-out once its server is closing, so a client that never finished sending — a
+ * request's head or body, or the rest of a body after an early answer (a 401) — held the
+ * drain, and the exit, until its idle time-out or the 72 s keep-alive time-out. Counted from
+ * the drain's start, a connection still receiving after REQUEST_TIMEOUT is answered 408 (when
+ * nothing was answered yet) and closed. One whose request has arrived in full is left alone:
+ * its answer is being worked on or sent, and the drain waits for it.
+ */
+/** What Node keeps on a server's socket: the response under way, and the request being parsed. */
+type DrainingSocket = Duplex & {
+  _httpMessage?: ServerResponse | null;
+  parser?: { incoming?: IncomingMessage | null } | null;
+};
+
+function holdToRequestTimeout(
+  log: FastifyBaseLogger,
+  sockets: Set<Duplex>,
+  timeouts: Pick<ServerTimeouts, 'requestTimeout' | 'connectionsCheckingInterval'>,
+): void {
+  const deadline = Date.now() + timeouts.requestTimeout;
+  const timer = setInterval(() => {
+    if (sockets.size === 0) {
+      clearInterval(timer);
+      return;
+    }
+    if (Date.now() < deadline) return;
+    for (const socket of sockets as Set<DrainingSocket>) {
+      const response = socket._httpMessage;
+      if (response?.req.complete) continue;
+      // No response under way while the parser still reads a request: that request was
+      // answered early (a 401 before its body) and its body is still coming. Nothing more
+      // to say to it.
+      if (!response && socket.parser?.incoming) socket.destroy();
+      else
+        answerClientError(
+          log,
+          Object.assign(new Error('request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }),
+          socket,
+        );
+    }
+  }, timeouts.connectionsCheckingInterval);
+  timer.unref();
 }
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

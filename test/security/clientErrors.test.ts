@@ -206,6 +206,52 @@ describe('answers while the server is stopping or the client is too slow', () =>
     }
   });
 
+  it('holds clients still sending to REQUEST_TIMEOUT while it drains, so a slow one cannot hold the exit', async () => {
+    const env = await createTestEnv('sqlite', { env: { REQUEST_TIMEOUT: '300ms' } });
+    const connect = (port: number) => {
+      const socket = net.connect(port, '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      return { socket, closed, text: () => Buffer.concat(chunks).toString() };
+    };
+    try {
+      await env.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (env.app.server.address() as net.AddressInfo).port;
+      const promise = (key: string) =>
+        `PATCH /api/v1/brand HTTP/1.1\r\n${HOST}Authorization: Bearer ${key}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na';
+      // Answered 401 before its body, which then never ends: the connection waits for the rest.
+      const answered = connect(port);
+      answered.socket.write(promise('afk_not_a_key'));
+      // A valid key: nothing is answered before the whole body, which never comes.
+      const sending = connect(port);
+      sending.socket.write(promise(env.brand.apiKey));
+      while (!answered.text().includes('\r\n\r\n')) await new Promise((resolve) => setTimeout(resolve, 20));
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        env.app.close().then(() => 'closed'),
+        new Promise((resolve) => {
+          timer = setTimeout(() => resolve('still draining after 10 s'), 10_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      assert.equal(outcome, 'closed', 'the drain ends once REQUEST_TIMEOUT has passed for both clients');
+      await Promise.all([answered.closed, sending.closed]);
+      assert.match(answered.text(), /^HTTP\/1\.1 401 /);
+      assert.equal(
+        answered.text().match(/HTTP\/1\.1 /g)?.length,
+        1,
+        'nothing more is said to a request already answered',
+      );
+      const timedOut = sending.text();
+      assert.match(timedOut, /^HTTP\/1\.1 408 /);
+      assert.equal(JSON.parse(timedOut.slice(timedOut.indexOf('\r\n\r\n') + 4)).error.code, 'request_timeout');
+    } finally {
+      await env.close().catch(() => {});
+    }
+  });
+
   // REQUEST_TIMEOUT alone is shortened: the server's other time-outs follow from it as in production.
   describe('a client too slow to send its request (REQUEST_TIMEOUT=300ms)', () => {
     let env: TestEnv;
