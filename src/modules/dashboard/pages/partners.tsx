@@ -35,7 +35,7 @@ import {
 import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, numberCells, numbersRange } from '../views/numbers.js';
 import { num, Table } from '../views/table.js';
 import { BalanceCell, PartnerPortalPanel } from './partnerPortal.js';
-import { AddPartnerForm, PostbackTable, partnerSetupRoutes } from './partnerSetup.js';
+import { AddPartnerForm, PostbackTable, partnerSetupRoutes, postbackValues } from './partnerSetup.js';
 
 const PAGE_SIZE = 25;
 const RECENT_SENDS = 20;
@@ -388,16 +388,9 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
               csrf={session.csrfToken}
               action={`${back}/postbacks${editing ? `/${editing.id}` : ''}`}
               offers={menu}
-              values={
-                editing
-                  ? {
-                      url: editing.url,
-                      offerId: editing.offer_id ?? '',
-                      events: JSON.parse(editing.events) as string[],
-                    }
-                  : { events: ['conversion.approved'] }
-              }
+              values={editing ? postbackValues(editing) : { events: ['conversion.approved'] }}
               refused={refused}
+              loaded={editing ? postbackValues(editing) : undefined}
               submitLabel={editing ? 'Save postback' : 'Add postback'}
             />
           </section>
