@@ -2,8 +2,8 @@
 import type { AppContext } from '../../../context.js';
 import { toApiError } from '../../../http/errors.js';
 import { formError } from '../../../web/views/form.js';
-import { RejectBody } from '../../conversions/schemas.js';
 import { findConversion } from '../../conversions/repository.js';
+import { RejectBody } from '../../conversions/schemas.js';
 import { approveConversion, rejectConversion } from '../../conversions/service.js';
 import { notFound, sendErrorPage } from '../errors.js';
 import { Field, FormBody, IdParams, ListField, text, validateAgainst } from '../forms.js';

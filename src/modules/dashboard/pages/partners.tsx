@@ -35,8 +35,8 @@ import {
 import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, numberCells, numbersRange } from '../views/numbers.js';
 import { num, Table } from '../views/table.js';
 import { BalanceCell, PartnerPortalPanel } from './partnerPortal.js';
-import { showRefusedReason } from './reasonForm.js';
 import { AddPartnerForm, PostbackTable, partnerSetupRoutes, postbackValues } from './partnerSetup.js';
+import { showRefusedReason } from './reasonForm.js';
 
 const PAGE_SIZE = 25;
 const RECENT_SENDS = 20;
