@@ -220,8 +220,16 @@ for (const dialect of testedDialects()) {
       assert.match(inRange.body, /conv_/);
       const outOfRange = await client.get('/dashboard/conversions?from=2026-11-22');
       assert.match(outOfRange.body, /No conversions match these filters/);
-      const bad = await client.get('/dashboard/conversions?from=2026-02-30');
-      assert.match(bad.body, /“From” must be a date\./);
+      // A day the calendar lacks is refused beside its field (422), not ignored with a message.
+      const bad = await client.get('/dashboard/conversions?from=2026-02-30&to=2026-11-21');
+      assert.equal(bad.status, 422);
+      assert.match(bad.body, /id="from" name="from" type="date" value="2026-02-30" aria-invalid="true"/);
+      assert.match(bad.body, /<p class="field-error" id="from-error">is not a calendar date<\/p>/);
+      assert.match(bad.body, /role="alert" id="error-summary"/);
+      assert.doesNotMatch(bad.body, /conv_|export\.csv/, 'no list or export for a refused day');
+      const badCsv = await client.get('/dashboard/conversions/export.csv?to=2026-02-31');
+      assert.equal(badCsv.status, 422);
+      assert.match(badCsv.body, /to: is not a calendar date/);
     });
 
     it('refuses a reversed range on the conversions list and its CSV (422), as the reports and the API do', async () => {
@@ -231,7 +239,7 @@ for (const dialect of testedDialects()) {
       assert.equal((await api('POST', '/api/v1/conversions', { body: { offerId, partnerId } })).status, 201);
       const page = await client.get('/dashboard/conversions?from=2026-11-22&to=2026-11-20');
       assert.equal(page.status, 422);
-      assert.match(page.body, /role="alert">“From” must not be after “To”\.</);
+      assert.match(page.body, /<p class="field-error" id="from-error">must not be after to<\/p>/);
       assert.doesNotMatch(
         page.body,
         /No conversions match|No matching conversions|conv_/,
