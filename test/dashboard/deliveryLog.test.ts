@@ -52,6 +52,20 @@ for (const dialect of testedDialects()) {
       await env.close();
     });
 
+    it('refuses a day the calendar lacks or a reversed range with 422, the problem beside its field', async () => {
+      const impossible = await client.get('/dashboard/deliveries?from=2026-02-30');
+      assert.equal(impossible.status, 422);
+      assert.match(impossible.body, /id="from" name="from" type="date" value="2026-02-30" aria-invalid="true"/);
+      assert.match(impossible.body, /<p class="field-error" id="from-error">is not a calendar date<\/p>/);
+      assert.match(impossible.body, /role="alert" id="error-summary"/);
+      assert.doesNotMatch(impossible.body, /\/dashboard\/deliveries\/wh_/, 'no list for a refused day');
+      const reversed = await client.get('/dashboard/deliveries?from=2026-11-21&to=2026-11-01');
+      assert.equal(reversed.status, 422);
+      assert.match(reversed.body, /id="from-error">must not be after to</);
+      const fine = await client.get('/dashboard/deliveries?from=2026-11-01&to=2026-11-30');
+      assert.equal(fine.status, 200);
+    });
+
     it('shows the last status code, latency and answer per row, and "queued" before any attempt', async () => {
       const page = await client.get('/dashboard/deliveries');
       assert.equal(page.status, 200);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { updatePostback } from '../../src/modules/postbacks/service.js';
 import { createTestEnv, type TestEnv, testedDialects } from '../helpers.js';
 import { type DashboardClient, signedInClient } from './client.js';
 
@@ -37,12 +38,14 @@ for (const dialect of testedDialects()) {
 
     let brands = 0;
     let key: string;
+    let brandId: string;
     let client: DashboardClient;
     const api = (method: string, url: string, options: Parameters<TestEnv['request']>[2] = {}) =>
       env.request(method, url, { key, ...options });
     beforeEach(async () => {
       const brand = await env.createBrand(`Edits ${++brands}`);
       key = brand.apiKey;
+      brandId = brand.id;
       env.clock.advance(LOGIN_WINDOW_MS);
       client = await signedInClient(env, brand.id);
     });
@@ -91,6 +94,54 @@ for (const dialect of testedDialects()) {
       assert.deepEqual(
         [offer.name, offer.status, offer.payoutCents, offer.revenueCents, offer.caps.weekly, offer.holdSeconds],
         ['Hold 1d', 'paused', 450, 2000, 70, 86_400],
+      );
+    });
+
+    it('renames an offer stored in a withdrawn currency (HRK) without asking for a new currency', async () => {
+      const id = await newOffer();
+      // Stored before HRK left ISO 4217's list (Croatia took the euro in 2023): input refuses it now.
+      await env.ctx.db.transact((trx) =>
+        trx.updateTable('offers').set({ currency: 'HRK' }).where('id', '=', id).execute(),
+      );
+      const page = await client.get(`/dashboard/offers/${id}`);
+      const saved = await client.post(`/dashboard/offers/${id}`, editedForm(page.body, { name: 'Kuna offer' }));
+      assert.equal(saved.status, 303);
+      const offer = (await api('GET', `/api/v1/offers/${id}`)).body;
+      assert.deepEqual(
+        [offer.name, offer.currency, offer.revenueCents, offer.holdSeconds],
+        ['Kuna offer', 'HRK', 2000, 86_400],
+      );
+      // Changing the currency itself still meets the rule: HRK cannot be chosen again.
+      const back = await client.get(`/dashboard/offers/${id}`);
+      const refused = await client.post(`/dashboard/offers/${id}`, editedForm(back.body, { currency: 'HRKX' }));
+      assert.equal(refused.status, 422);
+    });
+
+    it('keeps a postback URL’s events and offer changed meanwhile when only its URL is edited', async () => {
+      const partnerId = (await api('POST', '/api/v1/partners', { body: { name: 'Pb', email: 'pb@example.com' } })).body
+        .id as string;
+      const offerId = await newOffer();
+      const created = await api('POST', `/api/v1/partners/${partnerId}/postbacks`, {
+        body: { url: 'https://pb.example/a?c={conversion_id}', events: ['conversion.approved'] },
+      });
+      assert.equal(created.status, 201);
+      const pbId = created.body.id as string;
+      const page = await client.get(`/dashboard/partners/${partnerId}?edit=${pbId}`);
+      // A teammate's save in another tab (the API has no PATCH for postbacks).
+      await updatePostback(env.ctx, brandId, partnerId, pbId, {
+        url: 'https://pb.example/a?c={conversion_id}',
+        offerId,
+        events: ['conversion.created'],
+      });
+      const saved = await client.post(
+        `/dashboard/partners/${partnerId}/postbacks/${pbId}`,
+        editedForm(page.body, { url: 'https://pb.example/b?c={conversion_id}' }),
+      );
+      assert.equal(saved.status, 303);
+      const after = (await api('GET', `/api/v1/partners/${partnerId}/postbacks`)).body.data[0];
+      assert.deepEqual(
+        [after.url, after.offerId, after.events],
+        ['https://pb.example/b?c={conversion_id}', offerId, ['conversion.created']],
       );
     });
 

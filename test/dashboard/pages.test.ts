@@ -159,6 +159,58 @@ for (const dialect of testedDialects()) {
       assert.equal(await followFlash(client, none), 'Select at least one conversion first.');
     });
 
+    it('answers an over-long ban or reject reason with 422, the reason as typed and the problem beside it', async () => {
+      const long = 'r'.repeat(501);
+      const ban = await client.post(`/dashboard/partners/${partnerId}/ban`, {
+        reason: long,
+        back: '/dashboard/partners',
+      });
+      assert.equal(ban.status, 422);
+      assert.match(
+        ban.body,
+        new RegExp(`id="reason" name="reason" type="text" value="${long}"[^>]*aria-invalid="true"`),
+      );
+      assert.match(ban.body, /<p class="field-error" id="reason-error">must NOT have more than 500 characters<\/p>/);
+      assert.match(ban.body, /role="alert" id="error-summary"[^>]*autofocus/);
+      assert.match(ban.body, /<input type="hidden" name="back" value="\/dashboard\/partners"\/>/);
+      assert.equal((await api('GET', `/api/v1/partners/${partnerId}`)).body.status, 'active', 'not banned');
+      const offerId = (
+        await api('POST', '/api/v1/offers', { body: { name: 'Reasons', destinationUrl: 'https://x.example/' } })
+      ).body.id;
+      const ids: string[] = [];
+      for (let i = 0; i < 2; i++) {
+        ids.push((await api('POST', '/api/v1/conversions', { body: { offerId, partnerId } })).body.id);
+      }
+      const one = await client.post(`/dashboard/conversions/${ids[0]}/reject`, { reason: long });
+      assert.equal(one.status, 422);
+      assert.match(one.body, /id="reason-error">must NOT have more than 500 characters/);
+      assert.match(one.body, new RegExp(`action="/dashboard/conversions/${ids[0]}/reject"`));
+      const bulk = await client.post('/dashboard/conversions/bulk', {
+        action: 'reject',
+        ids,
+        reason: long,
+        back: '/dashboard/conversions',
+      });
+      assert.equal(bulk.status, 422);
+      assert.match(bulk.body, /<h1>Reject 2 conversions<\/h1>/);
+      assert.match(bulk.body, /id="reason-error">must NOT have more than 500 characters/);
+      for (const id of ids) {
+        assert.match(bulk.body, new RegExp(`<input type="hidden" name="ids" value="${id}"/>`));
+        assert.equal((await api('GET', `/api/v1/conversions/${id}`)).body.status, 'pending', 'nothing rejected');
+      }
+      // The page's form, sent again with a shorter reason, does what was asked.
+      const again = await client.post('/dashboard/conversions/bulk', {
+        action: 'reject',
+        ids,
+        reason: 'duplicate orders',
+        back: '/dashboard/conversions',
+      });
+      assert.equal(await followFlash(client, again), '2 conversions rejected.');
+      // Another brand's partner is still a 404, not a form to ban it.
+      const missing = await client.post('/dashboard/partners/prt_nope/ban', { reason: long });
+      assert.equal(missing.status, 404);
+    });
+
     it('filters conversions by brand-local day', async () => {
       const offerId = (
         await api('POST', '/api/v1/offers', { body: { name: 'Day', destinationUrl: 'https://x.example/' } })
@@ -168,8 +220,16 @@ for (const dialect of testedDialects()) {
       assert.match(inRange.body, /conv_/);
       const outOfRange = await client.get('/dashboard/conversions?from=2026-11-22');
       assert.match(outOfRange.body, /No conversions match these filters/);
-      const bad = await client.get('/dashboard/conversions?from=2026-02-30');
-      assert.match(bad.body, /“From” must be a date\./);
+      // A day the calendar lacks is refused beside its field (422), not ignored with a message.
+      const bad = await client.get('/dashboard/conversions?from=2026-02-30&to=2026-11-21');
+      assert.equal(bad.status, 422);
+      assert.match(bad.body, /id="from" name="from" type="date" value="2026-02-30" aria-invalid="true"/);
+      assert.match(bad.body, /<p class="field-error" id="from-error">is not a calendar date<\/p>/);
+      assert.match(bad.body, /role="alert" id="error-summary"/);
+      assert.doesNotMatch(bad.body, /conv_|export\.csv/, 'no list or export for a refused day');
+      const badCsv = await client.get('/dashboard/conversions/export.csv?to=2026-02-31');
+      assert.equal(badCsv.status, 422);
+      assert.match(badCsv.body, /to: is not a calendar date/);
     });
 
     it('refuses a reversed range on the conversions list and its CSV (422), as the reports and the API do', async () => {
@@ -179,7 +239,7 @@ for (const dialect of testedDialects()) {
       assert.equal((await api('POST', '/api/v1/conversions', { body: { offerId, partnerId } })).status, 201);
       const page = await client.get('/dashboard/conversions?from=2026-11-22&to=2026-11-20');
       assert.equal(page.status, 422);
-      assert.match(page.body, /role="alert">“From” must not be after “To”\.</);
+      assert.match(page.body, /<p class="field-error" id="from-error">must not be after to<\/p>/);
       assert.doesNotMatch(
         page.body,
         /No conversions match|No matching conversions|conv_/,

@@ -185,6 +185,25 @@ for (const dialect of testedDialects()) {
         env.clock.advance(61_000);
       });
 
+      it('tells a banned partner with the right password that the account is suspended, and a wrong password only that it is wrong', async () => {
+        env.clock.advance(61_000);
+        const { partnerId, email } = await invitedPartner(env, 'Banned Later');
+        assert.equal((await env.http('POST', `/api/v1/partners/${partnerId}/ban`)).status, 200);
+        const banned = await new PortalClient(env.base).signIn(email);
+        assert.equal(banned.status, 403);
+        assert.match(banned.body, /Your partner account is suspended: the brand has banned it/);
+        assert.doesNotMatch(banned.body, /not correct/);
+        assert.ok(!banned.headers.get('set-cookie')?.includes('affitrack_portal_session='), 'no session');
+        // A wrong password reads as for an e-mail without an account: nothing said about the ban.
+        const wrong = await new PortalClient(env.base).signIn(email, 'not the password');
+        assert.equal(wrong.status, 422);
+        assert.match(wrong.body, /The email or password is not correct\./);
+        assert.doesNotMatch(wrong.body, /account is suspended/);
+        const nobody = await new PortalClient(env.base).signIn('nobody-here@example.com', 'not the password');
+        assert.equal(nobody.status, 422);
+        env.clock.advance(61_000);
+      });
+
       it('refuses an expired invite and one replaced by a newer invite', async () => {
         const created = await env.http('POST', '/api/v1/partners', { body: { name: 'Exp', email: 'exp@example.com' } });
         const first = await invite(env, created.body.id);

@@ -57,6 +57,29 @@ function parseLoaded(json: string | undefined): FormValues | null {
 export type EditableFields = ReadonlyArray<string | readonly string[]>;
 
 /**
+ * The fields the user changed from what the form was loaded with (`loadedJson`), a group
+ * (a hold time's number and unit) wholly or not at all; null for a form without the hidden
+ * field, whose every field counts as changed.
+ */
+export function editedFields(
+  submitted: FormValues,
+  loadedJson: string | undefined,
+  fields: EditableFields,
+): Set<string> | null {
+  const loaded = parseLoaded(loadedJson);
+  if (!loaded) return null;
+  const edited = new Set<string>();
+  for (const entry of fields) {
+    const group = typeof entry === 'string' ? [entry] : entry;
+    const untouched =
+      group.every((field) => field in loaded) &&
+      group.every((field) => comparable(submitted[field]) === comparable(loaded[field]));
+    if (!untouched) for (const field of group) edited.add(field);
+  }
+  return edited;
+}
+
+/**
  * The values to save: `submitted` where the user changed a field from what the form was
  * loaded with (`loadedJson`), `current` (the record now) where they did not.
  */
@@ -66,14 +89,12 @@ export function keepConcurrentChanges(
   current: FormValues,
   fields: EditableFields,
 ): FormValues {
-  const loaded = parseLoaded(loadedJson);
-  if (!loaded) return submitted;
+  const edited = editedFields(submitted, loadedJson, fields);
+  if (!edited) return submitted;
   const merged: FormValues = { ...submitted };
   for (const entry of fields) {
-    const group = typeof entry === 'string' ? [entry] : entry;
-    if (!group.every((field) => field in loaded)) continue;
-    const untouched = group.every((field) => comparable(submitted[field]) === comparable(loaded[field]));
-    if (untouched) for (const field of group) merged[field] = current[field];
+    for (const field of typeof entry === 'string' ? [entry] : entry)
+      if (!edited.has(field)) merged[field] = current[field];
   }
   return merged;
 }

@@ -9,6 +9,7 @@
 
 import { type TLiteral, type TProperties, type TSchema, type TUnion, Type } from '@sinclair/typebox';
 import type { ErrorObject } from 'ajv';
+import { isRealDay } from '../../calendar.js';
 import { ApiError, type ErrorDetail } from '../../http/errors.js';
 import { NOT_BLANK } from '../../http/schemas.js';
 import { jsonValidator } from '../../http/validation.js';
@@ -153,4 +154,14 @@ export function requiredWhole(text: string, path: string, problems: Problems): n
     return null;
   }
   return parseWhole(text, path, problems);
+}
+
+/** The From and To filters' problems, in the form's order: a day the calendar lacks, a reversed range. */
+export function dayRangeProblems(from: string, to: string): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  if (from && !isRealDay(from)) problems.push({ path: 'from', message: 'is not a calendar date' });
+  if (to && !isRealDay(to)) problems.push({ path: 'to', message: 'is not a calendar date' });
+  if (problems.length === 0 && from && to && from > to)
+    problems.push({ path: 'from', message: 'must not be after to' });
+  return problems;
 }

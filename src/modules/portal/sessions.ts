@@ -28,6 +28,7 @@ export interface PartnerSession {
 interface Account {
   partner_id: string;
   brand_id: string;
+  status: string;
 }
 
 /**
@@ -44,9 +45,11 @@ async function accountOf(ctx: AppContext, email: string, password: string): Prom
     ctx.db.read
       .selectFrom('partner_accounts as a')
       .innerJoin('partners as p', 'p.id', 'a.partner_id')
-      .select(['a.partner_id', 'a.brand_id', 'a.password_hash'])
+      .select(['a.partner_id', 'a.brand_id', 'a.password_hash', 'p.status'])
       .where(sql<string>`lower(p.email)`, '=', email)
-      .where('p.status', '=', 'active')
+      // A banned account is found too, to be told why it cannot sign in; an active one first.
+      .where('p.status', 'in', ['active', 'banned'])
+      .orderBy(sql`case when p.status = 'active' then 0 else 1 end`)
       .orderBy(sql`coalesce(a.last_login_at, 0)`, 'desc')
       .orderBy('a.partner_id', 'desc');
   const keyed = await accounts().where('a.sign_in_key', '=', key).executeTakeFirst();
@@ -72,15 +75,19 @@ async function accountOf(ctx: AppContext, email: string, password: string): Prom
   return undefined;
 }
 
-export async function signInPartner(
-  ctx: AppContext,
-  email: string,
-  password: string,
-): Promise<{ token: string; partnerId: string } | null> {
+/**
+ * A sign-in: a session, `banned` (the e-mail and password are right but the brand banned the
+ * partner: saying so only to whoever knows the password tells no one else whether the e-mail
+ * has an account), or null for a wrong e-mail or password.
+ */
+export type SignIn = { token: string; partnerId: string } | { banned: true } | null;
+
+export async function signInPartner(ctx: AppContext, email: string, password: string): Promise<SignIn> {
   // No password longer than the maximum can be set (the invite refuses it): a longer one is wrong.
   if (password.length > MAX_PASSWORD_LENGTH) return null;
   const match = await accountOf(ctx, email.trim().toLowerCase(), password);
   if (!match) return null;
+  if (match.status !== 'active') return { banned: true };
   const { partner_id: partnerId, brand_id: brandId } = match;
   const token = newToken();
   const now = ctx.clock.now();

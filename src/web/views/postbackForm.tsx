@@ -3,6 +3,7 @@
  * dashboard, and the partner's own, in the portal. One form, so both sides keep what was
  * entered when it is refused and show each problem beside its field.
  */
+import { LoadedValues } from '../../modules/dashboard/editedFields.js';
 import { CsrfField } from '../../modules/dashboard/views/components.js';
 import { POSTBACK_EVENTS } from '../../modules/postbacks/schemas.js';
 import { type FormValues, FormView, type RefusedForm } from './form.js';
@@ -19,6 +20,8 @@ export function PostbackFormView(props: {
   values: FormValues;
   refused?: RefusedForm;
   submitLabel: string;
+  /** An edit form's values as loaded: a save then changes only what was changed (editedFields.tsx). */
+  loaded?: FormValues;
 }) {
   const f = new FormView(props.refused?.values ?? props.values, POSTBACK_LABELS, props.refused?.error);
   return (
@@ -26,6 +29,7 @@ export function PostbackFormView(props: {
       {f.summary()}
       <form method="post" action={props.action} class="stack" novalidate>
         <CsrfField token={props.csrf} />
+        {props.loaded ? <LoadedValues values={props.loaded} /> : ''}
         {f.input('url', { required: true, hint: MACROS_HINT, attrs: { maxlength: '2048', class: 'mono' } })}
         {f.select('offerId', [['', 'All offers'], ...props.offers.map((o): [string, string] => [o.id, o.name])])}
         {f.checkboxes(

@@ -1,12 +1,15 @@
 /** Approve and reject conversions, one or many, through the conversion service. */
 import type { AppContext } from '../../../context.js';
 import { toApiError } from '../../../http/errors.js';
+import { formError } from '../../../web/views/form.js';
+import { findConversion } from '../../conversions/repository.js';
 import { RejectBody } from '../../conversions/schemas.js';
 import { approveConversion, rejectConversion } from '../../conversions/service.js';
-import { sendErrorPage } from '../errors.js';
+import { notFound, sendErrorPage } from '../errors.js';
 import { Field, FormBody, IdParams, ListField, text, validateAgainst } from '../forms.js';
 import { type DashboardApp, runAction } from '../respond.js';
 import { redirectWithFlash, safeDashboardPath, sessionOf } from '../session.js';
+import { showRefusedReason } from './reasonForm.js';
 
 /** A page of the list holds at most this many; more in one post is not a person's doing. */
 const MAX_BULK = 100;
@@ -15,6 +18,8 @@ const MAX_BULK = 100;
 const RejectForm = FormBody({ reason: Field, back: Field });
 /** The list's one form: a row's Approve (`approve` = its id) or the bulk `action` on `ids`. */
 const BulkForm = FormBody({ back: Field, reason: Field, action: Field, approve: Field, ids: ListField });
+
+const REJECT_PAGE = { section: 'conversions', submitLabel: 'Reject' } as const;
 
 function reasonOf(form: { reason?: string }): string | null {
   const input = { reason: text(form.reason) || null };
@@ -40,8 +45,24 @@ export function conversionDecisionRoutes(app: DashboardApp, ctx: AppContext): vo
     const { brand } = sessionOf(request);
     const { id } = request.params;
     const back = safeDashboardPath(text(request.body.back), `/dashboard/conversions/${id}`);
+    let reason: string | null;
+    try {
+      reason = reasonOf(request.body);
+    } catch (error) {
+      if (!(await findConversion(ctx.db.read, brand.id, id))) return notFound(reply, request, 'conversion');
+      return showRefusedReason(request, reply, {
+        ...REJECT_PAGE,
+        title: `Reject conversion ${id}`,
+        action: `/dashboard/conversions/${id}/reject`,
+        hidden: { back },
+        reason: text(request.body.reason),
+        label: `Reason for rejecting ${id}`,
+        back,
+        error: formError(error),
+      });
+    }
     return runAction(request, reply, back, async () => {
-      await rejectConversion(ctx, brand.id, id, reasonOf(request.body));
+      await rejectConversion(ctx, brand.id, id, reason);
       return 'Conversion rejected.';
     });
   });
@@ -74,7 +95,16 @@ export function conversionDecisionRoutes(app: DashboardApp, ctx: AppContext): vo
     try {
       if (action === 'reject') reason = reasonOf(form);
     } catch (error) {
-      return redirectWithFlash(reply, back, { kind: 'error', text: toApiError(error).message });
+      return showRefusedReason(request, reply, {
+        ...REJECT_PAGE,
+        title: `Reject ${plural(ids.length, 'conversion')}`,
+        action: '/dashboard/conversions/bulk',
+        hidden: { back, action: 'reject', ids },
+        reason: text(form.reason),
+        label: 'Rejection reason',
+        back,
+        error: formError(error),
+      });
     }
     const results = await Promise.allSettled(
       ids.map((id) =>

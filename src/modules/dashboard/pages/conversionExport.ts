@@ -11,7 +11,7 @@ import { ApiError } from '../../../http/errors.js';
 import { idAt } from '../../../ids.js';
 import { formatMajorUnits } from '../../../money.js';
 import { type ConversionFilter, listConversions } from '../../conversions/repository.js';
-import { Choice, Cursor, Query, text } from '../forms.js';
+import { Choice, Cursor, dayRangeProblems, Query, text } from '../forms.js';
 import { offerNames, partnerNames } from '../repository.js';
 import type { DashboardApp } from '../respond.js';
 import { sessionOf } from '../session.js';
@@ -21,7 +21,7 @@ import { csvText } from './reportData.js';
 const EXPORT_BATCH = 1000;
 
 const STATUSES = ['pending', 'approved', 'rejected'] as const;
-/** The filters keep what was typed; a day that is not a date is reported and ignored. */
+/** The filters keep what was typed; a day that is not a date is refused beside its field. */
 export const ConversionListQuery = Query({
   status: Type.Optional(Choice(STATUSES)),
   offerId: Type.Optional(Type.String({ maxLength: 64 })),
@@ -34,9 +34,10 @@ export const ConversionListQuery = Query({
 type ConversionQuery = Static<typeof ConversionListQuery>;
 
 /**
- * What was typed (kept in the form), problems with it, and the filter it means. A day that is
- * not a date is ignored with a word; a reversed range (from after to) is `refused` instead, as
- * the reports and the API refuse it: answering it with no conversions would read as "none then".
+ * What was typed (kept in the form), and the filter it means. A day the calendar lacks or a
+ * reversed range is `refused` (422, each problem beside its field), as the reports and the API
+ * refuse them: listing everything (the day ignored) or nothing (a reversed range) would read
+ * as an answer to the question asked.
  */
 export function conversionFilterOf(given: ConversionQuery, timeZone: string) {
   const filters = {
@@ -47,10 +48,8 @@ export function conversionFilterOf(given: ConversionQuery, timeZone: string) {
     to: text(given.to),
     txn: text(given.txn),
   };
-  const problems: string[] = [];
-  if (filters.from && !isRealDay(filters.from)) problems.push('“From” must be a date.');
-  if (filters.to && !isRealDay(filters.to)) problems.push('“To” must be a date.');
-  const refused = isRealDay(filters.from) && isRealDay(filters.to) && filters.from > filters.to;
+  const problems = dayRangeProblems(filters.from, filters.to);
+  const refused = problems.length > 0 ? ApiError.validation(problems) : undefined;
   const filter: Omit<ConversionFilter, 'cursor' | 'limit'> = {
     status: filters.status,
     offerId: filters.offerId || undefined,
@@ -67,7 +66,7 @@ export function conversionFilterOf(given: ConversionQuery, timeZone: string) {
         ? idAt('conv', startOfLocalDay(addDays(parseDay(filters.to), 1), timeZone))
         : undefined,
   };
-  return { filters, problems, filter, refused };
+  return { filters, filter, refused };
 }
 
 const HEADER = [
@@ -141,7 +140,7 @@ export function conversionExportRoute(app: DashboardApp, ctx: AppContext): void 
     const { brand } = sessionOf(request);
     const { filter, refused } = conversionFilterOf(request.query, brand.timezone);
     // The reports' CSV answers the same way: the dashboard's 422 page.
-    if (refused) throw ApiError.validation([{ path: 'from', message: 'must not be after to' }]);
+    if (refused) throw refused;
     return reply
       .type('text/csv; charset=utf-8')
       .header('content-disposition', 'attachment; filename="affitrack-conversions.csv"')

@@ -1,8 +1,8 @@
 /** Conversions: a filterable list with single and bulk decisions, and one conversion's page. */
 import { escapeHtml } from '@kitajs/html';
-import { isRealDay } from '../../../calendar.js';
 import type { AppContext } from '../../../context.js';
 import { toPage } from '../../../http/pagination.js';
+import { FormView } from '../../../web/views/form.js';
 import { type ConversionRow, findConversion, listConversions } from '../../conversions/repository.js';
 import { notFound } from '../errors.js';
 import { count, money, subIds } from '../format.js';
@@ -30,6 +30,7 @@ import { ConversionListQuery, conversionExportRoute, conversionFilterOf } from '
 
 const PAGE_SIZE = 50;
 const STATUSES = ['pending', 'approved', 'rejected'] as const;
+export const DAY_LABELS = { from: 'From', to: 'To' };
 
 function StatusCell({ conversion: c, timeZone }: { conversion: ConversionRow; timeZone: string }) {
   return (
@@ -208,7 +209,8 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
     const { brand } = sessionOf(request);
     const tz = brand.timezone;
     const { cursor: cursorParam, ...given } = request.query;
-    const { filters, problems, filter, refused } = conversionFilterOf(given, tz);
+    const { filters, filter, refused } = conversionFilterOf(given, tz);
+    const days = new FormView({ from: filters.from, to: filters.to }, DAY_LABELS, refused);
     const cursor = cursorParam || undefined;
     const q = ctx.db.read;
     // A refused range lists nothing: the page shows the filters and what to change.
@@ -216,10 +218,7 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
       refused ? [] : listConversions(q, brand.id, { ...filter, cursor, limit: PAGE_SIZE }),
       refused
         ? []
-        : conversionTotals(q, brand.id, filter, {
-            from: isRealDay(filters.from) ? filters.from : undefined,
-            to: isRealDay(filters.to) ? filters.to : undefined,
-          }),
+        : conversionTotals(q, brand.id, filter, { from: filters.from || undefined, to: filters.to || undefined }),
       offerMenu(q, brand.id),
       partnerMenu(q, brand.id),
     ]);
@@ -274,6 +273,7 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
                 : escapeHtml(totals.map((t) => totalText(t, totals, filters.status)).join('; '))}
             </p>
           )}
+          {days.summary()}
           <details class="filter-panel" open={filtered}>
             <summary>Filters</summary>
             <form method="get" action="/dashboard/conversions" class="filters" aria-label="Filters">
@@ -290,14 +290,8 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
               </div>
               <Menu name="offerId" label="Offer" items={offers} current={filters.offerId} />
               <Menu name="partnerId" label="Partner" items={partners} current={filters.partnerId} />
-              <div>
-                <label for="from">From</label>
-                <input id="from" name="from" type="date" value={escapeHtml(filters.from)} />
-              </div>
-              <div>
-                <label for="to">To</label>
-                <input id="to" name="to" type="date" value={escapeHtml(filters.to)} />
-              </div>
+              {days.input('from', { type: 'date' })}
+              {days.input('to', { type: 'date' })}
               <div>
                 <label for="txn">Txn id</label>
                 <input id="txn" name="txn" value={escapeHtml(filters.txn)} />
@@ -307,17 +301,8 @@ export function conversionPages(app: DashboardApp, ctx: AppContext): void {
               </div>
             </form>
           </details>
-          {problems.length > 0 ? (
-            <div class="flash error" role="alert" safe>
-              {`${problems.join(' ')} That filter was ignored.`}
-            </div>
-          ) : (
-            ''
-          )}
           {refused ? (
-            <div class="flash error" role="alert">
-              “From” must not be after “To”.
-            </div>
+            ''
           ) : (
             <>
               <form method="post" action="/dashboard/conversions/bulk">

@@ -5,6 +5,7 @@ import { addDays, isRealDay, parseDay, startOfLocalDay } from '../../../calendar
 import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
 import { toPage } from '../../../http/pagination.js';
+import { FormView } from '../../../web/views/form.js';
 import { EVENT_NAMES } from '../../events/schemas.js';
 import { type AttemptRow, findDelivery, listAttempts, listSubscriptions } from '../../webhooks/repository.js';
 import { redeliver } from '../../webhooks/service.js';
@@ -20,13 +21,13 @@ import {
 } from '../deliveryQueries.js';
 import { notFound } from '../errors.js';
 import { count } from '../format.js';
-import { Choice, Cursor, Field, FormBody, IdParams, Query, text } from '../forms.js';
+import { Choice, Cursor, dayRangeProblems, Field, FormBody, IdParams, Query, text } from '../forms.js';
 import { MENU_LIMIT, partnerMenu } from '../repository.js';
 import { type DashboardApp, render, runAction } from '../respond.js';
 import { safeDashboardPath, sessionOf } from '../session.js';
 import { ActionButton, BackLink, Badge, CreatedLink, EmptyState, Pager, Prop, Time } from '../views/components.js';
 import { num, Table } from '../views/table.js';
-import { Menu } from './conversions.js';
+import { DAY_LABELS, Menu } from './conversions.js';
 
 const PAGE_SIZE = 50;
 const STATUSES = ['attempting', 'retry_scheduled', 'succeeded', 'failed', 'parked'] as const;
@@ -216,19 +217,25 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
       q: text(given.q) || undefined,
     };
     const cursor = cursorParam || undefined;
+    // A day the calendar lacks or a reversed range is refused beside its field (422), not ignored.
+    const dayProblems = dayRangeProblems(filters.from ?? '', filters.to ?? '');
+    const refused = dayProblems.length > 0 ? ApiError.validation(dayProblems) : undefined;
+    const days = new FormView({ from: filters.from ?? '', to: filters.to ?? '' }, DAY_LABELS, refused);
     const partnerTargets = filters.partnerId ? await partnerPostbackIds(q, brand.id, filters.partnerId) : undefined;
     const search = filters.q ? await searchFilter(ctx, brand.id, filters.q) : {};
-    const rows = await deliveryLog(q, brand.id, {
-      status: filters.status,
-      kind: filters.kind,
-      event: filters.event,
-      targets: filters.subscription ? [filters.subscription] : partnerTargets,
-      fromMs: dayBound(filters.from ?? '', brand.timezone, false),
-      toMs: dayBound(filters.to ?? '', brand.timezone, true),
-      ...search,
-      cursor,
-      limit: PAGE_SIZE,
-    });
+    const rows = refused
+      ? []
+      : await deliveryLog(q, brand.id, {
+          status: filters.status,
+          kind: filters.kind,
+          event: filters.event,
+          targets: filters.subscription ? [filters.subscription] : partnerTargets,
+          fromMs: dayBound(filters.from ?? '', brand.timezone, false),
+          toMs: dayBound(filters.to ?? '', brand.timezone, true),
+          ...search,
+          cursor,
+          limit: PAGE_SIZE,
+        });
     const page = toPage(rows, PAGE_SIZE, (r) => r);
     const [targets, attempts, subscriptions, partners] = await Promise.all([
       deliveryTargets(
@@ -244,6 +251,7 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
     return render(request, reply, {
       title: 'Delivery log',
       section: 'deliveries',
+      status: refused ? 422 : 200,
       body: (session) => (
         <>
           <h1>Delivery log</h1>
@@ -262,6 +270,7 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
               Search
             </button>
           </form>
+          {days.summary()}
           <details class="filter-panel" open={filtered}>
             <summary>Filters</summary>
             <form method="get" action="/dashboard/deliveries" class="filters" aria-label="Filters">
@@ -290,39 +299,40 @@ export function deliveryPages(app: DashboardApp, ctx: AppContext): void {
                 current={filters.subscription ?? ''}
               />
               <Menu name="partnerId" label="Partner (postbacks)" items={partners} current={filters.partnerId ?? ''} />
-              <div>
-                <label for="from">From</label>
-                <input id="from" name="from" type="date" value={escapeHtml(filters.from ?? '')} />
-              </div>
-              <div>
-                <label for="to">To</label>
-                <input id="to" name="to" type="date" value={escapeHtml(filters.to ?? '')} />
-              </div>
+              {days.input('from', { type: 'date' })}
+              {days.input('to', { type: 'date' })}
               <div>
                 <button type="submit">Filter</button> <a href="/dashboard/deliveries">Reset</a>
               </div>
             </form>
           </details>
-          <DeliveryTable
-            rows={page.data}
-            targets={targets}
-            attempts={attempts}
-            timeZone={brand.timezone}
-            csrf={session.csrfToken}
-            back={request.url}
-            empty={
-              <EmptyState title={filtered ? 'No deliveries match these filters' : 'Nothing delivered yet'}>
-                {filtered ? (
-                  <>
-                    <a href="/dashboard/deliveries">Show every delivery</a>.
-                  </>
-                ) : (
-                  'Webhooks and partner postbacks appear here as events happen.'
-                )}
-              </EmptyState>
-            }
-          />
-          <Pager path="/dashboard/deliveries" query={{ ...filters, cursor }} nextCursor={page.nextCursor} />
+          {/* A refused range lists nothing: the page shows the filters and what to change. */}
+          {refused ? (
+            ''
+          ) : (
+            <>
+              <DeliveryTable
+                rows={page.data}
+                targets={targets}
+                attempts={attempts}
+                timeZone={brand.timezone}
+                csrf={session.csrfToken}
+                back={request.url}
+                empty={
+                  <EmptyState title={filtered ? 'No deliveries match these filters' : 'Nothing delivered yet'}>
+                    {filtered ? (
+                      <>
+                        <a href="/dashboard/deliveries">Show every delivery</a>.
+                      </>
+                    ) : (
+                      'Webhooks and partner postbacks appear here as events happen.'
+                    )}
+                  </EmptyState>
+                }
+              />
+              <Pager path="/dashboard/deliveries" query={{ ...filters, cursor }} nextCursor={page.nextCursor} />
+            </>
+          )}
         </>
       ),
     });

@@ -4,7 +4,7 @@ import type { ApiError } from '../../../http/errors.js';
 import { formatMajorUnits } from '../../../money.js';
 import { type FormValues, FormView } from '../../../web/views/form.js';
 import type { OfferRow } from '../../offers/repository.js';
-import { CreateOfferBody } from '../../offers/schemas.js';
+import { CreateOfferBody, UpdateOfferBody } from '../../offers/schemas.js';
 import { isCurrencyCode } from '../../validation.js';
 import { type EditableFields, LOADED_FIELD, LoadedField, LoadedValues } from '../editedFields.js';
 import { FormBody, Problems, parseMoney, parseWhole, TextFields, text } from '../forms.js';
@@ -79,14 +79,13 @@ export function offerValues(row: OfferRow | null, brandCurrency: string): FormVa
   };
 }
 
-/** Reads the form into the API's body; the API schema then checks it exactly as for JSON. */
-export function offerInput(form: OfferForm, brandCurrency: string): CreateOfferBody {
-  const problems = new Problems();
+/** The form read into the API's body's shape, each parse problem noted in `problems`. */
+function readOfferForm(form: OfferForm, brandCurrency: string, problems: Problems) {
   const currency = text(form.currency).toUpperCase();
   const moneyCurrency = isCurrencyCode(currency) ? currency : brandCurrency;
   const unit = HOLD_UNITS.find(([key]) => key === text(form.holdUnit))?.[2] ?? 1;
   const hold = parseWhole(text(form.holdValue), 'holdValue', problems);
-  const input = {
+  return {
     name: text(form.name),
     destinationUrl: text(form.destinationUrl),
     status: text(form.status),
@@ -103,9 +102,63 @@ export function offerInput(form: OfferForm, brandCurrency: string): CreateOfferB
     },
     fallbackUrl: text(form.fallbackUrl) || null,
   };
+}
+
+/** Reads the form into the API's body; the API schema then checks it exactly as for JSON. */
+export function offerInput(form: OfferForm, brandCurrency: string): CreateOfferBody {
+  const problems = new Problems();
+  const input = readOfferForm(form, brandCurrency, problems);
   problems.check(CreateOfferBody, input);
   problems.throwIfAny();
   return input as CreateOfferBody;
+}
+
+type PatchKey = Exclude<keyof UpdateOfferBody, 'metadata' | 'caps'>;
+/** Where each form field goes in the API's body. */
+const PATCH_KEYS: Record<string, PatchKey | `caps.${'daily' | 'weekly' | 'monthly' | 'global'}`> = {
+  name: 'name',
+  destinationUrl: 'destinationUrl',
+  status: 'status',
+  currency: 'currency',
+  revenue: 'revenueCents',
+  payout: 'payoutCents',
+  conversionStatus: 'conversionStatus',
+  holdValue: 'holdSeconds',
+  holdUnit: 'holdSeconds',
+  capDaily: 'caps.daily',
+  capWeekly: 'caps.weekly',
+  capMonthly: 'caps.monthly',
+  capGlobal: 'caps.global',
+  fallbackUrl: 'fallbackUrl',
+};
+
+/**
+ * The edit form read into a PATCH of the fields its user changed (`edited`), so a field left
+ * as loaded is neither checked nor written again: an offer stored in a currency ISO has since
+ * withdrawn (HRK) can be renamed, though its currency would be refused as input. A new
+ * currency takes the amounts shown beside it, read in that currency, as the form reads them.
+ */
+export function offerPatch(form: OfferForm, brandCurrency: string, edited: Set<string>): UpdateOfferBody {
+  const problems = new Problems();
+  const full = readOfferForm(form, brandCurrency, problems);
+  const fields = new Set(edited);
+  if (fields.has('currency')) for (const field of ['revenue', 'payout']) fields.add(field);
+  const patch: Record<string, unknown> = {};
+  const caps: Record<string, number | null> = {};
+  for (const field of fields) {
+    const key = PATCH_KEYS[field];
+    if (!key) continue;
+    if (key.startsWith('caps.')) {
+      const cap = key.slice('caps.'.length) as keyof typeof full.caps;
+      caps[cap] = full.caps[cap];
+    } else patch[key] = full[key as PatchKey & keyof typeof full];
+  }
+  if (Object.keys(caps).length > 0) patch.caps = caps;
+  const kept = new Problems();
+  for (const d of problems.details) if (fields.has(d.path)) kept.add(d.path, d.message);
+  kept.check(UpdateOfferBody, patch);
+  kept.throwIfAny();
+  return patch as UpdateOfferBody;
 }
 
 export function OfferFormView(props: {

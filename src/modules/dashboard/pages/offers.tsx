@@ -11,7 +11,7 @@ import { pixelUrl, rotatePostbackToken } from '../../conversions/pixel.js';
 import { findOffer, listOffers, type OfferRow } from '../../offers/repository.js';
 import { createOffer, updateOffer } from '../../offers/service.js';
 import { listPartners } from '../../partners/repository.js';
-import { keepConcurrentChanges, LOADED_FIELD } from '../editedFields.js';
+import { editedFields, keepConcurrentChanges, LOADED_FIELD } from '../editedFields.js';
 import { notFound } from '../errors.js';
 import { count, duration, money } from '../format.js';
 import { Choice, Cursor, FormBody, IdParams, Query } from '../forms.js';
@@ -21,7 +21,7 @@ import { NO_NUMBERS, type Numbers, numbersBy } from '../trafficQueries.js';
 import { ActionButton, BackLink, Badge, CopyField, EmptyState, Pager, Tabs, Time } from '../views/components.js';
 import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, numberCells, numbersRange } from '../views/numbers.js';
 import { Table } from '../views/table.js';
-import { OFFER_FIELDS, OfferForm, OfferFormView, offerInput, offerValues } from './offerForm.js';
+import { OFFER_FIELDS, OfferForm, OfferFormView, offerInput, offerPatch, offerValues } from './offerForm.js';
 
 const PAGE_SIZE = 25;
 const STATUSES = ['active', 'paused', 'archived'] as const;
@@ -342,8 +342,11 @@ export function offerPages(app: DashboardApp, ctx: AppContext): void {
     // Fields left as loaded keep what the offer has now: a pause or a payout set meanwhile stays.
     const { [LOADED_FIELD]: loaded, ...submitted } = request.body;
     const values = keepConcurrentChanges(submitted, loaded, offerValues(offer, brand.currency), OFFER_FIELDS);
+    const edited = editedFields(submitted, loaded, OFFER_FIELDS);
     try {
-      const row = await updateOffer(ctx, brand.id, offer.id, offerInput(values, brand.currency));
+      // Only what was changed is checked and written (a form without `_loaded`: every field).
+      const input = edited ? offerPatch(values, brand.currency, edited) : offerInput(values, brand.currency);
+      const row = await updateOffer(ctx, brand.id, offer.id, input);
       return redirectWithFlash(reply, `/dashboard/offers/${row.id}`, { kind: 'ok', text: 'Offer saved.' });
     } catch (error) {
       // Shown over the offer as it is now, so the next save compares with that.

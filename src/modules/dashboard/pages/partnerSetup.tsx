@@ -3,17 +3,24 @@
  * postback URLs a partner hears about its conversions on.
  */
 import { escapeHtml } from '@kitajs/html';
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import { ApiError } from '../../../http/errors.js';
-import { FormView, formError, type RefusedForm } from '../../../web/views/form.js';
+import { type FormValues, FormView, formError, type RefusedForm } from '../../../web/views/form.js';
 import { findPartner, type PartnerRow } from '../../partners/repository.js';
 import { CreatePartnerBody } from '../../partners/schemas.js';
 import { createPartner } from '../../partners/service.js';
 import { CreatePostbackBody } from '../../postbacks/schemas.js';
-import { createPostback, deletePostback, type PostbackRow, updatePostback } from '../../postbacks/service.js';
+import {
+  createPostback,
+  deletePostback,
+  listPostbacks,
+  type PostbackRow,
+  updatePostback,
+} from '../../postbacks/service.js';
 import { sendTestPostback } from '../../postbacks/testSend.js';
+import { type EditableFields, keepConcurrentChanges, LOADED_FIELD, LoadedField } from '../editedFields.js';
 import { notFound } from '../errors.js';
 import { Field, FormBody, IdParams, ListField, text, validateAgainst } from '../forms.js';
 import { type DashboardApp, runAction } from '../respond.js';
@@ -22,7 +29,9 @@ import { ActionButton, CsrfField } from '../views/components.js';
 import { Table } from '../views/table.js';
 
 const PartnerForm = FormBody({ name: Field, email: Field, website: Field });
-const PostbackForm = FormBody({ url: Field, offerId: Field, events: ListField });
+const PostbackForm = FormBody({ url: Field, offerId: Field, events: ListField, [LOADED_FIELD]: LoadedField });
+/** The edit form's fields (editedFields.tsx). */
+const POSTBACK_FIELDS: EditableFields = ['url', 'offerId', 'events'];
 const PostbackParams = Type.Object({
   id: Type.String({ maxLength: 100 }),
   postbackId: Type.String({ maxLength: 100 }),
@@ -103,6 +112,11 @@ export function PostbackTable(props: {
   );
 }
 
+/** A stored postback URL as its edit form shows it. */
+export function postbackValues(row: PostbackRow): FormValues {
+  return { url: row.url, offerId: row.offer_id ?? '', events: JSON.parse(row.events) as string[] };
+}
+
 function postbackInput(form: { url?: string; offerId?: string; events?: string[] }) {
   const input = { url: text(form.url), offerId: text(form.offerId) || null, events: form.events ?? [] };
   validateAgainst(CreatePostbackBody, input);
@@ -144,13 +158,21 @@ export function partnerSetupRoutes(app: DashboardApp, ctx: AppContext, views: Pa
   const savePostback = async (
     request: FastifyRequest,
     reply: FastifyReply,
-    form: { url?: string; offerId?: string; events?: string[] },
+    body: Static<typeof PostbackForm>,
     partnerId: string,
     postbackId?: string,
   ) => {
     const { brand } = sessionOf(request);
     const partner = await findPartner(ctx.db.read, brand.id, partnerId);
     if (!partner) return notFound(reply, request, 'partner');
+    const { [LOADED_FIELD]: loaded, ...submitted } = body;
+    let form = submitted;
+    if (postbackId) {
+      const current = (await listPostbacks(ctx, brand.id, partner.id)).find((t) => t.id === postbackId);
+      if (!current) return notFound(reply, request, 'postback URL');
+      // Fields left as loaded keep what the template has now: events or an offer set meanwhile stay.
+      form = keepConcurrentChanges(submitted, loaded, postbackValues(current), POSTBACK_FIELDS) as typeof submitted;
+    }
     try {
       const input = postbackInput(form);
       if (postbackId) await updatePostback(ctx, brand.id, partner.id, postbackId, input);

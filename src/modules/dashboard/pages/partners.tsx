@@ -4,7 +4,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../../context.js';
 import { toPage } from '../../../http/pagination.js';
-import type { RefusedForm } from '../../../web/views/form.js';
+import { formError, type RefusedForm } from '../../../web/views/form.js';
 import { PostbackFormView } from '../../../web/views/postbackForm.js';
 import { listOffers } from '../../offers/repository.js';
 import { findPartner, type PartnerRow } from '../../partners/repository.js';
@@ -35,7 +35,8 @@ import {
 import { NUMBER_COLUMNS, NUMBERS_DAYS, NumberCards, numberCells, numbersRange } from '../views/numbers.js';
 import { num, Table } from '../views/table.js';
 import { BalanceCell, PartnerPortalPanel } from './partnerPortal.js';
-import { AddPartnerForm, PostbackTable, partnerSetupRoutes } from './partnerSetup.js';
+import { AddPartnerForm, PostbackTable, partnerSetupRoutes, postbackValues } from './partnerSetup.js';
+import { showRefusedReason } from './reasonForm.js';
 
 const PAGE_SIZE = 25;
 const RECENT_SENDS = 20;
@@ -388,16 +389,9 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
               csrf={session.csrfToken}
               action={`${back}/postbacks${editing ? `/${editing.id}` : ''}`}
               offers={menu}
-              values={
-                editing
-                  ? {
-                      url: editing.url,
-                      offerId: editing.offer_id ?? '',
-                      events: JSON.parse(editing.events) as string[],
-                    }
-                  : { events: ['conversion.approved'] }
-              }
+              values={editing ? postbackValues(editing) : { events: ['conversion.approved'] }}
               refused={refused}
+              loaded={editing ? postbackValues(editing) : undefined}
               submitLabel={editing ? 'Save postback' : 'Add postback'}
             />
           </section>
@@ -444,9 +438,25 @@ export function partnerPages(app: DashboardApp, ctx: AppContext): void {
   app.post('/partners/:id/ban', { schema: { params: IdParams, body: BanForm } }, async (request, reply) => {
     const { brand } = sessionOf(request);
     const back = safeDashboardPath(text(request.body.back), '/dashboard/partners');
-    return runAction(request, reply, back, async () => {
-      const input = { reason: text(request.body.reason) || null };
+    const input = { reason: text(request.body.reason) || null };
+    try {
       validateAgainst(BanBody, input);
+    } catch (error) {
+      const partner = await findPartner(ctx.db.read, brand.id, request.params.id);
+      if (!partner) return notFound(reply, request, 'partner');
+      return showRefusedReason(request, reply, {
+        title: `Ban ${partner.name}`,
+        section: 'partners',
+        action: `/dashboard/partners/${partner.id}/ban`,
+        hidden: { back },
+        reason: text(request.body.reason),
+        label: `Reason for banning ${partner.name}`,
+        submitLabel: 'Ban',
+        back,
+        error: formError(error),
+      });
+    }
+    return runAction(request, reply, back, async () => {
       const row = await banPartner(ctx, brand.id, request.params.id, input.reason);
       return `${row.name} is banned.`;
     });

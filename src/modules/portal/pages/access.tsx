@@ -116,6 +116,10 @@ function InvalidInvite() {
   );
 }
 
+/** Told only to whoever typed the account's password (sessions.ts signInPartner). */
+const BANNED =
+  'Your partner account is suspended: the brand has banned it, so you cannot sign in. Contact the brand if you think this is a mistake.';
+
 function showLogin(request: FastifyRequest, reply: FastifyReply, status: number, email = '', message?: Flash | null) {
   const page = (
     <LoginPage csrf={portalFormToken(request, reply)} email={email} message={message} refused={status === 422} />
@@ -148,6 +152,7 @@ export function accessRoutes(app: PortalApp, ctx: AppContext): void {
     if (!signedIn) {
       return showLogin(request, reply, 422, email, { kind: 'error', text: 'The email or password is not correct.' });
     }
+    if ('banned' in signedIn) return showLogin(request, reply, 403, email, { kind: 'error', text: BANNED });
     setPortalSessionCookie(reply, signedIn.token);
     return reply.redirect('/portal', 303);
   });
