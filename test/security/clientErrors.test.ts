@@ -149,6 +149,15 @@ describe('answers to requests the HTTP parser refuses', () => {
   });
 });
 
+/** A raw connection whose every byte received is kept; `closed` settles when the server closes it. */
+function connect(port: number) {
+  const socket = net.connect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  return { socket, closed, text: () => Buffer.concat(chunks).toString() };
+}
+
 describe('answers while the server is stopping or the client is too slow', () => {
   it('answers a request in flight at shutdown with Connection: close, and one arriving during the drain with 503', async () => {
     const env = await createTestEnv('sqlite');
@@ -163,13 +172,6 @@ describe('answers while the server is stopping or the client is too slow', () =>
       });
     });
     const draining = new Promise<void>((resolve) => env.app.addHook('preClose', async () => resolve()));
-    const connect = (port: number) => {
-      const socket = net.connect(port, '127.0.0.1');
-      const chunks: Buffer[] = [];
-      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-      return { socket, closed, text: () => Buffer.concat(chunks).toString() };
-    };
     try {
       await env.app.listen({ port: 0, host: '127.0.0.1' });
       const port = (env.app.server.address() as net.AddressInfo).port;
@@ -208,13 +210,6 @@ describe('answers while the server is stopping or the client is too slow', () =>
 
   it('holds clients still sending to REQUEST_TIMEOUT while it drains, so a slow one cannot hold the exit', async () => {
     const env = await createTestEnv('sqlite', { env: { REQUEST_TIMEOUT: '300ms' } });
-    const connect = (port: number) => {
-      const socket = net.connect(port, '127.0.0.1');
-      const chunks: Buffer[] = [];
-      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
-      return { socket, closed, text: () => Buffer.concat(chunks).toString() };
-    };
     try {
       await env.app.listen({ port: 0, host: '127.0.0.1' });
       const port = (env.app.server.address() as net.AddressInfo).port;
