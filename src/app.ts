@@ -18,9 +18,10 @@ import type { AppContext } from './context.js';
 import { apiKeyHook, brandKeyLimit, countValidKey, keyedNotFound } from './http/auth.js';
 import { fastifyTrustProxy } from './http/clientAddress.js';
 import { answerClientError, refuseCodedBodies, registerClientErrorAnswers } from './http/clientErrors.js';
-import { ApiError, registerErrorHandling, sendError, toApiError } from './http/errors.js';
+import { ApiError, isApiUrl, registerErrorHandling, sendError, toApiError } from './http/errors.js';
 import { idempotency } from './http/idempotency.js';
 import { jsonShapeProblem, refuseUnacceptableInput } from './http/inputText.js';
+import { answerNoRoute, KnownPaths } from './http/knownPaths.js';
 import { type OpenApiOptions, registerOpenApi } from './http/openapi.js';
 import { ErrorBody } from './http/schemas.js';
 import { serverTimeouts } from './http/timeouts.js';
@@ -120,11 +121,14 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerValidators(app);
+  // Every API route's path and methods, for the 405 (and OPTIONS) of a known path.
+  const knownPaths = new KnownPaths();
+  app.addHook('onRoute', knownPaths.record);
   app.addHook('onRoute', closeBodilessApiRoutes);
   app.addHook('onRoute', closeQuerylessApiRoutes);
   app.addHook('onRoute', refuseCodedBodies);
   app.addHook('onRoute', idempotency(ctx).attach);
-  registerErrorHandling(app);
+  registerErrorHandling(app, (request, reply) => answerNoRoute(request, reply, knownPaths));
   registerJsonParser(app);
   const refuseUnservable = registerClientErrorAnswers(app, timeouts);
 
@@ -135,7 +139,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
     // API answers are per key and per moment, some carry secrets (a postback token, an invite
     // link, a rotated webhook secret): no shared or browser cache may keep one. Set here, in the
     // hook every request already runs, so the hot GET /api/v1/offers pays one prefix test.
-    if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+    if (isApiUrl(request.url)) reply.header('cache-control', 'no-store');
     refuseUnservable(request, reply);
     done();
   });
@@ -185,7 +189,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       api.addHook('onRequest', apiKeyHook(ctx));
-      api.setNotFoundHandler(keyedNotFound(ctx, [brandKeyLimit, partnerKeyLimit]));
+      api.setNotFoundHandler(keyedNotFound(ctx, [brandKeyLimit, partnerKeyLimit], knownPaths));
       await api.register(brandRoutes(ctx));
       await api.register(offerRoutes(ctx));
       await api.register(partnerRoutes(ctx));
@@ -205,7 +209,7 @@ export async function buildApp(ctx: AppContext): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       api.addHook('onRequest', apiKeyHook(ctx));
-      api.setNotFoundHandler(keyedNotFound(ctx, [brandKeyLimit]));
+      api.setNotFoundHandler(keyedNotFound(ctx, [brandKeyLimit], knownPaths));
       await api.register(webhookRoutes(ctx));
       await api.register(eventRoutes(ctx));
     },
@@ -242,7 +246,9 @@ function apiDocument(): OpenApiOptions {
     description:
       'Affiliate tracking: offers, partners, clicks, conversions, reports and signed webhooks. ' +
       'Authenticate with `Authorization: Bearer <API key>`. Errors are `{ "error": { "code", "message", "requestId" } }`; ' +
-      'POSTs take an `Idempotency-Key`. Lists are `{ data, nextCursor }`, newest first.',
+      'POSTs take an `Idempotency-Key`. Lists are `{ data, nextCursor }`, newest first. A path asked with a method ' +
+      'it does not take is 405 `method_not_allowed` with an `Allow` header (OPTIONS on it: 204 with `Allow`); ' +
+      'an unknown path is 404.',
     tags: [
       { name: 'brand', description: 'The brand that owns the API key: time zone, currency, fraud settings.' },
       { name: 'offers', description: 'Promotions with payouts, caps and a destination URL.' },

@@ -23,22 +23,42 @@ import { createUser, generatePassword } from './modules/users/service.js';
 import { closeContext, createContext, createLogger } from './runtime.js';
 import { type Role, serve } from './server.js';
 
+/** One line per command line: the command words, then its options and what it does. */
+const COMMAND_LINES = [
+  'serve [--role all|api|worker]             Run the service (default role: all; api/worker on PostgreSQL only)',
+  'migrate                                   Apply pending database migrations',
+  'backup FILE [--json]                      Copy the SQLite database to FILE, safe while the server runs',
+  'brands create --name N [--timezone TZ] [--currency CUR] [--json]',
+  'keys create --brand ID [--name N] [--rate-limit N] [--json]',
+  'keys list --brand ID [--json]',
+  'keys revoke KEY_ID [--json]',
+  'users create --brand ID --email E [--password P] [--json]   Dashboard sign-in (a password is generated when omitted)',
+];
+
+const USAGE_FOOTER = `Environment: DATABASE_URL (unset = SQLite in DATA_DIR), DATA_DIR, PORT, HOST, … (see README).
+Exit codes: 0 done; 1 could not run here (port in use, database unavailable, unexpected error);
+2 wrong command line or configuration. With --json an error is also {"error":{"code","message"}} on stdout.`;
+
 const USAGE = `Usage: affitrack <command> [options]
        affitrack --version | --help
 
 Commands:
-  serve [--role all|api|worker]             Run the service (default role: all; api/worker on PostgreSQL only)
-  migrate                                   Apply pending database migrations
-  backup FILE [--json]                      Copy the SQLite database to FILE, safe while the server runs
-  brands create --name N [--timezone TZ] [--currency CUR] [--json]
-  keys create --brand ID [--name N] [--rate-limit N] [--json]
-  keys list --brand ID [--json]
-  keys revoke KEY_ID [--json]
-  users create --brand ID --email E [--password P] [--json]   Dashboard sign-in (a password is generated when omitted)
+${COMMAND_LINES.map((line) => `  ${line}`).join('\n')}
 
-Environment: DATABASE_URL (unset = SQLite in DATA_DIR), DATA_DIR, PORT, HOST, … (see README).
-Exit codes: 0 done; 1 could not run here (port in use, database unavailable, unexpected error);
-2 wrong command line or configuration. With --json an error is also {"error":{"code","message"}} on stdout.`;
+${USAGE_FOOTER}`;
+
+/**
+ * The help of the command `positionals` start with (`keys` → its three command lines, `keys
+ * list` → that one); the whole usage for no command or an unknown one.
+ */
+function commandHelp(positionals: string[]): string {
+  const [command, sub] = positionals;
+  const ofCommand = COMMAND_LINES.filter((line) => line.split(' ')[0] === command);
+  const ofSub = ofCommand.filter((line) => line.split(' ')[1] === sub);
+  const lines = ofSub.length > 0 ? ofSub : ofCommand;
+  if (lines.length === 0) return USAGE;
+  return `Usage:\n${lines.map((line) => `  affitrack ${line}`).join('\n')}\n\n${USAGE_FOOTER}`;
+}
 
 /** dist/cli.js and src/cli.ts both sit one level below package.json. */
 function packageVersion(): string {
@@ -85,26 +105,47 @@ async function withContext<T>(config: Config, work: (ctx: AppContext) => Promise
   }
 }
 
+const OPTIONS = {
+  role: { type: 'string' },
+  name: { type: 'string' },
+  timezone: { type: 'string' },
+  currency: { type: 'string' },
+  brand: { type: 'string' },
+  'rate-limit': { type: 'string' },
+  email: { type: 'string' },
+  password: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+  version: { type: 'boolean', short: 'v', default: false },
+} as const;
+
 function parseCommandLine(argv: string[]) {
-  const commandLine = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      role: { type: 'string' },
-      name: { type: 'string' },
-      timezone: { type: 'string' },
-      currency: { type: 'string' },
-      brand: { type: 'string' },
-      'rate-limit': { type: 'string' },
-      email: { type: 'string' },
-      password: { type: 'string' },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-      version: { type: 'boolean', short: 'v', default: false },
-    },
-  });
+  const commandLine = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   refuseSurplusArguments(commandLine.positionals);
   return commandLine;
+}
+
+/**
+ * The command words of a command line that asks for help, wherever `--help` (`-h`) stands:
+ * `affitrack serve extra --help` or `brands create --bogus --help` wants the command's help,
+ * not a refusal of what it would have refused. Parsed leniently (unknown options and surplus
+ * words are allowed), and `--name --help` counts too: there `--help` is no name, but a request
+ * for help. After `--` it is a word (`backup -- --help` names a file). Null without one.
+ */
+function helpRequest(argv: string[]): string[] | null {
+  const { tokens, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+    options: OPTIONS,
+  });
+  const asked = tokens.some(
+    (token) =>
+      token.kind === 'option' &&
+      (token.name === 'help' || (!token.inlineValue && (token.value === '--help' || token.value === '-h'))),
+  );
+  return asked ? positionals : null;
 }
 
 /**
@@ -255,10 +296,12 @@ async function keysCommand(
 async function main(argv: string[]): Promise<void> {
   let config: Config | null = null;
   try {
+    const help = helpRequest(argv);
+    if (help) return print(false, null, commandHelp(help));
     const commandLine = parseCommandLine(argv);
     const { values, positionals } = commandLine;
     if (values.version) return print(values.json, { version: packageVersion() }, packageVersion());
-    if (values.help || positionals.length === 0) return print(false, null, USAGE);
+    if (positionals.length === 0) return print(false, null, USAGE);
     config = loadConfig();
     await runCommand(config, commandLine);
   } catch (error) {

@@ -6,60 +6,109 @@
  * test). SQLite's online backup reads through a connection, which sees the WAL's commits, and
  * copies one snapshot of the whole database into a single file.
  */
-import { closeSync, existsSync, openSync, statSync, unlinkSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, linkSync, openSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { CommandError, EXIT_FAILURE } from '../cliErrors.js';
 import { SQLITE_FILE } from './database.js';
 
-/** Copies the database in `dataDir` to `target`, a new file; returns the pages copied. */
+/** Files SQLite may create beside a database it writes: all go with a failed copy. */
+const SIDE_FILES = ['', '-journal', '-wal', '-shm'];
+
+/**
+ * Copies the database in `dataDir` to `target`, a new file; returns the pages copied.
+ *
+ * The copy is written to a temporary file beside the target (same directory, so same file
+ * system) and put in place only once complete: a backup that fails (disk full, the process
+ * killed, the machine down) never leaves a partial file at the target path, where it would
+ * pass for a backup. A failed copy's temporary file is removed; one left by a killed process
+ * is named `.<target>.partial-…`, which no one takes for a backup.
+ */
 export async function backupSqlite(dataDir: string, target: string): Promise<number> {
   const source = path.join(dataDir, SQLITE_FILE);
   if (!existsSync(source)) {
     throw new CommandError('not_found', `there is no database to back up in ${dataDir} (DATA_DIR)`);
   }
-  // A backup never replaces a file: the one it would replace may be the only good copy.
-  if (existsSync(target)) throw new CommandError('conflict', `${target} already exists: name a new file`);
+  refuseExisting(target);
   const directory = path.dirname(target);
   if (!existsSync(directory) || !statSync(directory).isDirectory()) {
     throw new CommandError('not_found', `cannot write ${target}: ${directory} is not a directory`);
   }
+  const partial = path.join(directory, `.${path.basename(target)}.partial-${randomBytes(6).toString('hex')}`);
   // Read-only: a backup changes nothing in DATA_DIR, and creates no database where none was.
   const database = new SQLite(source, { readonly: true, fileMustExist: true });
   try {
-    const { totalPages } = await database.backup(target);
+    const { totalPages } = await database.backup(partial);
+    putInPlace(partial, target);
     return totalPages;
   } catch (error) {
-    throw targetError(error, target);
+    removePartial(partial);
+    throw error instanceof CommandError ? error : targetError(error, target, partial);
   } finally {
     database.close();
   }
 }
 
+/** A backup never replaces a file: the one it would replace may be the only good copy. */
+function refuseExisting(target: string): void {
+  if (!existsSync(target)) return;
+  const what = statSync(target).isDirectory() ? 'is a directory' : 'already exists';
+  throw new CommandError('conflict', `${target} ${what}: name a new file`);
+}
+
 /**
- * SQLite cannot open or write the target: say so naming the target (its SQLITE_CANTOPEN
- * otherwise reached cliErrors as a DATA_DIR problem and sent the operator to a healthy data
- * directory). SQLite does not say why; creating the file ourselves does (EACCES, EROFS…).
+ * Gives the complete copy its name without replacing anything: a hard link fails if the
+ * target appeared meanwhile (rename would overwrite it). A file system without hard links
+ * (some network and FAT mounts) gets a rename after one more check.
  */
-function targetError(error: unknown, target: string): unknown {
+function putInPlace(partial: string, target: string): void {
+  try {
+    linkSync(partial, target);
+    unlinkSync(partial);
+    return;
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'EEXIST') refuseExisting(target);
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw error;
+  }
+  refuseExisting(target);
+  renameSync(partial, target);
+}
+
+function removePartial(partial: string): void {
+  for (const suffix of SIDE_FILES) rmSync(`${partial}${suffix}`, { force: true });
+}
+
+/**
+ * SQLite cannot open or write the copy, or the file system refuses to name it: say so naming
+ * the target (SQLITE_CANTOPEN otherwise reached cliErrors as a DATA_DIR problem and sent the
+ * operator to a healthy data directory). SQLite does not say why; creating a file in the
+ * target's directory ourselves does (EACCES, EROFS…). The probe uses the temporary name, never
+ * the target's: nothing but a complete backup ever appears there.
+ */
+function targetError(error: unknown, target: string, partial: string): unknown {
   const code = String((error as { code?: unknown }).code ?? '');
-  if (!/^SQLITE_(CANTOPEN|READONLY|PERM|FULL|IOERR)/.test(code)) return error;
+  const reason = SYSTEM_REASONS[code] ?? (/^SQLITE_(CANTOPEN|READONLY|PERM|FULL|IOERR)/.test(code) ? null : undefined);
+  if (reason === undefined) return error;
   return new CommandError(
     'backup_failed',
-    `cannot write the backup to ${target} (the FILE of affitrack backup FILE): ${whyNotWritable(target, error)}`,
+    `cannot write the backup to ${target} (the FILE of affitrack backup FILE): ${reason ?? whyNotWritable(partial, error)}`,
     EXIT_FAILURE,
   );
 }
 
-function whyNotWritable(target: string, error: unknown): string {
-  const sqliteReason = String((error as { message?: unknown }).message ?? 'cannot write it');
-  if (existsSync(target)) return sqliteReason;
+function whyNotWritable(probe: string, error: unknown): string {
+  const code = String((error as { code?: unknown }).code ?? '');
+  const message = String((error as { message?: unknown }).message ?? 'cannot write it');
+  // A write refused mid-way (EFBIG, EIO) reaches SQLite as a bare I/O error, most often a full disk.
+  const sqliteReason = code.startsWith('SQLITE_IOERR') ? `${message} (is the disk full?)` : message;
   try {
-    closeSync(openSync(target, 'wx'));
-    unlinkSync(target);
+    closeSync(openSync(probe, 'wx'));
+    unlinkSync(probe);
     return sqliteReason;
-  } catch (probe) {
-    const errno = String((probe as { code?: unknown }).code ?? '');
+  } catch (failure) {
+    const errno = String((failure as { code?: unknown }).code ?? '');
     return SYSTEM_REASONS[errno] ?? `${sqliteReason} (${errno || 'unknown error'})`;
   }
 }
@@ -69,4 +118,7 @@ const SYSTEM_REASONS: Record<string, string> = {
   EPERM: 'permission denied',
   EROFS: 'read-only file system',
   ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  EFBIG: 'the file is too large for this file system or process limit',
+  EIO: 'input/output error',
 };

@@ -6,7 +6,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { AuthenticatedKey } from '../modules/apiKeys/service.js';
 import { ipLimitKey } from './clientAddress.js';
-import { ApiError, noRoute, sendError } from './errors.js';
+import { ApiError } from './errors.js';
+import { answerNoRoute, type KnownPaths } from './knownPaths.js';
 import type { RateDecision } from './rateLimit.js';
 
 declare module 'fastify' {
@@ -106,18 +107,20 @@ export function apiKeyHook(ctx: AppContext) {
 }
 
 /**
- * The 404 of a keyed prefix (`/api/v1/…`, `/api/public/…`): a path or method that matches no
- * route is 404 whatever the key (DESIGN §2), but a valid key — of any kind `limits` knows —
- * is counted like on any other request under the prefix, so a key over its limit gets 429
- * and the 404 carries the RateLimit-* headers.
+ * The 404 of a keyed prefix (`/api/v1/…`, `/api/public/…`): a path that matches no route is
+ * 404 whatever the key (DESIGN §2), and a known path asked with another method 405 whatever
+ * the key (knownPaths.ts); but a valid key — of any kind `limits` knows — is counted like on
+ * any other request under the prefix, so a key over its limit gets 429 and the 404 or 405
+ * carries the RateLimit-* headers.
  */
 export function keyedNotFound(
   ctx: AppContext,
   limits: ReadonlyArray<(ctx: AppContext, token: string) => Promise<KeyLimit | null>>,
+  known: KnownPaths,
 ) {
   return async function notFound(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     await countValidKey(ctx, request, reply, limits);
-    return sendError(reply, noRoute(request));
+    return answerNoRoute(request, reply, known);
   };
 }
 

@@ -16,7 +16,7 @@ import type {
   RequestPayload,
   RouteOptions,
 } from 'fastify';
-import { ApiError, ERROR_CODES, type ErrorCode } from './errors.js';
+import { ApiError, ERROR_CODES, type ErrorCode, isApiUrl } from './errors.js';
 import type { ServerTimeouts } from './timeouts.js';
 
 /** The parser's error codes that are not a plain 400. */
@@ -60,9 +60,11 @@ export function answerClientError(
     // The id the answer hands out is one an operator can look up, like a routed request's.
     logRefusal(log, requestId, status, code, cause);
     const body = errorJson(code, message, requestId);
+    // no-store: the request line may not have been parsed, so whether it was an API address
+    // (whose every answer says no-store) is unknown; no cache has any use for a refusal anyway.
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `X-Request-Id: ${requestId}\r\n` +
+        `X-Request-Id: ${requestId}\r\nCache-Control: no-store\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
@@ -84,7 +86,7 @@ function logRefusal(
 }
 
 /** Node answers an `Expect` other than `100-continue` itself, with an empty 417, unless told otherwise. */
-function answerUnmetExpectation(log: FastifyBaseLogger, response: ServerResponse): void {
+function answerUnmetExpectation(log: FastifyBaseLogger, request: IncomingMessage, response: ServerResponse): void {
   const requestId = randomUUID();
   logRefusal(log, requestId, ERROR_CODES.expectation_failed, 'expectation_failed');
   const body = errorJson('expectation_failed', 'Only "Expect: 100-continue" is supported.', requestId);
@@ -93,6 +95,8 @@ function answerUnmetExpectation(log: FastifyBaseLogger, response: ServerResponse
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
     connection: 'close',
+    // Like every other answer under /api (errors.ts isApiUrl), though no hook runs for this one.
+    ...(isApiUrl(request.url ?? '') ? { 'cache-control': 'no-store' } : {}),
   });
   response.end(body);
 }
@@ -107,8 +111,8 @@ export function registerClientErrorAnswers(
   app: FastifyInstance,
   timeouts: Pick<ServerTimeouts, 'requestTimeout' | 'connectionsCheckingInterval'>,
 ): (request: FastifyRequest, reply: FastifyReply) => void {
-  (app.server as Server).on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) =>
-    answerUnmetExpectation(app.log, response),
+  (app.server as Server).on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
+    answerUnmetExpectation(app.log, request, response),
   );
   let closing = false;
   const sockets = trackSockets(app.server as Server);

@@ -11,6 +11,7 @@ export const ERROR_CODES = {
   bad_request: 400,
   unauthorized: 401,
   not_found: 404,
+  method_not_allowed: 405,
   request_timeout: 408,
   conflict: 409,
   idempotency_key_in_use: 409,
@@ -77,8 +78,10 @@ function describeDetails(details: ErrorDetail[]): string {
 
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
-  // Also for requests refused before the onRequest hooks ran (a malformed URL).
+  // Also for requests refused before the onRequest hooks ran (a malformed URL, an over-long
+  // path segment), which set both on every other answer.
   reply.header('X-Request-Id', reply.request.id);
+  if (isApiUrl(reply.request.url)) reply.header('cache-control', 'no-store');
   const body: { code: string; message: string; details?: ErrorDetail[]; requestId: string } = {
     code: error.code,
     message: error.message,
@@ -208,9 +211,21 @@ export function logFailure(request: FastifyRequest, error: unknown): ApiError {
   return apiError;
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/**
+ * Whether an answer to `url` is an API answer, which no cache may keep (README "No caching"):
+ * `/api/…`, and `/api` itself with or without a query string.
+ */
+export function isApiUrl(url: string): boolean {
+  return url.startsWith('/api') && (url.length === 4 || url[4] === '/' || url[4] === '?');
+}
+
+/** `notFound` answers a request that matches no route (a 404, or a 405 for a known path: knownPaths.ts). */
+export function registerErrorHandling(
+  app: FastifyInstance,
+  notFound: (request: FastifyRequest, reply: FastifyReply) => FastifyReply,
+): void {
   app.setErrorHandler((error, request: FastifyRequest, reply) => sendError(reply, logFailure(request, error)));
-  app.setNotFoundHandler((request, reply) => sendError(reply, noRoute(request)));
+  app.setNotFoundHandler(notFound);
 }
 
 /** The 404 of a request that matches no route. */

@@ -236,8 +236,8 @@ const header = (name: keyof typeof HEADER_COMPONENTS) => ({ $ref: `#/components/
 /** The headers an answer with `status` of `operation` carries (see HEADER_COMPONENTS). */
 function responseHeaders(operation: DocumentedOperation, path: string, status: string): Record<string, unknown> {
   const headers: Record<string, unknown> = { 'X-Request-Id': header('RequestId') };
-  // Not on `default`: Node's own answers (408, 431…) come before any hook.
-  if (path.startsWith('/api/') && status !== 'default') headers['Cache-Control'] = header('CacheControl');
+  // On `default` too: Node's own answers (408, 417, 431…) say no-store as well (http/clientErrors.ts).
+  if (path.startsWith('/api/')) headers['Cache-Control'] = header('CacheControl');
   // A keyed request is counted once its key is known: every answer but the 401 (and Node's own, `default`).
   // A route limited without a key counts before (apply) or with (postback token) its 401.
   const keyed = (operation.security ?? []).length > 0 && status !== '401';

@@ -26,7 +26,7 @@ import { default as addFormatsPlugin } from 'ajv-formats';
 import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import { isInstant } from '../calendar.js';
 import { isHttpUrl, isHttpUrlTemplate } from '../modules/urls.js';
-import { isCurrencyCode, isTimeZone } from '../modules/validation.js';
+import { isCurrencyCode, isStoredCurrencyCode, isTimeZone } from '../modules/validation.js';
 
 function makeAjv(coerceTypes: boolean | 'array') {
   const ajv = new Ajv({
@@ -47,6 +47,8 @@ function makeAjv(coerceTypes: boolean | 'array') {
   // One rule for every timestamp parameter, the same as GET /conversions?from= (calendar.ts).
   ajv.addFormat('date-time', { type: 'string', validate: isInstant });
   ajv.addFormat('currency', { type: 'string', validate: (code) => isCurrencyCode(code.toUpperCase()) });
+  // Filters over stored amounts: a code withdrawn since (HRK) still finds what was stored in it.
+  ajv.addFormat('currency-filter', { type: 'string', validate: isStoredCurrencyCode });
   ajv.addFormat('time-zone', { type: 'string', validate: isTimeZone });
   return ajv;
 }

@@ -50,6 +50,7 @@ export const FORMAT_TEXT: Record<string, string> = {
   'http-url': 'an absolute http(s) URL without control characters',
   'http-url-template': 'an absolute http(s) URL without control characters, with macros in the path and query only',
   currency: 'an ISO 4217 currency code such as USD (any case)',
+  'currency-filter': 'a current or withdrawn ISO 4217 currency code such as USD or HRK (any case)',
   'time-zone': 'an IANA time zone such as Europe/Berlin',
   day: 'a date as YYYY-MM-DD',
 };

@@ -1,5 +1,5 @@
 /** Checks shared by several features: real ISO 4217 codes and IANA time zones. */
-import { iso4217MinorUnits } from '../iso4217.js';
+import { isOrWasIso4217Code, iso4217MinorUnits } from '../iso4217.js';
 
 /**
  * A code in ISO 4217's current list (iso4217.ts), any case (`eur`); the code is stored upper
@@ -8,6 +8,15 @@ import { iso4217MinorUnits } from '../iso4217.js';
  */
 export function isCurrencyCode(code: string): boolean {
   return iso4217MinorUnits(code.toUpperCase()) !== undefined;
+}
+
+/**
+ * A code a filter over stored amounts may name, any case: a current code, or one ISO 4217 had
+ * (HRK, SLL, ZWL, XDR…), in which amounts stored before may be (iso4217.ts). New amounts stay
+ * strict: they take isCurrencyCode.
+ */
+export function isStoredCurrencyCode(code: string): boolean {
+  return isOrWasIso4217Code(code.toUpperCase());
 }
 
 export function currencyCode(code: string): string {

@@ -3,7 +3,19 @@
  * runs, holding the commits that are still only in the WAL.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  watch,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -13,7 +25,34 @@ import { loadConfig } from '../../src/config.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createBrandWithFirstKey } from '../../src/modules/brands/service.js';
 import { closeContext, createContext } from '../../src/runtime.js';
-import { assertFailure, runCli } from './cliProcess.js';
+import { CLI, ROOT } from '../chaos/service.js';
+import { assertFailure, childEnv, runCli } from './cliProcess.js';
+
+const NOBODY = 65534;
+
+/** Whether every directory from `dir` up may be entered by other users (so nobody can run the CLI from it). */
+function othersCanReach(dir: string): boolean {
+  for (let d = dir; ; d = path.dirname(d)) {
+    if ((statSync(d).mode & 0o001) === 0) return false;
+    if (path.dirname(d) === d) return true;
+  }
+}
+
+/** A DATA_DIR holding a SQLite database of about `megabytes` MB, so that copying it takes many steps. */
+function bulkyDataDir(dir: string, megabytes: number): string {
+  mkdirSync(dir, { recursive: true });
+  const db = new SQLite(path.join(dir, 'affitrack.db'));
+  try {
+    db.exec('create table filler (bytes blob)');
+    const insert = db.prepare('insert into filler values (randomblob(65536))');
+    db.transaction(() => {
+      for (let i = 0; i < megabytes * 16; i += 1) insert.run();
+    })();
+  } finally {
+    db.close();
+  }
+  return dir;
+}
 
 function brandNames(file: string): string[] {
   const db = new SQLite(file, { readonly: true });
@@ -82,6 +121,94 @@ describe('affitrack backup', () => {
     assert.ok(message.includes(`cannot write the backup to ${target}`), message);
     assert.match(message, /FILE/);
     assert.ok(!message.includes(dataDir) && !message.includes('DATA_DIR'), message);
+  });
+
+  it('refuses a target that is a directory, naming it, and leaves the directory as it was', async () => {
+    const dataDir = path.join(dir, 'to-a-directory');
+    mkdirSync(dataDir);
+    writeFileSync(path.join(dataDir, 'affitrack.db'), '');
+    const target = path.join(dir, 'a-directory');
+    mkdirSync(target);
+    const result = await runCli(['backup', target, '--json'], { DATA_DIR: dataDir });
+    const message = assertFailure(result, { exitCode: 2, code: 'conflict', json: true });
+    assert.equal(message, `${target} is a directory: name a new file`);
+    assert.deepEqual(readdirSync(target), []);
+  });
+
+  it('says in one line that the target directory is not writable, and leaves no file there', async (t) => {
+    const dataDir = path.join(dir, 'readable');
+    mkdirSync(dataDir);
+    writeFileSync(path.join(dataDir, 'affitrack.db'), '');
+    const locked = path.join(dir, 'locked');
+    mkdirSync(locked);
+    // Root writes anywhere, so as root the CLI runs as nobody — who must reach the checkout and the database.
+    const asRoot = process.getuid?.() === 0;
+    if (asRoot && !othersCanReach(ROOT)) {
+      t.skip(`running as root and ${ROOT} is not reachable by other users, so no unprivileged user can run the CLI`);
+      return;
+    }
+    chmodSync(dir, 0o755);
+    chmodSync(dataDir, 0o755);
+    chmodSync(path.join(dataDir, 'affitrack.db'), 0o644);
+    chmodSync(locked, 0o555);
+    const target = path.join(locked, 'backup.db');
+    const result = await runCli(
+      ['backup', target, '--json'],
+      { DATA_DIR: dataDir },
+      asRoot ? { uid: NOBODY, gid: NOBODY } : {},
+    );
+    const message = assertFailure(result, { exitCode: 1, code: 'backup_failed', json: true });
+    assert.equal(
+      message,
+      `cannot write the backup to ${target} (the FILE of affitrack backup FILE): permission denied`,
+    );
+    assert.deepEqual(readdirSync(locked), []);
+  });
+
+  it('leaves neither the target nor a temporary file when the disk fills up mid-way', async () => {
+    const dataDir = bulkyDataDir(path.join(dir, 'bulky'), 8);
+    const out = path.join(dir, 'full-disk');
+    mkdirSync(out);
+    const target = path.join(out, 'backup.db');
+    // Writes past 1 MiB fail as on a full disk; the database is 8 MiB.
+    const result = await runCli(['backup', target, '--json'], { DATA_DIR: dataDir }, { fileSizeLimitKiB: 1024 });
+    const message = assertFailure(result, { exitCode: 1, code: 'backup_failed', json: true });
+    assert.equal(
+      message,
+      `cannot write the backup to ${target} (the FILE of affitrack backup FILE): disk I/O error (is the disk full?)`,
+    );
+    assert.deepEqual(readdirSync(out), [], 'nothing left behind');
+    const retried = await runCli(['backup', target, '--json'], { DATA_DIR: dataDir });
+    assert.equal(retried.code, 0, retried.stderr);
+    assert.deepEqual(readdirSync(out), ['backup.db'], 'the retry is not refused by a leftover');
+  });
+
+  it('never shows a partial copy at the target path while the copy is written (killed mid-way)', async () => {
+    const dataDir = bulkyDataDir(path.join(dir, 'bulky-kill'), 64);
+    const out = path.join(dir, 'killed');
+    mkdirSync(out);
+    const target = path.join(out, 'backup.db');
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'backup', target], {
+      cwd: ROOT,
+      env: childEnv({ DATA_DIR: dataDir }),
+      stdio: 'ignore',
+    });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.once('exit', (_code, signal) => resolve(signal)),
+    );
+    // The first file that appears in the directory is the one being written: kill the backup then.
+    const watcher = watch(out, () => child.kill('SIGKILL'));
+    try {
+      assert.equal(await exited, 'SIGKILL', 'killed while copying, not after');
+    } finally {
+      watcher.close();
+    }
+    assert.equal(existsSync(target), false, 'no partial file passes for a backup');
+    const left = readdirSync(out);
+    assert.ok(
+      left.length > 0 && left.every((name) => /^\.backup\.db\.partial-[0-9a-f]+(-journal)?$/.test(name)),
+      String(left),
+    );
   });
 
   it('creates nothing and migrates nothing where there is no database', async () => {

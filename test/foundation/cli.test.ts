@@ -81,6 +81,45 @@ describe('affitrack CLI', () => {
     assert.deepEqual(JSON.parse(json.stdout), { version });
   });
 
+  // --help wins wherever it stands, over what the command line would otherwise be refused for.
+  describe('--help anywhere', { concurrency: 4 }, () => {
+    const asks = [
+      { args: ['serve', 'extra', '--help'], shows: ['affitrack serve [--role all|api|worker]'] },
+      { args: ['serve', '--role', 'boss', '-h'], shows: ['affitrack serve [--role all|api|worker]'] },
+      { args: ['backup', 'a.db', 'b.db', '--help'], shows: ['affitrack backup FILE [--json]'] },
+      { args: ['brands', 'create', '--name', '--help'], shows: ['affitrack brands create --name N'] },
+      { args: ['keys', 'list', '--colour', 'red', '--json', '--help'], shows: ['affitrack keys list --brand ID'] },
+      {
+        args: ['keys', '--help'],
+        shows: ['affitrack keys create', 'affitrack keys list', 'affitrack keys revoke KEY_ID'],
+      },
+      { args: ['launch', '--help'], shows: ['Usage: affitrack <command> [options]', 'Commands:'] },
+      { args: ['--help', 'serve'], shows: ['affitrack serve [--role all|api|worker]'] },
+    ];
+    for (const { args, shows } of asks) {
+      it(`"${args.join(' ')}" prints the command's help and exits 0, doing nothing`, async () => {
+        const own = mkdtempSync(path.join(tmpdir(), 'affitrack-cli-help-'));
+        try {
+          // A bad variable too: help needs no configuration.
+          const result = await runCli(args, { DATA_DIR: own, PORT: 'eighty' });
+          assert.equal(result.code, 0, result.stderr);
+          assert.equal(result.stderr, '');
+          for (const line of shows) assert.ok(result.stdout.includes(line), `${line} in:\n${result.stdout}`);
+          assert.match(result.stdout, /Exit codes: 0 done/);
+          if (args[0] !== 'launch') assert.doesNotMatch(result.stdout, /affitrack migrate/, 'only that command');
+          assert.deepEqual(readdirSync(own), [], 'nothing was done');
+        } finally {
+          rmSync(own, { recursive: true, force: true });
+        }
+      });
+    }
+    it('takes --help after -- as a word (a FILE of that name), not a request for help', async () => {
+      const result = await runCli(['backup', '--', '--help', '--json'], { DATA_DIR: dataDir });
+      assert.notEqual(result.code, 0);
+      assert.doesNotMatch(result.stdout, /Usage/);
+    });
+  });
+
   const userErrors: Array<{ what: string; args: string[]; code: string; env?: Record<string, string> }> = [
     {
       what: 'an invalid time zone',

@@ -21,13 +21,22 @@ export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...base, ...env };
 }
 
+/**
+ * Runs the CLI; `fileSizeLimitKiB` runs it under `ulimit -f` (through sh), so a write past
+ * that size fails (EFBIG) as on a full disk, without a file system of that size.
+ */
 export function runCli(
   args: string[],
   env: Record<string, string>,
-  options: { uid?: number; gid?: number } = {},
+  { fileSizeLimitKiB, ...options }: { uid?: number; gid?: number; fileSizeLimitKiB?: number } = {},
 ): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    const command = [process.execPath, '--import', 'tsx', CLI, ...args];
+    const [file, ...argv] =
+      fileSizeLimitKiB === undefined
+        ? command
+        : ['/bin/sh', '-c', `ulimit -f ${fileSizeLimitKiB} && exec "$@"`, 'sh', ...command];
+    const child = spawn(file as string, argv, {
       cwd: ROOT,
       env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],

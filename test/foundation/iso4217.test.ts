@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ISO_4217_CODES, iso4217MinorUnits } from '../../src/iso4217.js';
-import { isCurrencyCode } from '../../src/modules/validation.js';
+import { isCurrencyCode, isStoredCurrencyCode } from '../../src/modules/validation.js';
 
 describe('ISO 4217 currency codes', () => {
   it('accepts current codes that Intl does not list: funds (CLF, USN, BOV, CHE) and new ones (XCG, XAD)', () => {
@@ -20,6 +20,26 @@ describe('ISO 4217 currency codes', () => {
     for (const code of ['XAU', 'XAG', 'XDR', 'XSU', 'XTS', 'XXX', 'QQQ', 'US', 'USDD', '']) {
       assert.equal(isCurrencyCode(code), false, code);
     }
+  });
+
+  it('lets a filter over stored amounts name any code that is or was ISO 4217, and nothing else', () => {
+    for (const code of [
+      ...ISO_4217_CODES,
+      'HRK',
+      'SLL',
+      'ZWL',
+      'ANG',
+      'CUC',
+      'BGN',
+      'DEM',
+      'FRF',
+      'XDR',
+      'XAU',
+      'hrk',
+    ]) {
+      assert.equal(isStoredCurrencyCode(code), true, code);
+    }
+    for (const code of ['QQQ', 'XYZ', 'US', 'USDD', '', 'e1r']) assert.equal(isStoredCurrencyCode(code), false, code);
   });
 
   it('lists every code once, sorted, each with a minor unit of 0, 2, 3 or 4', () => {

@@ -137,17 +137,18 @@ for (const dialect of testedDialects()) {
       assert.ok(passed.length >= 5 * 3, `${passed.length} passed`);
     });
 
-    it('counts requests to paths and methods that match no route: 404 with RateLimit headers, then 429', async () => {
+    it('counts requests to paths and methods that match no route: 404 (405) with RateLimit headers, then 429', async () => {
       const key = await freshKey();
-      const unrouted: Array<[string, string]> = [
-        ['GET', '/api/v1/nothing'],
-        ['DELETE', '/api/v1/offers'],
-        ['GET', '/api/public/nothing'],
-        ['GET', '/api/v1/partner/nothing'],
+      const unrouted: Array<[string, string, number, string]> = [
+        ['GET', '/api/v1/nothing', 404, 'not_found'],
+        // A known path with another method: 405 (http/knownPaths.ts), counted the same way.
+        ['DELETE', '/api/v1/offers', 405, 'method_not_allowed'],
+        ['GET', '/api/public/nothing', 404, 'not_found'],
+        ['GET', '/api/v1/partner/nothing', 404, 'not_found'],
       ];
-      for (const [i, [method, path]] of unrouted.entries()) {
+      for (const [i, [method, path, status, code]] of unrouted.entries()) {
         const res = await env.request(method, path, { key });
-        expectError(res, 404, 'not_found');
+        expectError(res, status, code);
         assert.equal(res.headers['ratelimit-remaining'], String(4 - i), `${method} ${path}`);
       }
       assert.equal((await env.request('GET', '/api/v1/brand', { key })).headers['ratelimit-remaining'], '0');

@@ -523,6 +523,48 @@ for (const dialect of testedDialects()) {
       }
     });
 
+    it('finds payouts stored in a code withdrawn since (HRK) by that code, while new money stays strict', async () => {
+      const p = await partner('Kuna');
+      await conversion(p, { revenueCents: 100, payoutCents: 75, currency: 'EUR' });
+      env.clock.advance(MINUTE);
+      const run = await env.http('POST', '/api/v1/payouts', { body: { upTo: now(), partnerId: p } });
+      const made = run.body.data[0];
+      // A payout made in kuna before Croatia joined the euro (HRK left ISO 4217 in 2023).
+      await env.ctx.db.transact((trx) =>
+        trx.updateTable('payouts').set({ currency: 'HRK' }).where('id', '=', made.id).execute(),
+      );
+      for (const code of ['HRK', 'hrk']) {
+        const list = await env.http('GET', `/api/v1/payouts?partnerId=${p}&currency=${code}`);
+        assert.equal(list.status, 200, JSON.stringify(list.body));
+        assert.deepEqual(
+          list.body.data.map((x: { id: string; currency: string }) => [x.id, x.currency]),
+          [[made.id, 'HRK']],
+          code,
+        );
+      }
+      for (const code of ['SLL', 'ZWL', 'DEM', 'XDR', 'BGN']) {
+        const list = await env.http('GET', `/api/v1/payouts?partnerId=${p}&currency=${code}`);
+        assert.equal(list.status, 200, `${code}: ${JSON.stringify(list.body)}`);
+        assert.deepEqual(list.body.data, [], code);
+      }
+      const never = expectError(await env.http('GET', '/api/v1/payouts?currency=XYZ'), 422, 'validation_error');
+      assert.deepEqual(never.details, [
+        {
+          path: 'query.currency',
+          message: 'must be a current or withdrawn ISO 4217 currency code such as USD or HRK (any case)',
+        },
+      ]);
+      // Creating money in it is still refused, in a body and in an offer alike.
+      const created = await env.http('POST', '/api/v1/conversions', {
+        body: { offerId, partnerId: p, currency: 'HRK' },
+      });
+      assert.equal(expectError(created, 422, 'validation_error').details?.[0]?.path, 'currency');
+      const offer = await env.http('POST', '/api/v1/offers', {
+        body: { name: 'Kuna offer', destinationUrl: 'https://shop.example/', currency: 'HRK' },
+      });
+      assert.equal(expectError(offer, 422, 'validation_error').details?.[0]?.path, 'currency');
+    });
+
     it('lists payouts newest first with filters, and exports one as CSV with Accept: text/csv', async () => {
       const p = await partner('Csv =cmd');
       await conversion(p, { payoutCents: 1050, externalTxnId: 'order,"1"' });

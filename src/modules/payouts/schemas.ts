@@ -127,7 +127,12 @@ export const ListPayoutsQuery = Type.Object(
     status: Type.Optional(PayoutStatus),
     partnerId: IdFilter('partner'),
     currency: Type.Optional(
-      Type.String({ format: 'currency', maxLength: 3, description: 'ISO 4217 code, any case (`eur` finds EUR).' }),
+      Type.String({
+        format: 'currency-filter',
+        maxLength: 3,
+        description:
+          'ISO 4217 code, any case (`eur` finds EUR); a withdrawn one (`HRK`, `SLL`, `ZWL`) finds payouts made in it before.',
+      }),
     ),
     ...pageQuery('pay'),
   },
