@@ -67,7 +67,7 @@ function createRateLimiter(config: Config, db: Database, clock: Clock, logger: F
   const local = new MemoryRateLimiter(clock);
   if (config.redisUrl) {
     const counter = new RedisCounter(config.redisUrl, () => readDeploymentId(db), clock);
-    return new FallbackRateLimiter(counter, local, logger);
+    return new FallbackRateLimiter(counter, counter.seededLocal(local), logger);
   }
   if (db.dialect === 'postgres') return new FallbackRateLimiter(new PostgresCounter(db, clock), local, logger);
   return local;

@@ -2,16 +2,64 @@
  * Rate-limit counters in Redis (`REDIS_URL`), shared by every process. Built to fail fast:
  * a request must never wait for Redis to come back (FallbackRateLimiter counts in memory
  * meanwhile), so there is no offline queue, no retry of a command, and a short time-out.
+ *
+ * Two things keep the fallback from letting more through than its rule (README "Rate limits
+ * across processes": at most the limit per process): a busy event loop is not taken for a
+ * stalled Redis (see COMMAND_TIMEOUT_MS), and the local count of a key starts from the last
+ * count Redis gave this process for it (seededLocal), not from zero.
  */
 import { Redis } from 'ioredis';
 import type { Clock } from '../clock.js';
-import { decide, type RateDecision, type SharedCounter, secondOf, WINDOW_SECONDS } from './rateLimit.js';
+import {
+  decide,
+  type RateDecision,
+  type RateLimiter,
+  type SharedCounter,
+  secondOf,
+  WINDOW_SECONDS,
+} from './rateLimit.js';
 
 /**
  * A hit is one round trip to a nearby Redis (well under a millisecond); anything near this
- * long means Redis is stalled, and the request is better served by the local count.
+ * long means Redis is stalled, and the request is better served by the local count. Timed
+ * here, not by ioredis's `commandTimeout`: when this process's own event loop is busy (a
+ * burst of requests), the time-out and Redis's reply become due in the same turn, and timers
+ * run before the loop reads its sockets, so a reply that came back in a millisecond was
+ * declared late — a healthy Redis "unreachable". Once the time is up the loop reads its
+ * sockets once more (setImmediate runs after that), and only a hit still unanswered then
+ * has timed out. A refused or closed connection still fails at once (no offline queue).
  */
 const COMMAND_TIMEOUT_MS = 250;
+
+/** Keys remembered with their last shared count above this number trigger a sweep of stale ones. */
+const SEEN_SWEEP_THRESHOLD = 10_000;
+
+/** The count Redis last gave for a key (its requests in the window, `second` being when). */
+interface SeenCount {
+  second: number;
+  total: number;
+}
+
+export class RedisTimeoutError extends Error {
+  constructor() {
+    super(`Redis command timed out after ${COMMAND_TIMEOUT_MS} ms`);
+    this.name = 'RedisTimeoutError';
+  }
+}
+
+/** `command`, or a RedisTimeoutError once COMMAND_TIMEOUT_MS passed and the loop read its sockets once more. */
+async function withinTimeout<T>(command: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => setImmediate(() => reject(new RedisTimeoutError())), COMMAND_TIMEOUT_MS);
+  });
+  try {
+    // A late reply or rejection of `command` is handled by the race and ignored.
+    return await Promise.race([command, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * One key's counters as a hash, a field per second (see http/rateLimit.ts for the rule), read,
@@ -73,6 +121,8 @@ export class RedisCounter implements SharedCounter {
    * while it lives (a minute after an upgrade).
    */
   private namespace: string | null = null;
+  /** Per key, the count Redis last answered with: where the local count starts in an outage. */
+  private readonly seen = new Map<string, SeenCount>();
 
   /** `deploymentId` reads the id every process of this deployment shares (db/deployment.ts). */
   constructor(
@@ -85,7 +135,6 @@ export class RedisCounter implements SharedCounter {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
-      commandTimeout: COMMAND_TIMEOUT_MS,
       // The default reconnect schedule (50 ms more per attempt, at most 2 s) stays: counting
       // resumes by itself within ~2 s of Redis being back.
     }) as WithHit;
@@ -103,19 +152,60 @@ export class RedisCounter implements SharedCounter {
     try {
       this.namespace ??= `affitrack:rls:${await this.deploymentId()}:`;
       const now = this.clock.now();
-      const [allowed, total, freedAt] = await this.redis.rateLimitHit(
-        this.namespace + key,
-        secondOf(now),
-        limit,
-        WINDOW_SECONDS,
+      const second = secondOf(now);
+      const [allowed, total, freedAt] = await withinTimeout(
+        this.redis.rateLimitHit(this.namespace + key, second, limit, WINDOW_SECONDS),
       );
+      this.remember(key, { second, total });
       return decide(allowed === 1, total, limit, freedAt, now);
     } catch (error) {
       // A stalled Redis keeps the connection "ready": drop it, so later requests see it as
       // disconnected and skip it until a fresh connection passes the ready check.
-      if (error instanceof Error && /timed out/i.test(error.message)) this.redis.disconnect(true);
+      if (error instanceof RedisTimeoutError) this.redis.disconnect(true);
       throw error;
     }
+  }
+
+  private remember(key: string, count: SeenCount): void {
+    if (!this.seen.has(key) && this.seen.size >= SEEN_SWEEP_THRESHOLD) {
+      for (const [old, { second }] of this.seen) {
+        if (second <= count.second - WINDOW_SECONDS) this.seen.delete(old);
+      }
+    }
+    this.seen.set(key, count);
+  }
+
+  /**
+   * The requests Redis counted for `key` that may still count at `now`: its last answer's
+   * count, as if all were made in that answer's second (they were made then or earlier, so
+   * they stop counting by its end of window at the latest — the safe side in an outage).
+   */
+  private seenCount(key: string, now: number): number {
+    const count = this.seen.get(key);
+    if (!count) return 0;
+    if (count.second <= secondOf(now) - WINDOW_SECONDS) {
+      this.seen.delete(key);
+      return 0;
+    }
+    return count.total;
+  }
+
+  /**
+   * `local` (this process's count, for while Redis is unreachable) starting each key from
+   * the count Redis last gave this process for it. From zero, each process would let a full
+   * limit through on top of what the deployment already used: a 100/min key that had spent
+   * 80 in Redis got 100 more per process. Started from the shared count, every process
+   * stays within the limit, its own requests in Redis included.
+   */
+  seededLocal(local: RateLimiter): RateLimiter {
+    return {
+      hit: async (key, limit) => {
+        const already = this.seenCount(key, this.clock.now());
+        const decision = await local.hit(key, limit - already);
+        return { ...decision, limit };
+      },
+      close: () => local.close(),
+    };
   }
 
   async close(): Promise<void> {

@@ -11,8 +11,8 @@ import { after, afterEach, before, it } from 'node:test';
 import { localDay } from '../../src/calendar.js';
 import { newId } from '../../src/ids.js';
 import { localHour } from '../../src/modules/analytics/localHour.js';
-import { conversionBatcher } from '../../src/modules/conversions/postgresBatch.js';
-import type { ConversionRow } from '../../src/modules/conversions/repository.js';
+import { conversionBatcher, OFFER_NOW_CAPPED } from '../../src/modules/conversions/postgresBatch.js';
+import type { ConversionRow, RecordResult } from '../../src/modules/conversions/repository.js';
 import { Dispatcher } from '../../src/modules/deliveries/dispatcher.js';
 import { SystemTestClock } from '../clock.js';
 import {
@@ -158,6 +158,13 @@ describeOrSkip('conversion batches (postgres)', { skip: PG_URL ? false : PG_SKIP
     assert.equal(await deliveriesOf(await eventsOf(ids)), 40);
   });
 
+  /** Records `conversion` through the batcher, on an offer that has no caps. */
+  async function recordBatched(conversion: ConversionRow): Promise<RecordResult> {
+    const result = await conversionBatcher(env.ctx).record(conversion);
+    assert.ok(result !== OFFER_NOW_CAPPED, 'the offer has no caps');
+    return result;
+  }
+
   it('answers a repeated externalTxnId with the conversion stored first, within a batch and across batches', async () => {
     const offerId = await newOffer();
     const body = { offerId, partnerId, externalTxnId: 'twice' };
@@ -175,9 +182,8 @@ describeOrSkip('conversion batches (postgres)', { skip: PG_URL ? false : PG_SKIP
     assert.equal(later.body.id, twice[0]);
 
     // Recorded in one turn of the event loop: one batch, where the index decides between twins.
-    const batcher = conversionBatcher(env.ctx);
     const [first, second] = await Promise.all(
-      ['inside', 'inside'].map((txn) => batcher.record({ ...row(offerId), external_txn_id: txn })),
+      ['inside', 'inside'].map((txn) => recordBatched({ ...row(offerId), external_txn_id: txn })),
     );
     assert.equal(first?.created, true);
     assert.equal(second?.created, false);
@@ -223,21 +229,17 @@ describeOrSkip('conversion batches (postgres)', { skip: PG_URL ? false : PG_SKIP
 
   it('answers only the failing conversion of a failed batch with its error, and stores the others one by one', async () => {
     const offerId = await newOffer();
-    const batcher = conversionBatcher(env.ctx);
-    const existing = await batcher.record(row(offerId));
+    const existing = await recordBatched(row(offerId));
     assert.equal(existing.created, true);
     const innocent = row(offerId);
     // A second row with the first one's id: the batch's statement fails, then each of its
     // conversions is stored alone, and only the clashing one fails.
-    const outcomes = await Promise.allSettled([
-      batcher.record(row(offerId, existing.row.id)),
-      batcher.record(innocent),
-    ]);
+    const outcomes = await Promise.allSettled([recordBatched(row(offerId, existing.row.id)), recordBatched(innocent)]);
     assert.deepEqual(
       outcomes.map((o) => o.status),
       ['rejected', 'fulfilled'],
     );
-    const next = await batcher.record(row(offerId));
+    const next = await recordBatched(row(offerId));
     assert.equal(next.created, true);
 
     const listed = await env.request('GET', `/api/v1/conversions?offerId=${offerId}&limit=100`);

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { Database } from '../../src/db/database.js';
 import { approveExpiredHolds } from '../../src/modules/conversions/service.js';
+import { hotOfferOfBrand } from '../../src/modules/hotRows.js';
 import {
   createTestDatabase,
   createTestEnv,
@@ -11,6 +13,7 @@ import {
   type TestEnv,
   testedDialects,
 } from '../helpers.js';
+import { waitFor } from '../wait.js';
 
 const NO_LIMIT = { RATE_LIMIT_PER_MINUTE: '100000' };
 const UA =
@@ -376,5 +379,115 @@ for (const dialect of testedDialects()) {
       assert.equal(results.filter((c) => c.capExceeded).length, 15);
       assert.equal((await api.capEvents(offerId)).length, 1);
     });
+
+    // Conversions on an offer without caps are stored in batches (conversions/postgresBatch.ts).
+    // A PATCH setting the offer's first cap counts the conversions stored so far: it must also
+    // count a batch that decided "no caps" before it and commits after it began.
+    it('counts a batch still being stored while a PATCH sets the offer its first cap', async () => {
+      const api = brandApi(envA, envA.brand.apiKey);
+      const offerId = await api.offer({}, { conversionStatus: 'approved' });
+      const partnerId = await api.partner();
+      for (let i = 0; i < 5; i++) await api.record(offerId, partnerId);
+
+      // A trigger holds the batch's inserts until the test lets them go: the batch is in flight.
+      const gateKey = 1 + Math.floor(Math.random() * 2 ** 30);
+      const ddl = envA.ctx.db.standaloneWriter;
+      await sql`create function hold_conversion() returns trigger language plpgsql as $$
+        begin perform pg_advisory_xact_lock_shared(${sql.lit(gateKey)}::bigint); return new; end $$`.execute(ddl);
+      await sql`create trigger hold_conversion before insert on conversions for each row
+        when (new.external_txn_id like 'held-%') execute function hold_conversion()`.execute(ddl);
+      try {
+        let open = () => {};
+        const opened = new Promise<void>((resolve) => {
+          open = resolve;
+        });
+        let gateHeld = () => {};
+        const held = new Promise<void>((resolve) => {
+          gateHeld = resolve;
+        });
+        const gate = second.transact(async (trx) => {
+          await sql`select pg_advisory_xact_lock(${gateKey}::bigint)`.execute(trx);
+          gateHeld();
+          await opened;
+        });
+        await held;
+        const batch = Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            envA.request('POST', '/api/v1/conversions', { body: { offerId, partnerId, externalTxnId: `held-${i}` } }),
+          ),
+        );
+        await waitFor('the batch to wait at the gate', () => waitersOn(gateKey), 10_000, 20);
+        let patched = false;
+        const patch = envA
+          .request('PATCH', `/api/v1/offers/${offerId}`, { body: { caps: { daily: 12 } } })
+          .finally(() => {
+            patched = true;
+          });
+        // Either the PATCH is done (it did not wait for the batch) or it waits for a row lock.
+        await waitFor('the PATCH to finish or wait', async () => patched || (await patchWaitsForLock()), 10_000, 20);
+        open();
+        await gate;
+        const answers = await batch;
+        assert.deepEqual(
+          answers.map((r) => r.status),
+          Array(10).fill(201),
+        );
+        assert.equal((await patch).status, 200);
+      } finally {
+        await sql`drop trigger hold_conversion on conversions`.execute(ddl);
+        await sql`drop function hold_conversion()`.execute(ddl);
+      }
+
+      const events = await api.capEvents(offerId);
+      assert.deepEqual(
+        events.map((e) => [e.data.cap, e.data.limit, e.data.count]),
+        [['daily', 12, 15]],
+        'the PATCH counts the 5 stored before it and the 10 of the batch, and fires cap.reached at once',
+      );
+      const next = await api.record(offerId, partnerId);
+      assert.deepEqual([next.capExceeded, next.status], [true, 'pending']);
+      const listed = await envA.request('GET', `/api/v1/conversions?offerId=${offerId}&limit=100`);
+      const exceeded = listed.body.data.filter((c: { capExceeded: boolean }) => c.capExceeded);
+      assert.deepEqual([listed.body.data.length, exceeded.length], [16, 1]);
+      assert.equal((await api.capEvents(offerId)).length, 1);
+    });
+
+    it("counts conversions that this process batches after another process's PATCH set the offer's first cap", async () => {
+      const api = brandApi(envA, envA.brand.apiKey);
+      const offerId = await api.offer({}, { conversionStatus: 'approved' });
+      const partnerId = await api.partner();
+      for (let i = 0; i < 2; i++) await api.record(offerId, partnerId);
+      // Process A holds the offer without caps in its cache (the clock stands still, so it stays)...
+      assert.equal((await hotOfferOfBrand(envA.ctx, envA.brand.id, offerId))?.cap_daily, null);
+      // ...when process B sets a daily cap of 3: 2 counted, not reached yet.
+      const patched = await envB.request('PATCH', `/api/v1/offers/${offerId}`, {
+        key: envA.brand.apiKey,
+        body: { caps: { daily: 3 } },
+      });
+      assert.equal(patched.status, 200);
+      assert.equal((await api.capEvents(offerId)).length, 0);
+
+      const results = await Promise.all(Array.from({ length: 10 }, () => api.record(offerId, partnerId, envA)));
+      assert.equal(results.filter((c) => c.capExceeded).length, 9, 'only the third of the day is within the cap');
+      const events = await api.capEvents(offerId);
+      assert.deepEqual(
+        events.map((e) => [e.data.limit, e.data.count]),
+        [[3, 3]],
+      );
+    });
+
+    /** Whether a statement waits for the advisory lock `key` (the test's gate). */
+    async function waitersOn(key: number): Promise<boolean> {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks
+        where locktype = 'advisory' and not granted and classid = 0 and objid = ${key}`.execute(second.read);
+      return Number(rows[0]?.n) > 0;
+    }
+
+    /** Whether an offer's row lock (a PATCH's) waits for another transaction. */
+    async function patchWaitsForLock(): Promise<boolean> {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+        where wait_event_type = 'Lock' and query like '%"offers"%for update%'`.execute(second.read);
+      return Number(rows[0]?.n) > 0;
+    }
   });
 }

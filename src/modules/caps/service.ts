@@ -35,6 +35,24 @@ export function hasCaps(offer: OfferRow): boolean {
   );
 }
 
+/**
+ * `offer` with its caps as committed now, read in the conversion's transaction: the offer in
+ * hand comes from a cache (hotRows.ts) that a PATCH setting a cap may have outdated. On
+ * PostgreSQL the row is share-locked until the transaction ends, so a PATCH changing the caps
+ * (which locks it FOR UPDATE before counting, offers/service.ts) either waits for this
+ * conversion to commit and counts it, or commits first and this read sees its caps. SQLite
+ * runs write transactions one at a time: the read alone is current.
+ */
+export async function withCurrentCaps(trx: Trx, offer: OfferRow): Promise<OfferRow> {
+  const caps = await trx
+    .selectFrom('offers')
+    .select(['cap_daily', 'cap_weekly', 'cap_monthly', 'cap_global'])
+    .where('id', '=', offer.id)
+    .$if(trx.getExecutor().adapter instanceof PostgresAdapter, (qb) => qb.forShare())
+    .executeTakeFirst();
+  return caps ? { ...offer, ...caps } : offer;
+}
+
 /** The caps an offer has, with the period each one counts in at instant `at`. */
 export function capPeriods(offer: OfferRow, timeZone: string, at: number): CapPeriod[] {
   const periods: CapPeriod[] = [];

@@ -10,6 +10,16 @@
  * offer has already (the unique index decides, as in the transaction). Only the conversions
  * it stored get their facts (summed per attribute set), their events and their deliveries.
  * A skipped one is answered with its earlier twin, as the transaction answers it.
+ *
+ * "Without caps" is decided from the cached offer, which a PATCH setting a cap may already
+ * have changed. So the statement checks again, holding a share lock on the offer rows: a
+ * conversion whose offer has caps now is not stored but handed back (OFFER_NOW_CAPPED) for
+ * the transaction, which counts it. The PATCH locks the offer row FOR UPDATE before it counts
+ * the offer's conversions, so it waits for every batch that passed the check and counts
+ * their rows; a batch that reaches the row while the PATCH holds it waits for its commit and
+ * then sees the caps (READ COMMITTED re-reads a locked row's newest version). Without the
+ * check a batch that read "no caps" before the PATCH but committed after its count was
+ * counted by nobody: a cap of 20 let 80 through.
  */
 import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { AppContext } from '../../context.js';
@@ -37,8 +47,14 @@ import {
 
 const LIMITS = { maxBatch: 256, maxInFlight: 4 };
 
-/** What one conversion of a batch comes to: its answer, or the error it fails with. */
-type Outcome = { ok: true; result: RecordResult } | { ok: false; error: unknown };
+/**
+ * A conversion whose offer has caps by the time its batch stores it (set by a PATCH since the
+ * offer was read): it must be recorded in a transaction, which counts it (service.ts).
+ */
+export const OFFER_NOW_CAPPED = 'offer now capped';
+
+/** What one conversion of a batch comes to: its answer, a hand-back, or the error it fails with. */
+type Outcome = { ok: true; result: RecordResult | typeof OFFER_NOW_CAPPED } | { ok: false; error: unknown };
 
 interface Pending {
   row: ConversionRow;
@@ -52,7 +68,9 @@ const columns = (names: readonly string[], from?: string) =>
 
 /**
  * The batch's statement, compiled once. $1: one JSON object per conversion, `{ row, fact,
- * event }`; $2: the deliveries of all the batch's events, as rows.
+ * event }`; $2: the deliveries of all the batch's events, as rows. Answers the ids of the
+ * conversions it stored (`offer` false) and of the batch's offers still without caps
+ * (`offer` true), which it holds share-locked until it commits.
  */
 function batchStatement(db: Kysely<Schema>): string {
   const counters = new Set<string>(FACT_COUNTERS);
@@ -62,10 +80,18 @@ function batchStatement(db: Kysely<Schema>): string {
     with input as (
       select value as item from json_array_elements(${''}::json)
     ),
+    uncapped as materialized (
+      select id from offers
+      where id in (select distinct input.item -> 'row' ->> 'offer_id' from input)
+        and cap_daily is null and cap_weekly is null and cap_monthly is null and cap_global is null
+      order by id
+      for share
+    ),
     stored as (
       insert into conversions (${columns(CONVERSION_COLUMNS)})
       select ${columns(CONVERSION_COLUMNS, 'c')}
       from input cross join lateral json_populate_record(null::conversions, input.item -> 'row') c
+      where c.offer_id in (select id from uncapped)
       on conflict (offer_id, external_txn_id) do nothing
       returning id
     ),
@@ -90,7 +116,9 @@ function batchStatement(db: Kysely<Schema>): string {
       from json_populate_recordset(null::webhook_deliveries, ${''}::json) d
       join created_events on created_events.id = d.event_id
     )
-    select id from stored`.compile(db);
+    select id, false as offer from stored
+    union all
+    select id, true from uncapped`.compile(db);
   if (compiled.parameters.length !== 2) throw new Error('the conversion batch statement has unexpected parameters');
   return compiled.sql;
 }
@@ -103,8 +131,11 @@ export class ConversionBatcher {
     this.statement = batchStatement(ctx.db.standaloneWriter);
   }
 
-  /** Stores a new conversion (built by the service, on an offer without caps) once its batch commits. */
-  async record(row: ConversionRow): Promise<RecordResult> {
+  /**
+   * Stores a new conversion (built by the service, on an offer that had no caps when read)
+   * once its batch commits; OFFER_NOW_CAPPED, storing nothing, if the offer has caps by then.
+   */
+  async record(row: ConversionRow): Promise<RecordResult | typeof OFFER_NOW_CAPPED> {
     const data = createdEventData(row);
     const envelope = eventEnvelope(this.ctx, row.brand_id, 'conversion.created', data);
     const event: EventInsert = {
@@ -157,16 +188,17 @@ export class ConversionBatcher {
       }),
     );
     const planned = await planDeliveries(ctx, writer, events);
-    let stored: Set<string>;
+    const stored = new Set<string>();
+    const uncapped = new Set<string>();
     try {
       const items = batch.map(({ row, fact, event }) => ({ row, fact, event }));
-      const result = await writer.executeQuery<{ id: string }>(
+      const result = await writer.executeQuery<{ id: string; offer: boolean }>(
         CompiledQuery.raw(this.statement, [
           JSON.stringify(items),
           JSON.stringify(planned.flatMap((deliveries) => deliveries.rows)),
         ]),
       );
-      stored = new Set(result.rows.map((r) => r.id));
+      for (const { id, offer } of result.rows) (offer ? uncapped : stored).add(id);
     } catch (error) {
       for (const deliveries of planned) settleDeliveries(ctx, deliveries, false);
       throw error;
@@ -180,9 +212,11 @@ export class ConversionBatcher {
     });
     if (unleased.length > 0) announceCommittedDeliveries(ctx, unleased);
     return Promise.all(
-      batch.map(({ row }): Outcome | Promise<Outcome> =>
-        stored.has(row.id) ? { ok: true, result: { row, created: true } } : twinOf(ctx, row),
-      ),
+      batch.map(({ row }): Outcome | Promise<Outcome> => {
+        if (stored.has(row.id)) return { ok: true, result: { row, created: true } };
+        if (!uncapped.has(row.offer_id)) return { ok: true, result: OFFER_NOW_CAPPED };
+        return twinOf(ctx, row);
+      }),
     );
   }
 }

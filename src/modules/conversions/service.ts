@@ -12,7 +12,14 @@ import { newId } from '../../ids.js';
 import { recordConversionFact } from '../analytics/facts.js';
 import { localHour } from '../analytics/localHour.js';
 import type { BrandRow } from '../brands/repository.js';
-import { type CountedPeriod, countTowardsCaps, hasCaps, recordCapsReached, uncountFromCaps } from '../caps/service.js';
+import {
+  type CountedPeriod,
+  countTowardsCaps,
+  hasCaps,
+  recordCapsReached,
+  uncountFromCaps,
+  withCurrentCaps,
+} from '../caps/service.js';
 import { type ClickRow, findClick } from '../clicks/repository.js';
 import { recordEvent } from '../events/outbox.js';
 import { hotBrand, hotOfferOfBrand, hotPartner } from '../hotRows.js';
@@ -21,7 +28,7 @@ import type { OfferRow } from '../offers/repository.js';
 import type { PartnerRow } from '../partners/repository.js';
 import { assertNotInPayout } from '../payouts/service.js';
 import { currencyCode, isCurrencyCode } from '../validation.js';
-import { conversionBatcher } from './postgresBatch.js';
+import { conversionBatcher, OFFER_NOW_CAPPED } from './postgresBatch.js';
 import {
   approvedEventData,
   type ConversionRow,
@@ -60,11 +67,16 @@ export async function recordConversion(
   const relabelled = relabelledAmountProblems(input.currency, parties.offer, input);
   if (relabelled.length > 0) throw new InvalidError(relabelled);
   // PostgreSQL, on an offer without caps: the conversion writes only its row, its fact, its
-  // event and that event's deliveries, batched with the conversions arriving alongside it.
-  const result =
+  // event and that event's deliveries, batched with the conversions arriving alongside it —
+  // unless its batch finds that the offer has caps by now, and hands it back to be counted.
+  const batched =
     ctx.db.batchesWrites && !hasCaps(parties.offer)
       ? await conversionBatcher(ctx).record(conversionRow(parties, input, ctx.clock.now(), options))
-      : await ctx.db.transact((trx) => recordConversionInTrx(ctx, trx, parties, input, options));
+      : OFFER_NOW_CAPPED;
+  const result =
+    batched === OFFER_NOW_CAPPED
+      ? await ctx.db.transact((trx) => recordConversionInTrx(ctx, trx, parties, input, options))
+      : batched;
   // A repeat names the same partner: a transaction id first reported for another partner's
   // click is not this sale's, and answering with that conversion would hide that this one
   // went unrecorded (whoever reports an order number first would take its commission).
@@ -207,8 +219,9 @@ async function recordConversionInTrx(
   input: CreateConversionBody,
   options: RecordOptions,
 ): Promise<RecordResult> {
-  const { brand, offer } = parties;
+  const { brand } = parties;
   const brandId = brand.id;
+  const offer = await withCurrentCaps(trx, parties.offer);
   const now = ctx.clock.now();
   const row = conversionRow(parties, input, now, options);
 
