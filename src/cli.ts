@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { type TObject, Type } from '@sinclair/typebox';
 import pino from 'pino';
 import { CommandError, EXIT_FAILURE, reportFailure, toCommandError, usageError } from './cliErrors.js';
 import { type Config, loadConfig } from './config.js';
@@ -16,8 +17,13 @@ import { backupSqlite } from './db/backup.js';
 import type { Database } from './db/database.js';
 import { migrateToLatest, pendingMigrations } from './db/migrate.js';
 import { serverHoldsLock } from './db/serveLock.js';
+import { ApiError } from './http/errors.js';
+import { jsonValidator } from './http/validation.js';
+import { type AjvIssue, detailsFromAjv } from './http/validationErrors.js';
+import { ApiKeyName } from './modules/apiKeys/schemas.js';
 import { apiKeyToView, insertApiKey, listApiKeys, revokeApiKey } from './modules/apiKeys/service.js';
 import { brandToApi, findBrandById } from './modules/brands/repository.js';
+import { BrandName } from './modules/brands/schemas.js';
 import { createBrandWithFirstKey } from './modules/brands/service.js';
 import { createUser, generatePassword } from './modules/users/service.js';
 import { closeContext, createContext, createLogger } from './runtime.js';
@@ -174,11 +180,47 @@ function refuseSurplusArguments(positionals: string[]): void {
   );
 }
 
+/**
+ * The options each command takes (--json, --help and --version go with any). One option table
+ * parses every command line, so an option of another command used to pass unread with exit 0:
+ * `keys revoke KEY --brand B` revoked KEY whatever its brand, to an operator who took it for
+ * a scope. Such an option is refused before anything runs.
+ */
+const OPTIONS: Record<string, string[] | Record<string, string[]>> = {
+  serve: ['role'],
+  migrate: [],
+  backup: [],
+  brands: { create: ['name', 'timezone', 'currency'] },
+  users: { create: ['brand', 'email', 'password'] },
+  keys: { create: ['brand', 'name', 'rate-limit'], list: ['brand'], revoke: [] },
+};
+const GLOBAL_OPTIONS = ['json', 'help', 'version'];
+
+function refuseForeignOptions([command = '', sub = '']: string[], values: Record<string, unknown>): void {
+  const known = Object.hasOwn(OPTIONS, command) ? OPTIONS[command] : undefined;
+  const taken = known && !Array.isArray(known) ? (Object.hasOwn(known, sub) ? known[sub] : undefined) : known;
+  if (taken === undefined) return;
+  const foreign = Object.keys(values).find(
+    (name) => values[name] !== undefined && !GLOBAL_OPTIONS.includes(name) && !taken.includes(name),
+  );
+  if (foreign === undefined) return;
+  const usage = Array.isArray(known) ? command : `${command} ${sub}`;
+  const allowed = taken.length ? `it takes ${taken.map((name) => `--${name}`).join(', ')}` : 'it takes no options';
+  throw usageError(`"affitrack ${usage}" takes no --${foreign}; ${allowed}`);
+}
+
+/** Checks a command's input with the API's schema, validator and messages: one rule, wherever a name comes in. */
+function checkAsTheApi(schema: TObject, input: Record<string, unknown>): void {
+  const validate = jsonValidator(schema);
+  if (!validate(input)) throw ApiError.validation(detailsFromAjv((validate.errors ?? []) as AjvIssue[], 'body'));
+}
+
 type CommandLine = ReturnType<typeof parseCommandLine>;
 
 async function runCommand(config: Config, { values, positionals }: CommandLine): Promise<void> {
   const [command, sub, arg] = positionals;
   const json = values.json ?? false;
+  refuseForeignOptions(positionals, values);
   switch (command) {
     case 'serve': {
       const role = (values.role ?? 'all') as Role;
@@ -206,7 +248,8 @@ async function runCommand(config: Config, { values, positionals }: CommandLine):
       return backupCommand(config, sub, json);
     case 'brands':
       if (sub !== 'create') throw usageError('Try: affitrack brands create --name N');
-      if (!values.name) throw usageError('--name is required');
+      if (values.name === undefined) throw usageError('--name is required');
+      checkAsTheApi(Type.Object({ name: BrandName }), { name: values.name });
       return withContext(config, async (ctx) => {
         const input = { name: values.name as string, timezone: values.timezone, currency: values.currency };
         const result = await ctx.db.transact((trx) => createBrandWithFirstKey(trx, ctx.clock, input));
@@ -275,6 +318,7 @@ async function keysCommand(
   if (rateLimitText !== undefined && !/^[1-9]\d{0,8}$/.test(rateLimitText)) {
     throw usageError('--rate-limit must be a whole number from 1 to 999999999 (requests per minute)');
   }
+  if (sub === 'create') checkAsTheApi(Type.Object({ name: Type.Optional(ApiKeyName) }), { name: values.name });
   return withContext(config, async (ctx) => {
     if (!(await findBrandById(ctx.db.read, brandId))) throw new CommandError('not_found', `No brand ${brandId}`);
     if (sub === 'list') {

@@ -152,14 +152,21 @@ function readDuration(env: Env, name: string, fallback: number): number {
   return value;
 }
 
+/**
+ * The longest window (a retention, WEBHOOK_DISABLE_AFTER): ten years is `off` in all but name,
+ * and far beyond it a time that far back or ahead leaves JavaScript's Date range (±273,790
+ * years), so the answers that print it fail (500) long after start-up accepted the value.
+ */
+const MAX_WINDOW_DAYS = 3650;
+
 /** A retention window: a duration (`30d`), or `off` to keep rows for ever. At least a day. */
 function readRetention(env: Env, name: string, fallbackDays: number): number | null {
   const raw = env[name]?.trim();
   if (raw === undefined || raw === '') return fallbackDays * DAY_MS;
   if (raw.toLowerCase() === 'off') return null;
   const value = parseDuration(raw);
-  if (value === null || value < DAY_MS)
-    throw new ConfigError(name, `expected off or a duration of at least 1d, got "${raw}"`);
+  if (value === null || value < DAY_MS || value > MAX_WINDOW_DAYS * DAY_MS)
+    throw new ConfigError(name, `expected off or a duration from 1d to ${MAX_WINDOW_DAYS}d, got "${raw}"`);
   return value;
 }
 
@@ -172,12 +179,20 @@ function readToken(env: Env, name: string): string | null {
   return raw;
 }
 
+/**
+ * Retry delays, each at most MAX_TIMER_DAYS like the other durations: a delivery's next attempt
+ * is written and shown as a date, and a delay past the Date range (`100000000d`) started fine
+ * and then made the delivery log answer 500.
+ */
 function readDelays(env: Env, name: string): number[] {
   const raw = env[name];
   if (raw === undefined || raw === '') return [1000, 5000, 30_000, 300_000, 1_800_000, 7_200_000];
   const delays = raw.split(',').map((part) => parseDuration(part));
-  if (delays.length === 0 || delays.some((d) => d === null || d < 0)) {
-    throw new ConfigError(name, `expected a comma list of durations like 1s,5s,30s, got "${raw}"`);
+  if (delays.length === 0 || delays.some((d) => d === null || d < 0 || d > MAX_TIMER_DAYS * DAY_MS)) {
+    throw new ConfigError(
+      name,
+      `expected a comma list of durations like 1s,5s,30s, each at most ${MAX_TIMER_DAYS}d, got "${raw}"`,
+    );
   }
   return delays as number[];
 }
@@ -191,8 +206,18 @@ function readDisableAfter(env: Env, name: string): Config['webhookDisableAfter']
   if (raw.toLowerCase() === 'off') return null;
   const [duration, deliveries, ...rest] = raw.split(',');
   const ms = parseDuration(duration ?? '');
-  if (ms === null || ms <= 0 || rest.length > 0 || !/^\s*\d+\s*$/.test(deliveries ?? '') || Number(deliveries) < 1) {
-    throw new ConfigError(name, `expected a duration and a delivery count like 5d,20 (or off), got "${raw}"`);
+  if (
+    ms === null ||
+    ms <= 0 ||
+    ms > MAX_WINDOW_DAYS * DAY_MS ||
+    rest.length > 0 ||
+    !/^\s*\d+\s*$/.test(deliveries ?? '') ||
+    Number(deliveries) < 1
+  ) {
+    throw new ConfigError(
+      name,
+      `expected a duration of at most ${MAX_WINDOW_DAYS}d and a delivery count like 5d,20 (or off), got "${raw}"`,
+    );
   }
   return { ms, deliveries: Number(deliveries) };
 }

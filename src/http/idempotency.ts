@@ -155,12 +155,26 @@ function canonicalPath(request: FastifyRequest): string {
   return query < 0 ? path : path + request.url.slice(query);
 }
 
+function hashRequest(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${path}\n`).update(JSON.stringify(body)).digest('hex');
+}
+
 /** The request as the key remembers it: method, operation and the body's JSON value (not its key order). */
 function fingerprintOf(request: FastifyRequest): string {
-  return createHash('sha256')
-    .update(`${request.method} ${canonicalPath(request)}\n`)
-    .update(JSON.stringify(canonical(request.body ?? null)))
-    .digest('hex');
+  return hashRequest(request.method, canonicalPath(request), canonical(request.body ?? null));
+}
+
+/**
+ * The fingerprints earlier builds stored for this request. Rows of the last 24 hours survive an
+ * upgrade (migrations 0031 and 0041 promise they replay), but until a868816 the body was hashed
+ * as sent, its members in the client's order, and until 68d3c1f with the raw URL: the same
+ * request retried on this build hashes differently. Comparing with these on a mismatch keeps
+ * the promise, and stays exact: each is the same method, URL and body JSON, only written as the
+ * older build wrote it, so a different request still matches none of them.
+ */
+function earlierFingerprintsOf(request: FastifyRequest): string[] {
+  const body = request.body ?? null;
+  return [hashRequest(request.method, request.url, body), hashRequest(request.method, request.url, canonical(body))];
 }
 
 /** A stored error answer names the request that made it: a replay names this one (X-Request-Id). */
@@ -198,9 +212,10 @@ async function claim(
   ctx: AppContext,
   { scope, key, sealingKey }: KeyedRun,
   idempotencyKey: string,
-  fingerprint: string,
+  request: FastifyRequest,
   leaseMs: number,
 ): Promise<Answer | null> {
+  const fingerprint = fingerprintOf(request);
   const now = ctx.clock.now();
   return ctx.db.transact(async (trx) => {
     const row = await trx
@@ -227,7 +242,7 @@ async function claim(
       return null;
     }
     if (row.created_at > now - IDEMPOTENCY_TTL_MS) {
-      if (row.fingerprint !== fingerprint) {
+      if (row.fingerprint !== fingerprint && !earlierFingerprintsOf(request).includes(row.fingerprint)) {
         throw new ApiError(
           'idempotency_key_reused',
           'This Idempotency-Key was used with a different request (method, URL or body). Use a new key for a new request.',
@@ -335,7 +350,7 @@ export function idempotency(ctx: AppContext) {
     }
     const scope = scopeOf(request);
     const run = new KeyedRun(scope, storedKeyOf(key), sealingKeyOf(scope, key));
-    claim(ctx, run, key, fingerprintOf(request), leaseMs).then(
+    claim(ctx, run, key, request, leaseMs).then(
       (stored) => {
         if (stored) {
           reply.code(stored.status).header('Idempotent-Replayed', 'true');

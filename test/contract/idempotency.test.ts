@@ -470,4 +470,63 @@ for (const dialect of testedDialects()) {
       }
     });
   });
+
+  describe(`Idempotency keys stored before the body was fingerprinted by its members (${dialect})`, () => {
+    it('replays a retry of a request stored with its body hashed as sent, and still refuses another body', async () => {
+      const database = await createTestDatabase(dialect);
+      let env: TestEnv | undefined;
+      try {
+        // The schema of a build before a868816, which hashed JSON.stringify(body) in the order sent.
+        await migrateTestDatabaseTo(database, '0030_throttle_last_send');
+        const clock = new ManualClock(Date.now());
+        const { createBrandWithFirstKey } = await import('../../src/modules/brands/service.js');
+        const { key: apiKey, secret } = await database.db.admin
+          .transaction()
+          .execute((trx) => createBrandWithFirstKey(trx, clock, { name: 'Before sorting' }));
+        // Members deliberately out of alphabetical order, as a client sends them.
+        const body = { name: 'Unsorted', destinationUrl: 'https://shop.example/u' };
+        const asSent = (sentBody: unknown) =>
+          createHash('sha256').update('POST /api/v1/offers\n').update(JSON.stringify(sentBody)).digest('hex');
+        const answer = JSON.stringify({ id: 'off_storedunsorted', name: 'Unsorted' });
+        const stored = (key: string) => ({
+          scope: apiKey.id,
+          key,
+          fingerprint: asSent(body),
+          status_code: 201,
+          response_body: answer,
+          work_committed: 1,
+          locked_until: 0,
+          created_at: clock.now() - 1000,
+        });
+        const sameKey = randomUUID();
+        const otherBodyKey = randomUUID();
+        await database.db.admin
+          .insertInto('idempotency_keys')
+          .values([stored(sameKey), stored(otherBodyKey)] as never)
+          .execute();
+        env = await createTestEnv(dialect, { database, clock });
+        const http = await listen(env);
+        const replay = await http.call('POST', '/api/v1/offers', {
+          body,
+          key: secret,
+          headers: { 'idempotency-key': sameKey },
+        });
+        assert.equal(replay.status, 201, JSON.stringify(replay.body));
+        assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+        assert.deepEqual(replay.body, JSON.parse(answer));
+        const other = await http.call('POST', '/api/v1/offers', {
+          body: { name: 'Unsorted', destinationUrl: 'https://shop.example/other' },
+          key: secret,
+          headers: { 'idempotency-key': otherBodyKey },
+        });
+        assert.equal(other.status, 422);
+        assert.equal(other.body.error.code, 'idempotency_key_reused');
+        const offers = await http.call('GET', '/api/v1/offers?limit=100', { key: secret });
+        assert.deepEqual(offers.body.data, [], 'no retry did the work again');
+      } finally {
+        await env?.close();
+        await database.drop();
+      }
+    });
+  });
 }

@@ -157,6 +157,28 @@ describe('affitrack CLI', () => {
       code: 'validation_error',
     },
     { what: 'a badly configured variable', args: ['migrate'], code: 'invalid_config', env: { PORT: 'eighty' } },
+    // Names follow the API's rules (its schema and messages): the API refuses these with 422.
+    { what: 'a blank brand name', args: ['brands', 'create', '--name', '   '], code: 'validation_error' },
+    { what: 'an empty brand name', args: ['brands', 'create', '--name', ''], code: 'validation_error' },
+    {
+      what: 'a brand name of 300 characters',
+      args: ['brands', 'create', '--name', 'a'.repeat(300)],
+      code: 'validation_error',
+    },
+    {
+      what: 'a blank key name',
+      args: ['keys', 'create', '--brand', 'brd_x', '--name', '   '],
+      code: 'validation_error',
+    },
+    { what: 'an empty key name', args: ['keys', 'create', '--brand', 'brd_x', '--name', ''], code: 'validation_error' },
+    // An option of another command is refused, not ignored.
+    { what: 'an option of another command (migrate)', args: ['migrate', '--role', 'worker'], code: 'usage_error' },
+    { what: 'an option of another command (backup)', args: ['backup', 'x.db', '--name', 'foo'], code: 'usage_error' },
+    {
+      what: 'an option of another command (brands create)',
+      args: ['brands', 'create', '--name', 'C', '--email', 'a@b.c'],
+      code: 'usage_error',
+    },
   ];
   // Each case is a process of its own; they touch nothing of each other's, so run four at once.
   describe('user errors', { concurrency: 4 }, () => {
@@ -184,6 +206,41 @@ describe('affitrack CLI', () => {
     const leaked = JSON.parse(listOut).keys.filter((k: { id: string }) => ids.includes(k.id));
     assert.equal(leaked.length, 2);
     for (const key of leaked) assert.equal(key.revokedAt, null, `${key.id} left as it was`);
+  });
+
+  it("refuses keys revoke --brand rather than revoke another brand's key", async () => {
+    const brandIds: string[] = [];
+    for (const name of ['Brand A', 'Brand B']) {
+      const { stdout } = await cli('brands', 'create', '--name', name, '--json');
+      brandIds.push(JSON.parse(stdout).brand.id);
+    }
+    const [brandA = '', brandB = ''] = brandIds;
+    const { stdout: created } = await cli('keys', 'create', '--brand', brandA, '--name', 'a-key', '--json');
+    const keyId = JSON.parse(created).key.id;
+    const result = await runCli(['keys', 'revoke', keyId, '--brand', brandB, '--json'], { DATA_DIR: dataDir });
+    const message = assertFailure(result, { exitCode: 2, code: 'usage_error', json: true });
+    assert.match(message, /--brand/);
+    const { stdout: listOut } = await cli('keys', 'list', '--brand', brandA, '--json');
+    const key = JSON.parse(listOut).keys.find((k: { id: string }) => k.id === keyId);
+    assert.equal(key?.revokedAt, null, "brand A's key is left as it was");
+  });
+
+  it('names the rule the API gives for a blank or overlong name, and stores nothing', async () => {
+    const before = JSON.parse((await cli('brands', 'create', '--name', 'Names Co', '--json')).stdout);
+    const blank = await runCli(['brands', 'create', '--name', '   '], { DATA_DIR: dataDir });
+    assert.equal(
+      assertFailure(blank, { exitCode: 2, code: 'validation_error', json: false }),
+      'Validation failed: name: must not be blank.',
+    );
+    const long = await runCli(['brands', 'create', '--name', 'a'.repeat(300)], { DATA_DIR: dataDir });
+    assert.equal(
+      assertFailure(long, { exitCode: 2, code: 'validation_error', json: false }),
+      'Validation failed: name: must be at most 200 characters long.',
+    );
+    const blankKey = await runCli(['keys', 'create', '--brand', before.brand.id, '--name', ' '], { DATA_DIR: dataDir });
+    assertFailure(blankKey, { exitCode: 2, code: 'validation_error', json: false });
+    const { stdout } = await cli('keys', 'list', '--brand', before.brand.id, '--json');
+    assert.equal(JSON.parse(stdout).keys.length, 1, 'only the first key');
   });
 
   describe('surplus arguments', { concurrency: 4 }, () => {

@@ -33,6 +33,9 @@ describe('configuration', () => {
     assert.equal(parseDuration('250ms'), 250);
     assert.equal(parseDuration('5m'), 300_000);
     assert.deepEqual(loadConfig({ WEBHOOK_RETRY_DELAYS: '10ms,20ms' }).webhookRetryDelaysMs, [10, 20]);
+    assert.deepEqual(loadConfig({ WEBHOOK_RETRY_DELAYS: '1s,24d' }).webhookRetryDelaysMs, [1000, 24 * 86_400_000]);
+    assert.equal(loadConfig({ RETENTION_EVENTS: '3650d' }).retentionEventsMs, 3650 * 86_400_000);
+    assert.equal(loadConfig({ WEBHOOK_DISABLE_AFTER: '3650d,1' }).webhookDisableAfter?.ms, 3650 * 86_400_000);
   });
 
   it('reads TRUST_PROXY as no proxy, a hop count (true is one hop), or a list of proxy addresses', () => {
@@ -54,6 +57,12 @@ describe('configuration', () => {
     ['WEBHOOK_TIMEOUT', '25d'],
     ['REQUEST_TIMEOUT', '30d'],
     ['WEBHOOK_RETRY_DELAYS', '1s,,x'],
+    // Past the Date range a scheduled retry could not be shown: the delivery log answered 500.
+    ['WEBHOOK_RETRY_DELAYS', '100000000d'],
+    ['WEBHOOK_RETRY_DELAYS', '1s,25d'],
+    ['WEBHOOK_DISABLE_AFTER', '100000000d,20'],
+    ['RETENTION_DELIVERIES', '3651d'],
+    ['RETENTION_CLICKS', '100000000d'],
     ['TRUST_PROXY', 'maybe'],
     ['TRUST_PROXY', '11'],
     ['TRUST_PROXY', '-1'],

@@ -25,9 +25,12 @@ export const Brand = Type.Object(
 );
 export type Brand = Static<typeof Brand>;
 
+/** A brand's name, the one rule for the API and `affitrack brands create`. */
+export const BrandName = Label(200);
+
 export const UpdateBrandBody = Type.Object(
   {
-    name: Type.Optional(Label(200)),
+    name: Type.Optional(BrandName),
     timezone: Type.Optional(Type.String({ format: 'time-zone', maxLength: 64 })),
     currency: Type.Optional(
       Type.String({
