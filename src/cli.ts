@@ -186,7 +186,7 @@ function refuseSurplusArguments(positionals: string[]): void {
  * `keys revoke KEY --brand B` revoked KEY whatever its brand, to an operator who took it for
  * a scope. Such an option is refused before anything runs.
  */
-const OPTIONS: Record<string, string[] | Record<string, string[]>> = {
+const COMMAND_OPTIONS: Record<string, string[] | Record<string, string[]>> = {
   serve: ['role'],
   migrate: [],
   backup: [],
@@ -197,7 +197,7 @@ const OPTIONS: Record<string, string[] | Record<string, string[]>> = {
 const GLOBAL_OPTIONS = ['json', 'help', 'version'];
 
 function refuseForeignOptions([command = '', sub = '']: string[], values: Record<string, unknown>): void {
-  const known = Object.hasOwn(OPTIONS, command) ? OPTIONS[command] : undefined;
+  const known = Object.hasOwn(COMMAND_OPTIONS, command) ? COMMAND_OPTIONS[command] : undefined;
   const taken = known && !Array.isArray(known) ? (Object.hasOwn(known, sub) ? known[sub] : undefined) : known;
   if (taken === undefined) return;
   const foreign = Object.keys(values).find(
