@@ -252,6 +252,9 @@ export class WalSync {
     const checkpointer = this.checkpointer;
     if (checkpointer.failed) return Promise.resolve(null);
     return new Promise((resolve) => {
+      // Referenced while it owes an answer: a batch held for a TRUNCATE may be all the
+      // process is waiting for, and an unreferenced worker would let the event loop end.
+      if (checkpointer.waiting.length === 0) checkpointer.worker.ref();
       checkpointer.waiting.push(resolve);
       checkpointer.worker.postMessage({ mode, busyTimeoutMs });
     });
@@ -269,7 +272,10 @@ export class WalSync {
     const answerAll = () => {
       for (const resolve of checkpointer.waiting.splice(0)) resolve(null);
     };
-    worker.on('message', (result: CheckpointResult | null) => checkpointer.waiting.shift()?.(result));
+    worker.on('message', (result: CheckpointResult | null) => {
+      checkpointer.waiting.shift()?.(result);
+      if (checkpointer.waiting.length === 0) worker.unref();
+    });
     // A checkpointer that cannot run (its connection would not open): SQLite syncs and
     // checkpoints on the writer itself again, on the event loop, as it did before.
     worker.on('error', () => {
@@ -280,7 +286,8 @@ export class WalSync {
     });
     // No request waits for an answer that will not come (a batch held for a TRUNCATE).
     void checkpointer.exited.then(answerAll);
-    // After the listeners, which would ref its port again: an idle checkpointer keeps no process alive.
+    // After the listeners, which would ref its port again: an idle checkpointer keeps no
+    // process alive. (checkpoint() refs it until it has answered.)
     worker.unref();
     return checkpointer;
   }
