@@ -16,7 +16,7 @@ import { runPreparedDirectly } from './prepared.js';
 import type { Schema } from './schema.js';
 import { LiteralLimitSqliteDialect, SharedFileSqliteDialect } from './sqliteDialect.js';
 import type { TransactWork, Trx } from './types.js';
-import { type SyncWal, WalSync } from './walSync.js';
+import { type SyncWal, type WalLimits, WalSync } from './walSync.js';
 
 export type { Queryable, TransactWork, Trx } from './types.js';
 export type Dialect = 'sqlite' | 'postgres';
@@ -44,6 +44,8 @@ export interface DatabaseOptions {
   namedStatements?: boolean;
   /** SQLite: how the WAL is made durable (walSync.ts); tests hold a commit before its fsync. */
   syncWal?: SyncWal;
+  /** SQLite: when the WAL is emptied (walSync.ts); tests lower the defaults. */
+  walLimits?: WalLimits;
 }
 
 interface SettleHook {
@@ -153,7 +155,7 @@ export class Database {
       this.write = new Kysely<Schema>({ dialect: watchingChanges(new SharedFileSqliteDialect(writer), this.changes) });
       this.read = new Kysely<Schema>({ dialect: new LiteralLimitSqliteDialect(reader) });
       runPreparedDirectly(this.read, reader);
-      this.walSync = new WalSync(writer, reader, file, options.syncWal);
+      this.walSync = new WalSync(writer, reader, file, options.syncWal, options.walLimits);
       this.committer = new GroupCommitter(this.write, writer, this.walSync);
       this.dataVersion = writer.prepare('PRAGMA data_version').pluck();
     }
