@@ -7,9 +7,7 @@
  * per outage, and shared counting resumes by itself.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { after, before, it, mock } from 'node:test';
-import { Redis } from 'ioredis';
 import { RedisCounter } from '../../src/http/redisCounter.js';
 import { DashboardClient } from '../dashboard/client.js';
 import {
@@ -24,72 +22,14 @@ import {
 } from '../helpers.js';
 import { freePort } from '../net.js';
 import { waitFor } from '../wait.js';
+import { OwnRedis, ownRedisSkipReason } from './ownRedis.js';
 
 const LIMIT = 10;
 const APPLY_LIMIT = 3;
 const OUTAGE_LINE = 'rate-limit store unreachable';
 const RESUMED_LINE = 'counted in the shared store again';
 
-function hasRedisServer(): boolean {
-  try {
-    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** A private redis-server that can be stopped, started again on the same port, and frozen. */
-class OwnRedis {
-  private child: ChildProcess | null = null;
-  constructor(readonly port: number) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    this.child = spawn(
-      'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdio: 'ignore' },
-    );
-    const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on('error', () => {});
-    try {
-      await waitFor(
-        'own redis-server',
-        async () => {
-          await probe.connect().catch(() => {});
-          return (await probe.ping()) === 'PONG';
-        },
-        10_000,
-        50,
-      );
-    } finally {
-      probe.disconnect();
-    }
-  }
-
-  async stop(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
-    this.child = null;
-  }
-
-  freeze(): void {
-    this.child?.kill('SIGSTOP');
-  }
-
-  thaw(): void {
-    this.child?.kill('SIGCONT');
-  }
-}
-
-const skip = !REDIS_URL ? REDIS_SKIP_REASON : hasRedisServer() ? false : 'redis-server is not installed';
+const skip = ownRedisSkipReason(REDIS_URL, REDIS_SKIP_REASON);
 const dialect = DIALECTS[DIALECTS.length - 1] ?? 'sqlite';
 
 describeOrSkip(`rate limits while Redis is unreachable (${dialect})`, { skip }, () => {

@@ -7,31 +7,21 @@
  * within the limit, the requests it made before the outage included.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { after, before, it } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
-import { Redis } from 'ioredis';
 import { ManualClock } from '../../src/clock.js';
 import { FallbackRateLimiter, MemoryRateLimiter, type RateLimiter } from '../../src/http/rateLimit.js';
 import { RedisCounter } from '../../src/http/redisCounter.js';
 import { describeOrSkip, REDIS_SKIP_REASON, REDIS_URL } from '../helpers.js';
 import { freePort } from '../net.js';
 import { waitFor } from '../wait.js';
+import { OwnRedis, ownRedisSkipReason } from './ownRedis.js';
 
 const LIMIT = 100;
 /** Longer than the 250 ms command time-out, as a burst of requests can keep the loop. */
 const BUSY_MS = 600;
 
-function hasRedisServer(): boolean {
-  try {
-    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const skip = !REDIS_URL ? REDIS_SKIP_REASON : hasRedisServer() ? false : 'redis-server is not installed';
+const skip = ownRedisSkipReason(REDIS_URL, REDIS_SKIP_REASON);
 
 /** Keeps the event loop busy, as handling a burst of requests does. */
 function busyLoop(ms: number): void {
@@ -40,45 +30,18 @@ function busyLoop(ms: number): void {
 }
 
 describeOrSkip('rate limits in Redis under a burst', { skip }, () => {
-  let server: ChildProcess;
-  let url: string;
+  let server: OwnRedis;
   // The clock stands still: every request falls in one second, so the window never moves.
   const clock = new ManualClock(Date.UTC(2026, 10, 28, 12));
   const opened: RateLimiter[] = [];
 
   before(async () => {
-    const port = await freePort();
-    url = `redis://127.0.0.1:${port}`;
-    server = spawn(
-      'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      {
-        stdio: 'ignore',
-      },
-    );
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on('error', () => {});
-    try {
-      await waitFor(
-        'own redis-server',
-        async () => {
-          await probe.connect().catch(() => {});
-          return (await probe.ping()) === 'PONG';
-        },
-        10_000,
-        50,
-      );
-    } finally {
-      probe.disconnect();
-    }
+    server = new OwnRedis(await freePort());
+    await server.start();
   });
   after(async () => {
     for (const limiter of opened) await limiter.close();
-    if (server.exitCode === null && server.signalCode === null) {
-      const exited = new Promise((resolve) => server.once('exit', resolve));
-      server.kill('SIGKILL');
-      await exited;
-    }
+    await server.stop();
   });
 
   /** Two "processes" of one deployment: each a Redis counter with its own connection and local fallback. */
@@ -87,7 +50,7 @@ describeOrSkip('rate limits in Redis under a burst', { skip }, () => {
       [0, 1].map(async () => {
         const warnings: string[] = [];
         const log = { warn: (_: unknown, line: string) => warnings.push(line), info: () => {} };
-        const counter = new RedisCounter(url, async () => deployment, clock);
+        const counter = new RedisCounter(server.url, async () => deployment, clock);
         const limiter = new FallbackRateLimiter(
           counter,
           counter.seededLocal(new MemoryRateLimiter(clock)),
@@ -122,8 +85,7 @@ describeOrSkip('rate limits in Redis under a burst', { skip }, () => {
     // 60 of the 100 spent through Redis, 30 by each process, one after the other.
     for (let i = 0; i < 60; i++) assert.equal((await (i % 2 === 0 ? a : b).limiter.hit('key', LIMIT)).allowed, true);
 
-    server.kill('SIGKILL');
-    await new Promise((resolve) => server.once('exit', resolve));
+    await server.stop();
     const passed = async (p: typeof a) => {
       let allowed = 0;
       for (let i = 0; i < 200; i++) if ((await p.limiter.hit('key', LIMIT)).allowed) allowed += 1;
