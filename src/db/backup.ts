@@ -33,7 +33,13 @@ export async function backupSqlite(dataDir: string, target: string): Promise<num
   refuseExisting(target);
   const directory = path.dirname(target);
   if (!existsSync(directory) || !statSync(directory).isDirectory()) {
-    throw new CommandError('not_found', `cannot write ${target}: ${directory} is not a directory`);
+    // The FILE cannot be written where it was named: exit 1 backup_failed, as README's table
+    // has it for every FILE that cannot be written, not a usage error.
+    throw new CommandError(
+      'backup_failed',
+      `cannot write the backup to ${target} (the FILE of affitrack backup FILE): ${directory} is not a directory`,
+      EXIT_FAILURE,
+    );
   }
   const partial = path.join(directory, `.${path.basename(target)}.partial-${randomBytes(6).toString('hex')}`);
   // Read-only: a backup changes nothing in DATA_DIR, and creates no database where none was.

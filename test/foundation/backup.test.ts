@@ -110,6 +110,17 @@ describe('affitrack backup', () => {
     assert.match(assertFailure(result, { exitCode: 2, code: 'conflict', json: true }), /already exists/);
   });
 
+  it('answers a target in a directory that does not exist as a backup that cannot be written (exit 1)', async () => {
+    const dataDir = path.join(dir, 'nowhere');
+    mkdirSync(dataDir);
+    writeFileSync(path.join(dataDir, 'affitrack.db'), '');
+    const target = path.join(dir, 'no-such-directory', 'copy.db');
+    const result = await runCli(['backup', target, '--json'], { DATA_DIR: dataDir });
+    const message = assertFailure(result, { exitCode: 1, code: 'backup_failed', json: true });
+    assert.ok(message.includes(`cannot write the backup to ${target}`), message);
+    assert.match(message, /is not a directory/);
+  });
+
   it('names the target, not DATA_DIR, when the target cannot be written', async () => {
     const dataDir = path.join(dir, 'healthy');
     mkdirSync(dataDir);
