@@ -263,6 +263,7 @@ for (const dialect of testedDialects()) {
     it('hands back what waited once the database answers again, when it could not at the stall', async () => {
       const db = first.ctx.db;
       const transact = db.transact.bind(db);
+      const transactAside = db.transactAside.bind(db);
       const logsBefore = first.logs.length;
       const logged = (text: string) => first.logs.slice(logsBefore).some((line) => line.includes(text));
       await withLaneWaiting(first, async ({ receiver, gated, subscriptionId }) => {
@@ -273,7 +274,10 @@ for (const dialect of testedDialects()) {
         try {
           // The database goes away for longer than the take-over threshold: no heartbeat, and
           // the stall found when the sends in flight come back cannot hand anything back.
-          db.transact = () => Promise.reject(new Error('the database is away'));
+          const away = () => Promise.reject(new Error('the database is away'));
+          db.transact = away;
+          // The heartbeat's own connection too (Database.transactAside).
+          db.transactAside = away;
           await waitFor(
             'the heartbeat to go silent',
             () => logged('could not record the dispatcher heartbeat'),
@@ -290,6 +294,7 @@ for (const dialect of testedDialects()) {
           );
         } finally {
           db.transact = transact;
+          db.transactAside = transactAside;
         }
 
         // Long before their leases would expire (twice the time-out and a margin).
